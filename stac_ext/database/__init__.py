@@ -1,0 +1,1 @@
+"""Database lifecycle: the embedded cluster and schema migrations. Imports nothing of ours."""

@@ -1,0 +1,149 @@
+"""The embedded PostgreSQL cluster: initdb / pg_ctl on the system binaries, in a data dir.
+
+Used when `DATABASE_URL` is unset (`make run`, tests). Listens on 127.0.0.1 only, with
+password authentication; the generated password is kept beside the cluster (mode 0600).
+When run as root, the server runs as the `postgres` system user, as PostgreSQL requires.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stac_ext.settings import Settings
+
+SUPERUSER = "geocatalog"
+DATABASE = "geocatalog"
+
+
+class ClusterError(RuntimeError):
+    """The embedded cluster cannot be set up; the message says what to do."""
+
+
+def find_bindir() -> Path:
+    """The newest PostgreSQL server binaries installed by Debian's packages (or on PATH)."""
+    candidates = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
+    if candidates:
+        return candidates[-1].parent
+    if found := shutil.which("initdb"):
+        return Path(found).parent
+    raise ClusterError(
+        "PostgreSQL server binaries not found: install them with "
+        "`apt-get install postgresql postgresql-15-postgis-3` (or run `make run` as root)."
+    )
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A local PostgreSQL cluster in `datadir`, listening on 127.0.0.1:`port`."""
+
+    datadir: Path
+    port: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Cluster:
+        return cls(datadir=settings.data_dir / "pg", port=settings.geocatalog_pg_port)
+
+    @property
+    def password_file(self) -> Path:
+        return self.datadir.parent / f"{self.datadir.name}.password"
+
+    @property
+    def log_file(self) -> Path:
+        return self.datadir / "server.log"
+
+    @property
+    def password(self) -> str:
+        return self.password_file.read_text().strip()
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{DATABASE}"
+
+    @property
+    def initialized(self) -> bool:
+        return (self.datadir / "PG_VERSION").exists() and self.password_file.exists()
+
+    def _run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a server binary, as `postgres` when we are root (initdb refuses root)."""
+        cmd = [str(find_bindir() / str(args[0])), *map(str, args[1:])]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if check and result.returncode != 0:
+            raise ClusterError(f"{args[0]} failed: {result.stderr.strip() or result.stdout}")
+        return result
+
+    def _chown_to_server_user(self, path: Path) -> None:
+        if os.geteuid() == 0:
+            user = pwd.getpwnam("postgres")
+            os.chown(path, user.pw_uid, user.pw_gid)
+
+    def init(self) -> None:
+        """Create the cluster with a fresh superuser password (no-op when it exists)."""
+        if self.initialized:
+            return
+        self.datadir.mkdir(parents=True, exist_ok=True)
+        self.datadir.chmod(0o700)
+        self._chown_to_server_user(self.datadir)
+        password = secrets.token_urlsafe(24)
+        pwfile = self.datadir.parent / f".{self.datadir.name}.initdb-pw"
+        pwfile.write_text(password)
+        self._chown_to_server_user(pwfile)
+        try:
+            self._run(
+                "initdb", "-D", self.datadir, "-U", SUPERUSER, f"--pwfile={pwfile}",
+                "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8",
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
+        self.password_file.touch(mode=0o600)
+        self.password_file.write_text(password)
+
+    def running(self) -> bool:
+        return self.initialized and self._run("pg_ctl", "status", "-D", self.datadir,
+                                              check=False).returncode == 0
+
+    def start(self) -> None:
+        """Init if needed, start if stopped, and make sure the database exists."""
+        self.init()
+        if not self.running():
+            options = (
+                f"-c listen_addresses=127.0.0.1 -c port={self.port} "
+                f"-c unix_socket_directories='{self.datadir}' "
+                "-c max_connections=200 -c shared_buffers=256MB"
+            )
+            self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.datadir,
+                      "-l", self.log_file, "-o", options)
+        self._ensure_database()
+
+    def stop(self) -> None:
+        if self.running():
+            self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", self.datadir)
+
+    def status(self) -> str:
+        if not self.initialized:
+            return f"not initialised ({self.datadir})"
+        state = "running" if self.running() else "stopped"
+        return f"{state}: {self.datadir} on 127.0.0.1:{self.port}"
+
+    def _ensure_database(self) -> None:
+        import psycopg
+
+        admin = self.dsn.rsplit("/", 1)[0] + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
+            ).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{DATABASE}"')

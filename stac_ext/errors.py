@@ -1,0 +1,74 @@
+"""Error responses of the data API: the STAC shape `{"code", "description"}`, right status.
+
+Stock stac-fastapi answers FastAPI's own errors as `{"detail": ..., "body": ...}`; the body
+echo could leak what a client sent, so we replace those handlers too.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+import asyncpg
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from stac_fastapi.types.errors import DatabaseError, ForeignKeyError
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+
+logger = logging.getLogger(__name__)
+
+#: Database failures that say "the input was bad" (pgstac raises on invalid searches).
+_BAD_INPUT = (asyncpg.exceptions.DataError, asyncpg.exceptions.RaiseError,
+              asyncpg.exceptions.SyntaxOrAccessError)
+#: Failures of the database connection itself: the service is unavailable, not broken.
+_UNAVAILABLE = (OSError, asyncpg.exceptions.ConnectionDoesNotExistError,
+                asyncpg.exceptions.CannotConnectNowError, asyncpg.exceptions.InterfaceError,
+                asyncpg.exceptions.AdminShutdownError, asyncpg.exceptions.TooManyConnectionsError)
+
+
+def error_response(status: int, description: str, code: str | None = None,
+                   headers: dict[str, str] | None = None) -> JSONResponse:
+    code = code or HTTPStatus(status).phrase.title().replace(" ", "").replace("-", "")
+    return JSONResponse({"code": code, "description": description}, status_code=status,
+                        headers=headers)
+
+
+def _describe(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(400, _describe(exc), "InvalidRequest")
+
+    async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return error_response(exc.status_code, detail, headers=exc.headers)
+
+    async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(400, str(exc).splitlines()[0], "InvalidQueryParameter")
+
+    async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        return error_response(503, "The database is unavailable; retry shortly.",
+                              headers={"Retry-After": "5"})
+
+    async def on_missing_reference(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(404, "The collection this refers to does not exist.")
+
+    async def on_incomplete(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(400, "A required field is missing.")
+
+    app.add_exception_handler(ForeignKeyError, on_missing_reference)
+    app.add_exception_handler(DatabaseError, on_incomplete)
+    app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, on_http)  # type: ignore[arg-type]
+    for exc_type in _BAD_INPUT:
+        app.add_exception_handler(exc_type, on_bad_input)
+    for exc_type in _UNAVAILABLE:
+        app.add_exception_handler(exc_type, on_unavailable)

@@ -1,0 +1,111 @@
+"""Bulk loading of STAC collections and items through pypgstac's loader.
+
+Reads ndjson, STAC JSON (an item, a collection, a FeatureCollection, a list) or a static
+STAC catalog (a folder holding `catalog.json` / `collection.json`, or that file itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pystac
+from pypgstac.db import PgstacDB
+from pypgstac.load import Loader, Methods
+
+
+class LoadMethod(StrEnum):
+    insert = "insert"
+    upsert = "upsert"
+    ignore = "ignore"
+
+
+class LoadError(ValueError):
+    """The input is not STAC this loader understands; the message says why."""
+
+
+def _read_documents(path: Path) -> Iterator[dict[str, Any]]:
+    text = path.read_text()
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    yield orjson.loads(line)
+                except orjson.JSONDecodeError as e:
+                    raise LoadError(f"{path}:{n}: not JSON ({e})") from e
+        return
+    if isinstance(doc, list):
+        yield from doc
+    elif doc.get("type") == "FeatureCollection":
+        yield from doc.get("features", [])
+    else:
+        yield doc
+
+
+def _static_catalog(root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    catalog = pystac.read_file(str(root))
+    if not isinstance(catalog, pystac.Catalog):
+        raise LoadError(f"{root} is not a STAC catalog or collection")
+    collections, items = [], []
+    for parent, _children, parent_items in catalog.walk():
+        if isinstance(parent, pystac.Collection):
+            collections.append(parent.to_dict(include_self_link=False, transform_hrefs=False))
+        for item in parent_items:
+            owner = item.get_collection() or parent
+            doc = item.to_dict(include_self_link=False, transform_hrefs=False)
+            doc["collection"] = owner.id
+            items.append(doc)
+    return collections, items
+
+
+def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split the STAC documents at `path` into (collections, items)."""
+    if path.is_dir():
+        for name in ("catalog.json", "collection.json"):
+            if (path / name).exists():
+                return _static_catalog(path / name)
+        raise LoadError(f"{path}: a folder must hold catalog.json or collection.json")
+    if not path.exists():
+        raise LoadError(f"{path}: no such file")
+    first = next(_read_documents(path), None)
+    if isinstance(first, dict) and first.get("type") == "Catalog":
+        return _static_catalog(path)
+    collections, items = [], []
+    for doc in _read_documents(path):
+        kind = doc.get("type") if isinstance(doc, dict) else None
+        if kind == "Collection":
+            collections.append(doc)
+        elif kind == "Feature":
+            if not doc.get("collection"):
+                raise LoadError(f"{path}: item {doc.get('id')!r} names no collection")
+            items.append(doc)
+        else:
+            raise LoadError(f"{path}: unexpected document of type {kind!r}")
+    return collections, items
+
+
+def load(
+    dsn: str,
+    collections: list[dict[str, Any]],
+    items: Iterable[dict[str, Any]],
+    method: LoadMethod = LoadMethod.insert,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Load collections then items; `progress(n)` is called as each item is read."""
+
+    def counted(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for doc in docs:
+            yield doc
+            if progress:
+                progress(1)
+
+    with PgstacDB(dsn=dsn) as db:
+        loader = Loader(db=db)
+        if collections:
+            loader.load_collections(iter(collections), Methods(method.value))
+        loader.load_items(counted(items), Methods(method.value))

@@ -1,0 +1,98 @@
+"""All geocatalog settings: one pydantic-settings class read from the environment.
+
+It extends stac-fastapi-pgstac's own `Settings`, so every stock variable
+(`ENABLED_EXTENSIONS`, `USE_API_HYDRATE`, `CORS_ORIGINS`, ...) keeps working.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from pydantic import field_validator
+from pydantic_settings import SettingsConfigDict
+from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
+from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
+
+
+class Settings(PgstacApiSettings):
+    """Service settings; each field is the upper-case environment variable of its name."""
+
+    model_config = SettingsConfigDict(env_file=None, extra="ignore")
+
+    # Database: unset means the embedded cluster in `{data_dir}/pg`.
+    database_url: str | None = None
+    geocatalog_data_dir: Path = Path(".data")
+    geocatalog_pg_port: int = 5439
+    db_min_conn_size: int = 1
+    db_max_conn_size: int = 10
+
+    # Public address: unset means "from the request" (Host / X-Forwarded-* headers).
+    base_url: str | None = None
+
+    # Identity (used from the identity issue on).
+    oidc_issuer: str | None = None
+    jwks_url: str | None = None
+    data_client_id: str = "geocatalog"
+    process_client_id: str = "geocatalog-processes"
+
+    # Generated content.
+    explorer_url_template: str = "https://explorer.example/data-explorer?source={href}"
+    notebook_url_template: str = "https://notebooks.example/hub/user-redirect/lab?fromURL={href}"
+
+    # Stock stac-fastapi knobs we fix for this service.
+    stac_fastapi_title: str = "geocatalog"
+    stac_fastapi_description: str = "Geospatial data catalog (STAC API / OGC API Features)"
+    stac_fastapi_landing_id: str = "geocatalog"
+    prefix_path: str = "/data"
+    openapi_url: str = "/data/api"
+    docs_url: str = "/data/api.html"
+    enable_transactions_extensions: bool = True
+
+    stac_fastapi_version: str = "0.1.0"
+
+    # `serve`: load the demo data set into an empty catalog on start.
+    load_demo_data: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, value: str | None) -> str | None:
+        return value.rstrip("/") if value else value
+
+    @property
+    def data_dir(self) -> Path:
+        return self.geocatalog_data_dir.resolve()
+
+    @property
+    def embedded(self) -> bool:
+        """True when the service owns its database cluster."""
+        return not self.database_url
+
+    @cached_property
+    def postgres(self) -> PostgresSettings:
+        """Connection settings for the stac-fastapi-pgstac pools, from `database_url`."""
+        url = urlsplit(self.dsn)
+        return PostgresSettings(
+            pguser=unquote(url.username or ""),
+            pgpassword=unquote(url.password or ""),
+            pghost=url.hostname or "127.0.0.1",
+            pgport=url.port or 5432,
+            pgdatabase=url.path.lstrip("/") or "postgres",
+            db_min_conn_size=self.db_min_conn_size,
+            db_max_conn_size=self.db_max_conn_size,
+            # geocatalog first: its `collection_search` (non-empty collections only)
+            # answers stock stac-fastapi's unqualified call.
+            server_settings=ServerSettings(
+                search_path="geocatalog,pgstac,public", application_name="geocatalog"
+            ),
+        )
+
+    @property
+    def dsn(self) -> str:
+        """The database URL: configured, or the embedded cluster's."""
+        if self.database_url:
+            return self.database_url
+        from stac_ext.database.cluster import Cluster
+
+        return Cluster.from_settings(self).dsn

@@ -1,0 +1,140 @@
+"""Test fixtures: a real PostgreSQL+PostGIS with pgstac, the real app over HTTP.
+
+The database is a throwaway cluster started from the system binaries (temp dir, free
+port), or the one named by GEOCATALOG_TEST_DATABASE_URL.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from stac_ext.app import create_app
+from stac_ext.database.cluster import Cluster
+from stac_ext.database.migrations import migrate
+from stac_ext.schemas import MIGRATIONS
+from stac_ext.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    if url := os.environ.get("GEOCATALOG_TEST_DATABASE_URL"):
+        migrate(url, MIGRATIONS, echo=lambda _: None)
+        yield url
+        return
+    root = Path(tempfile.mkdtemp(prefix="geocatalog-test-"))
+    root.chmod(0o755)
+    cluster = Cluster(datadir=root / "pg", port=free_port())
+    cluster.start()
+    try:
+        migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None)
+        yield cluster.dsn
+    finally:
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, load_demo_data=False)
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def make_collection(collection_id: str) -> dict:
+    return {
+        "type": "Collection", "stac_version": "1.0.0", "id": collection_id,
+        "description": f"test collection {collection_id}", "license": "CC-BY-4.0",
+        "extent": {"spatial": {"bbox": [[-180, -90, 180, 90]]},
+                   "temporal": {"interval": [["2020-01-01T00:00:00Z", None]]}},
+        "links": [],
+    }
+
+
+def make_item(item_id: str, collection_id: str | None = None, x: float = 0.0,
+              day: int = 1, **assets: str) -> dict:
+    """SPEC's minimal item: no links, no bbox."""
+    item = {
+        "id": item_id, "type": "Feature",
+        "properties": {"datetime": f"2021-01-{day:02d}T00:00:00Z"},
+        "geometry": {"type": "Polygon",
+                     "coordinates": [[[x, 0], [x + 1, 0], [x + 1, 1], [x, 1], [x, 0]]]},
+        "assets": {name: {"href": href, "title": name, "roles": ["data"]}
+                   for name, href in (assets or {"data": "https://example.org/a.tif"}).items()},
+        "stac_extensions": [],
+    }
+    if collection_id:
+        item["collection"] = collection_id
+    return item
+
+
+@pytest.fixture
+async def collection(client: httpx.AsyncClient) -> str:
+    """A fresh, empty collection."""
+    collection_id = unique("test_conv-var_")
+    r = await client.post("/data/collections", json=make_collection(collection_id))
+    assert r.status_code == 201, r.text
+    return collection_id
+
+
+@pytest.fixture(scope="session")
+def live_server(settings: Settings) -> Iterator[str]:
+    """A real uvicorn process serving the app on a free port."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": settings.database_url or "",
+           "LOAD_DEMO_DATA": "false"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError("uvicorn exited during start-up")
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("uvicorn did not become healthy")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

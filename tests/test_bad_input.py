@@ -1,0 +1,62 @@
+"""Bad input: a 4xx with the STAC error body (`code`, `description`), never a 500."""
+
+import httpx
+import pytest
+
+from tests.conftest import make_item
+
+
+def assert_stac_error(r: httpx.Response, status: int) -> None:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) >= {"code", "description"}
+    assert body["code"] and body["description"]
+
+
+async def test_malformed_json(client: httpx.AsyncClient, collection: str) -> None:
+    r = await client.post(f"/data/collections/{collection}/items", content=b"{bad",
+                          headers={"Content-Type": "application/json"})
+    assert_stac_error(r, 400)
+    assert "{bad" not in r.text  # the body is not echoed back
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda i: i.pop("geometry"),
+    lambda i: i.pop("properties"),
+    lambda i: i.update(type="Nope"),
+    lambda i: i["properties"].update(datetime="yesterday"),
+    lambda i: i.update(geometry={"type": "Polygon", "coordinates": "x"}),
+])
+async def test_invalid_item(client: httpx.AsyncClient, collection: str, mutate) -> None:
+    item = make_item("bad")
+    mutate(item)
+    r = await client.post(f"/data/collections/{collection}/items", json=item)
+    assert_stac_error(r, 400)
+    assert (await client.get(f"/data/collections/{collection}/items/bad")).status_code == 404
+
+
+async def test_item_naming_another_collection(client: httpx.AsyncClient, collection: str):
+    r = await client.post(f"/data/collections/{collection}/items",
+                          json=make_item("x", collection_id="someone_else-var"))
+    assert_stac_error(r, 400)
+
+
+async def test_unknown_collection_and_item(client: httpx.AsyncClient, collection: str):
+    assert_stac_error(await client.get("/data/collections/nope-nope"), 404)
+    assert_stac_error(await client.get("/data/collections/nope-nope/items"), 404)
+    assert_stac_error(await client.get(f"/data/collections/{collection}/items/nope"), 404)
+    assert_stac_error(await client.post("/data/collections/nope-nope/items",
+                                        json=make_item("x")), 404)
+
+
+@pytest.mark.parametrize("query", [
+    "bbox=1,2,3", "bbox=a,b,c,d", "datetime=notadate", "datetime=2021-01-02/2020-01-01",
+    "limit=-1", "limit=abc", "limit=0",
+])
+async def test_bad_search_parameters(client: httpx.AsyncClient, query: str) -> None:
+    assert_stac_error(await client.get(f"/data/search?{query}"), 400)
+
+
+@pytest.mark.parametrize("query", ["bbox=1,2,3", "datetime=notadate", "limit=-5"])
+async def test_bad_items_parameters(client: httpx.AsyncClient, collection: str, query: str):
+    assert_stac_error(await client.get(f"/data/collections/{collection}/items?{query}"), 400)
