@@ -141,3 +141,5 @@ def serve(
     typer.echo(f"serving http://{host}:{port}/data/")
     uvicorn.run("stac_ext.app:create_app", factory=True, host=host, port=port,
                 workers=workers)
+if __name__ == "__main__":
+    app()

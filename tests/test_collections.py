@@ -36,7 +36,8 @@ async def test_collections_page_with_next_links_and_counts(client: httpx.AsyncCl
     made = set()
     for _ in range(3):
         cid = unique("test_conv-paged_")
-        assert (await client.post("/data/collections", json=make_collection(cid))).status_code == 201
+        r = await client.post("/data/collections", json=make_collection(cid))
+        assert r.status_code == 201
         assert (await client.post(f"/data/collections/{cid}/items",
                                   json=make_item("i"))).status_code == 201
         made.add(cid)

@@ -89,11 +89,23 @@ class Cluster:
             user = pwd.getpwnam("postgres")
             os.chown(path, user.pw_uid, user.pw_gid)
 
+    def _check_server_user_can_reach(self) -> None:
+        if os.geteuid() != 0:
+            return
+        probe = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x",
+                                str(self.datadir.parent)], check=False)
+        if probe.returncode != 0:
+            raise ClusterError(
+                f"the postgres user cannot reach {self.datadir.parent}: choose a data dir "
+                "whose parent folders are world-executable (GEOCATALOG_DATA_DIR)."
+            )
+
     def init(self) -> None:
         """Create the cluster with a fresh superuser password (no-op when it exists)."""
         if self.initialized:
             return
         self.datadir.mkdir(parents=True, exist_ok=True)
+        self._check_server_user_can_reach()
         self.datadir.chmod(0o700)
         self._chown_to_server_user(self.datadir)
         password = secrets.token_urlsafe(24)

@@ -1,0 +1,44 @@
+# Two commands run everything on a fresh Debian machine: `make run` and `make test`.
+# Missing system packages are installed when root (else one message names the command);
+# Python dependencies go into .venv.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
+PG_PACKAGES := postgresql postgresql-15-postgis-3
+
+.PHONY: run test lint system-deps venv
+
+run: system-deps venv
+	$(BIN)/geocatalog serve
+
+test: system-deps venv
+	$(BIN)/pytest
+
+lint: venv
+	$(BIN)/ruff check .
+
+# PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
+# and Python's venv module, which Debian ships separately.
+system-deps:
+	@missing=""; \
+	if [ -z "$$DATABASE_URL" ] && ! ls /usr/share/postgresql/*/extension/postgis.control >/dev/null 2>&1; then \
+	  missing="$(PG_PACKAGES)"; fi; \
+	if ! $(PYTHON) -c "import venv, ensurepip" >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "missing system packages; run:  sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test]"
+	rm -f $(VENV)/.installed-* && touch $@

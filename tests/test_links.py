@@ -1,0 +1,86 @@
+"""Every link is under the /data prefix, also behind a reverse proxy or a set BASE_URL."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from stac_ext.app import create_app
+from tests.conftest import make_item
+
+
+def all_hrefs(doc: object) -> list[str]:
+    """Every `links[].href` anywhere in a JSON document."""
+    found: list[str] = []
+    if isinstance(doc, dict):
+        for link in doc.get("links", []) if isinstance(doc.get("links"), list) else []:
+            found.append(link["href"])
+        for key, value in doc.items():
+            if key != "links":
+                found += all_hrefs(value)
+    elif isinstance(doc, list):
+        for value in doc:
+            found += all_hrefs(value)
+    return found
+
+
+async def crawl(client: httpx.AsyncClient, collection: str) -> list[str]:
+    paths = ["/data/", "/data/collections", f"/data/collections/{collection}",
+             f"/data/collections/{collection}/items?limit=1",
+             f"/data/collections/{collection}/items/a",
+             "/data/search?limit=1", "/data/conformance"]
+    hrefs: list[str] = []
+    for path in paths:
+        r = await client.get(path)
+        assert r.status_code == 200, (path, r.text)
+        hrefs += all_hrefs(r.json())
+    r = await client.post("/data/search", json={"collections": [collection], "limit": 1})
+    hrefs += all_hrefs(r.json())
+    return hrefs
+
+
+async def seed(client: httpx.AsyncClient, collection: str) -> None:
+    for name in ("a", "b"):
+        r = await client.post(f"/data/collections/{collection}/items", json=make_item(name))
+        assert r.status_code == 201
+
+
+async def test_every_link_carries_the_prefix(client: httpx.AsyncClient, collection: str):
+    await seed(client, collection)
+    hrefs = await crawl(client, collection)
+    rels = set()
+    for path in ("/data/", f"/data/collections/{collection}/items?limit=1"):
+        rels |= {link["rel"] for link in (await client.get(path)).json()["links"]}
+    assert {"self", "root", "next", "collection", "parent"} <= rels
+    assert hrefs
+    internal = [h for h in hrefs if "testserver" in h]
+    assert internal and all(h.startswith("http://testserver/data/") for h in internal), hrefs
+
+
+async def test_links_follow_forwarded_headers(client: httpx.AsyncClient, collection: str):
+    await seed(client, collection)
+    client.headers.update({"X-Forwarded-Proto": "https", "X-Forwarded-Host": "geo.example.org"})
+    hrefs = await crawl(client, collection)
+    internal = [h for h in hrefs if "geo.example.org" in h or "testserver" in h]
+    assert internal and all(h.startswith("https://geo.example.org/data/") for h in internal)
+
+
+@pytest.fixture
+async def base_url_client(settings) -> httpx.AsyncClient:
+    configured = settings.model_copy(update={"base_url": "https://public.example/catalog"})
+    app = create_app(configured)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://internal:9") as c:
+            yield c
+
+
+async def test_links_follow_configured_base_url(
+    client: httpx.AsyncClient, base_url_client: httpx.AsyncClient, collection: str
+) -> None:
+    await seed(client, collection)
+    hrefs = await crawl(base_url_client, collection)
+    assert not [h for h in hrefs if "internal" in h]
+    internal = [h for h in hrefs if "public.example" in h]
+    assert internal and all(h.startswith("https://public.example/catalog/data/")
+                            for h in internal), hrefs
