@@ -5,52 +5,72 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from functools import partial
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.pgstac.app import instantiate_api
-from stac_fastapi.pgstac.core import CoreCrudClient
 from stac_fastapi.pgstac.models.extensions import Extensions
-from stac_fastapi.pgstac.transactions import BulkTransactionsClient
 from stac_fastapi.types.extension import ApiExtension
 
+from stac_ext.auth import AuthDependencies
+from stac_ext.content import ItemDecorator
+from stac_ext.content.routes import ExampleExtension
+from stac_ext.core import CoreClient
+from stac_ext.owner import OwnerSearchExtension
+from stac_ext.policy import DataPolicy
 from stac_ext.settings import Settings
-from stac_ext.transactions import ItemTransactionExtension, TransactionsClient
+from stac_ext.transaction_extension import ItemTransactionExtension
+from stac_ext.transactions import BulkTransactionsClient, TransactionsClient
 
 
 @dataclass
 class DataExtensions(Extensions):
-    """Stock default extensions; transactions are ours, `extra` holds our own extensions."""
+    """Stock default extensions, with our transactions, `owner` search and own extensions."""
 
+    policy: DataPolicy | None = None
+    decorator: ItemDecorator | None = None
     own: list[ApiExtension] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
+        super().__post_init__()
 
     @property
     def transaction(self) -> list[ApiExtension]:
-        if not self.settings.enable_transactions_extensions:
+        if not self.settings.enable_transactions_extensions or self.policy is None:
             return []
+        writer = [Depends(self.policy.auth.client(self.policy.client_id))]
         return [
             ItemTransactionExtension(
-                client=TransactionsClient(), settings=self.settings, response_class=JSONResponse
+                client=TransactionsClient(policy=self.policy, decorator=self.decorator),
+                settings=self.settings, response_class=JSONResponse, route_dependencies=writer,
             ),
-            BulkTransactionExtension(client=BulkTransactionsClient()),
+            BulkTransactionExtension(client=BulkTransactionsClient(policy=self.policy),
+                                     route_dependencies=writer),
         ]
 
     @property
     def extra(self) -> list[ApiExtension]:
-        return [*super().extra, *self.own]
+        return [*super().extra, ExampleExtension(), *self.own]
 
 
 def build_data_api(
     settings: Settings,
+    auth: AuthDependencies,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
     extensions: list[ApiExtension] | None = None,
 ) -> StacApi:
     """The STAC API with its routes under `settings.prefix_path` (`/data`) on a new app."""
+    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template)
+    policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
+
     return instantiate_api(
-        client=CoreCrudClient,
-        extensions=DataExtensions(settings=settings, own=extensions or []),
+        client=partial(CoreClient, decorator=decorator),  # type: ignore[arg-type]
+        extensions=DataExtensions(settings=settings, policy=policy, decorator=decorator,
+                                  own=extensions or []),
         lifespan=lifespan,
         settings=settings,
     )

@@ -6,6 +6,7 @@ only module that knows them all. `uvicorn --factory stac_ext.app:create_app` ser
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -13,14 +14,36 @@ from fastapi import FastAPI
 from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
 
 from stac_ext.api import build_data_api
+from stac_ext.auth import AuthDependencies, Authenticator
+from stac_ext.auth.keys import RemoteJwks, StaticKeys
+from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.errors import add_error_handlers
 from stac_ext.proxy import BaseUrlMiddleware
 from stac_ext.root import root_router
 from stac_ext.settings import Settings
 
+logger = logging.getLogger("geocatalog")
+
+
+def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None]:
+    """The configured identity provider, or the local development issuer."""
+    local = None
+    if settings.local_issuer:
+        local = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+        logger.warning(
+            "DEVELOPMENT TOKEN ISSUER ACTIVE (%s): anyone with `geocatalog token` on this "
+            "machine can mint tokens. Set OIDC_ISSUER for any real deployment.", local.issuer)
+        authenticator = Authenticator(StaticKeys(local.public_keys), local.issuer)
+    else:
+        assert settings.oidc_issuer  # Settings refuses JWKS_URL alone
+        source = RemoteJwks(issuer=settings.oidc_issuer, jwks_url=settings.jwks_url)
+        authenticator = Authenticator(source, settings.oidc_issuer)
+    return AuthDependencies(authenticator, settings.admin_right), local
+
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    auth, local_issuer = build_auth(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -32,10 +55,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await close_db_connection(app)
 
-    app = build_data_api(settings, lifespan).app
+    app = build_data_api(settings, auth, lifespan).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
                                    with_processes=False))
+    if local_issuer is not None:
+        app.include_router(local_issuer.router())
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
+    app.state.auth = auth
     return app

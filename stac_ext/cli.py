@@ -123,6 +123,24 @@ def _catalog_is_empty(dsn: str) -> bool:
         return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM pgstac.collections)").fetchone()[0]
 
 
+@app.command("token")
+def token(
+    user: Annotated[str, typer.Argument(help="user name (preferred_username)")],
+    group: Annotated[list[str] | None, typer.Option(help="a group (project); repeatable")] = None,
+    right: Annotated[list[str] | None, typer.Option(help="a right (role); repeatable")] = None,
+    client: Annotated[str | None, typer.Option(help="client id (default: DATA_CLIENT_ID)")] = None,
+    ttl: Annotated[int, typer.Option(help="lifetime in seconds")] = 3600,
+) -> None:
+    """Print a token signed by the local development issuer."""
+    from stac_ext.auth.local_issuer import LocalIssuer
+
+    settings = Settings()
+    if not settings.local_issuer:
+        raise _fail("OIDC_ISSUER/JWKS_URL is set: get tokens from that identity provider.")
+    issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+    typer.echo(issuer.mint(user, client or settings.data_client_id, group, right, ttl))
+
+
 @app.command("serve")
 def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",

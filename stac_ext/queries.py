@@ -1,3 +1,20 @@
-"""Named SQL of the data API (everything else goes through pgstac's functions)."""
+"""Named SQL of the data API (the rest goes through pgstac's own functions)."""
 
 COLLECTION_EXISTS = "SELECT EXISTS (SELECT 1 FROM pgstac.collections WHERE id = $1)"
+
+COLLECTION_HAS_ITEMS = (
+    "SELECT EXISTS (SELECT 1 FROM geocatalog.populated_collections WHERE collection = $1)"
+)
+
+#: The stored item as the API serves it (hydrated): $1 item id, $2 collection id.
+GET_ITEM = "SELECT pgstac.get_item($1, $2)"
+
+#: Owner and creation time of existing items, for bulk upserts. Read from the stored
+#: (dehydrated) content: both are per-item properties, never part of a collection's base item.
+ITEM_OWNERS = """
+SELECT id,
+       content->'properties'->>'owner' AS owner,
+       content->'properties'->>'created' AS created
+FROM pgstac.items
+WHERE collection = $1 AND id = ANY($2::text[])
+"""

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
@@ -36,6 +36,7 @@ class Settings(PgstacApiSettings):
     jwks_url: str | None = None
     data_client_id: str = "geocatalog"
     process_client_id: str = "geocatalog-processes"
+    admin_right: str = "manageCollections"
 
     # Generated content.
     explorer_url_template: str = "https://explorer.example/data-explorer?source={href}"
@@ -60,9 +61,26 @@ class Settings(PgstacApiSettings):
     def _strip_slash(cls, value: str | None) -> str | None:
         return value.rstrip("/") if value else value
 
+    @model_validator(mode="after")
+    def _issuer_with_jwks(self) -> Settings:
+        if self.jwks_url and not self.oidc_issuer:
+            raise ValueError("JWKS_URL needs OIDC_ISSUER too: tokens' `iss` is checked against it")
+        return self
+
     @property
     def data_dir(self) -> Path:
         return self.geocatalog_data_dir.resolve()
+
+    @property
+    def local_issuer(self) -> str | None:
+        """The development issuer's identifier, when no identity provider is configured."""
+        if self.oidc_issuer or self.jwks_url:
+            return None
+        return f"{self.base_url or 'http://127.0.0.1:8080'}/auth"
+
+    @property
+    def issuer_key_file(self) -> Path:
+        return self.data_dir / "issuer-key.json"
 
     @property
     def embedded(self) -> bool:

@@ -1,113 +1,222 @@
-"""Item and collection writes: stock stac-fastapi-pgstac transactions with SPEC's rules.
+"""Writes: stock stac-fastapi-pgstac transactions with SPEC's and DESIGN's rules.
 
-- POST an item: the minimal SPEC item (no `links`) is accepted; 201 with `Location`.
-- DELETE an item: 204 No Content.
+Items: the minimal SPEC item is accepted; the server sets `properties.owner` (from the
+token), `created` and `updated`; only the owner or an admin changes or deletes an item;
+POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
+`<convention>-<standard_name>`, no delete of a collection with items without `_force`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import re
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import attr
-from fastapi import Body, Request
-from stac_fastapi.api.models import CollectionUri, ItemUri
-from stac_fastapi.api.routes import create_async_endpoint
-from stac_fastapi.extensions.transaction import TransactionExtension
+from fastapi import HTTPException, Request
+from stac_fastapi.extensions.bulk_transactions import BulkTransactionMethod, Items
+from stac_fastapi.extensions.transaction.request import (
+    PartialItem,
+    PatchAddReplaceTest,
+    PatchOperation,
+)
+from stac_fastapi.pgstac.db import dbfunc
+from stac_fastapi.pgstac.models.links import ItemLinks
+from stac_fastapi.pgstac.transactions import BulkTransactionsClient as StockBulkClient
 from stac_fastapi.pgstac.transactions import TransactionsClient as StockTransactionsClient
-from stac_fastapi.types.errors import NotFoundError
+from stac_fastapi.types.errors import ConflictError, NotFoundError
 from stac_fastapi.types.requests import get_base_url
-from stac_pydantic import Item
+from stac_pydantic import Collection
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import JSONResponse, Response
 
 from stac_ext import queries
+from stac_ext.content import ItemDecorator
 from stac_ext.models import ItemCollectionIn, ItemIn
+from stac_ext.policy import DataPolicy
+
+COLLECTION_ID = re.compile(r"^[a-z0-9_]+-[a-z0-9_]+$")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def stamp(item: dict[str, Any], owner: str, created: str | None = None) -> dict[str, Any]:
+    """Server-set properties: the owner, creation and update times."""
+    now = utc_now()
+    properties = item.setdefault("properties", {})
+    properties["owner"] = owner
+    properties["created"] = created or now
+    properties["updated"] = now
+    return item
 
 
 def item_url(request: Request, collection_id: str, item_id: str) -> str:
     return f"{get_base_url(request)}collections/{collection_id}/items/{item_id}"
 
 
+def check_collection_id(collection_id: str) -> None:
+    if not COLLECTION_ID.match(collection_id):
+        raise HTTPException(
+            status_code=400,
+            detail=f"Collection id {collection_id!r} must be '<convention>-<standard_name>': "
+            "lower-case letters, digits and '_' on each side of one '-', "
+            "e.g. 'climate_forecast-sea_surface_temperature'.",
+        )
+
+
+async def require_collection(request: Request, collection_id: str) -> None:
+    async with request.app.state.get_connection(request, "r") as conn:
+        if not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
+            raise NotFoundError(f"Collection {collection_id} does not exist.")
+
+
+async def stored_item(request: Request, collection_id: str, item_id: str) -> dict[str, Any]:
+    async with request.app.state.get_connection(request, "r") as conn:
+        item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
+    if item is None:
+        raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
+    return item
+
+
 @attr.s
 class TransactionsClient(StockTransactionsClient):
-    """Stock pgstac writes; the HTTP shape of create and delete follows DESIGN.md."""
+    policy: DataPolicy = attr.ib(kw_only=True)
+    decorator: ItemDecorator = attr.ib(kw_only=True)
 
-    async def _require_collection(self, request: Request, collection_id: str) -> None:
-        async with request.app.state.get_connection(request, "r") as conn:
-            if not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
-                raise NotFoundError(f"Collection {collection_id} does not exist.")
+    async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
+        item["links"] = await ItemLinks(
+            collection_id=item["collection"], item_id=item["id"], request=request
+        ).get_links(extra_links=item.get("links"))
+        return self.decorator.decorate(item, get_base_url(request))
 
     async def create_item(  # type: ignore[override]
         self, collection_id: str, item: ItemIn | ItemCollectionIn, request: Request, **kwargs: Any
     ) -> Response:
-        await self._require_collection(request, collection_id)
-        created = await super().create_item(collection_id, item, request, **kwargs)
-        if isinstance(created, Response):  # a FeatureCollection: no single resource
-            return created
+        owner = self.policy.principal(request).username
+        await require_collection(request, collection_id)
+        body = cast(dict[str, Any], item.model_dump(mode="json"))
+        features = body["features"] if body["type"] == "FeatureCollection" else [body]
+        for feature in features:
+            self._validate_item(request, feature, collection_id)  # type: ignore[arg-type]
+            feature["collection"] = collection_id
+            stamp(feature, owner)
+        async with request.app.state.get_connection(request, "w") as conn:
+            if body["type"] == "FeatureCollection":
+                await dbfunc(conn, "create_items", features)
+            else:
+                await dbfunc(conn, "create_item", body)
+        if body["type"] == "FeatureCollection":
+            return JSONResponse({"created": len(features)}, status_code=201)
         return JSONResponse(
-            created,
-            status_code=201,
+            await self._respond_item(request, body), status_code=201,
             media_type=MimeTypes.geojson.value,
-            headers={"Location": item_url(request, collection_id, created["id"])},
+            headers={"Location": item_url(request, collection_id, body["id"])},
         )
+
+    async def update_item(  # type: ignore[override]
+        self, request: Request, collection_id: str, item_id: str, item: ItemIn, **kwargs: Any
+    ) -> dict[str, Any]:
+        existing = await stored_item(request, collection_id, item_id)
+        owner = existing["properties"].get("owner")
+        self.policy.require_item_owner(request, owner)
+        body = cast(dict[str, Any], item.model_dump(mode="json"))
+        self._validate_item(request, body, collection_id, item_id)  # type: ignore[arg-type]
+        body["collection"] = collection_id
+        stamp(body, owner, existing["properties"].get("created"))
+        async with request.app.state.get_connection(request, "w") as conn:
+            await dbfunc(conn, "update_item", body)
+        return await self._respond_item(request, body)
+
+    async def patch_item(  # type: ignore[override]
+        self, collection_id: str, item_id: str, patch: PartialItem | list[PatchOperation],
+        request: Request, **kwargs: Any,
+    ) -> dict[str, Any]:
+        existing = await stored_item(request, collection_id, item_id)
+        owner = existing["properties"].get("owner")
+        self.policy.require_item_owner(request, owner)
+        operations = list(patch) if isinstance(patch, list) else patch.operations()
+        server_set = stamp({}, owner, existing["properties"].get("created"))["properties"]
+        operations += [PatchAddReplaceTest(op="add", path=f"/properties/{key}", value=value)
+                       for key, value in server_set.items()]
+        patched = await super().patch_item(collection_id, item_id, operations, request)
+        return self.decorator.decorate(cast(dict[str, Any], patched), get_base_url(request))
 
     async def delete_item(  # type: ignore[override]
         self, item_id: str, collection_id: str, request: Request, **kwargs: Any
     ) -> Response:
+        existing = await stored_item(request, collection_id, item_id)
+        self.policy.require_item_owner(request, existing["properties"].get("owner"))
         await super().delete_item(item_id, collection_id, request, **kwargs)
         return Response(status_code=204)
 
+    async def create_collection(  # type: ignore[override]
+        self, collection: Collection, request: Request, **kwargs: Any
+    ) -> Any:
+        self.policy.require_admin(request)
+        check_collection_id(collection.id)
+        return await super().create_collection(collection, request, **kwargs)
+
+    async def update_collection(  # type: ignore[override]
+        self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
+    ) -> Any:
+        self.policy.require_admin(request)
+        if collection.id != collection_id:
+            raise HTTPException(status_code=400, detail=f"Collection id in the body "
+                                f"({collection.id}) differs from the path ({collection_id}).")
+        await require_collection(request, collection_id)
+        return await super().update_collection(collection, request, **kwargs)
+
+    async def patch_collection(  # type: ignore[override]
+        self, collection_id: str, patch: Any, request: Request, **kwargs: Any
+    ) -> Any:
+        self.policy.require_admin(request)
+        return await super().patch_collection(collection_id, patch, request, **kwargs)
+
+    async def delete_collection(  # type: ignore[override]
+        self, collection_id: str, request: Request, force: bool = False, **kwargs: Any
+    ) -> Response:
+        self.policy.require_admin(request)
+        await require_collection(request, collection_id)
+        if not force:
+            async with request.app.state.get_connection(request, "r") as conn:
+                if await conn.fetchval(queries.COLLECTION_HAS_ITEMS, collection_id):
+                    raise ConflictError(f"Collection {collection_id} still holds items: "
+                                        "delete them first, or repeat with `_force=true`.")
+        return await super().delete_collection(collection_id, request, **kwargs)
+
 
 @attr.s
-class PostItem(CollectionUri):
-    """Create an item (or a FeatureCollection of items) in a collection."""
+class BulkTransactionsClient(StockBulkClient):
+    """Bulk item writes under the same rules as single ones."""
 
-    item: Annotated[ItemIn | ItemCollectionIn, Body()] = attr.ib(default=None)
+    policy: DataPolicy = attr.ib(kw_only=True)
 
-
-@attr.s
-class PutItem(ItemUri):
-    """Replace an item."""
-
-    item: Annotated[ItemIn, Body()] = attr.ib(default=None)
-
-
-@attr.s
-class ItemTransactionExtension(TransactionExtension):
-    """The stock Transaction extension with our item bodies and status codes."""
-
-    def register_create_item(self) -> None:
-        self.router.add_api_route(
-            name="Create Item",
-            path="/collections/{collection_id}/items",
-            status_code=201,
-            responses={201: {"content": {MimeTypes.geojson.value: {}}, "model": Item,
-                             "description": "The stored item; `Location` is its URL."}},
-            response_class=self.response_class,
-            methods=["POST"],
-            endpoint=create_async_endpoint(self.client.create_item, PostItem),
-            dependencies=self.route_dependencies,
+    async def bulk_item_insert(self, items: Items, **kwargs: Any) -> Any:
+        request: Request = kwargs["request"]
+        principal = self.policy.principal(request)
+        collection_id = request.path_params["collection_id"]
+        await require_collection(request, collection_id)
+        existing: dict[str, dict[str, Any]] = {}
+        if items.method == BulkTransactionMethod.UPSERT:
+            async with request.app.state.get_connection(request, "r") as conn:
+                rows = await conn.fetch(queries.ITEM_OWNERS, collection_id, list(items.items))
+            existing = {row["id"]: dict(row) for row in rows}
+        refused = []
+        accepted: dict[str, Any] = {}
+        for item_id, item in items.items.items():
+            found = existing.get(item_id)
+            if found and found["owner"] != principal.username and not self.policy.is_admin(
+                principal
+            ):
+                refused.append({"id": item_id, "msg": "owned by another user"})
+                continue
+            owner = found["owner"] if found else principal.username
+            accepted[item_id] = stamp(dict(item), owner, found["created"] if found else None)
+        result = await super().bulk_item_insert(
+            Items(items=accepted, method=items.method), **kwargs
         )
-
-    def register_update_item(self) -> None:
-        self.router.add_api_route(
-            name="Update Item",
-            path="/collections/{collection_id}/items/{item_id}",
-            responses={200: {"content": {MimeTypes.geojson.value: {}}, "model": Item}},
-            response_class=self.response_class,
-            methods=["PUT"],
-            endpoint=create_async_endpoint(self.client.update_item, PutItem),
-            dependencies=self.route_dependencies,
-        )
-
-    def register_delete_item(self) -> None:
-        self.router.add_api_route(
-            name="Delete Item",
-            path="/collections/{collection_id}/items/{item_id}",
-            status_code=204,
-            responses={204: {"description": "Item deleted"}},
-            response_class=Response,
-            methods=["DELETE"],
-            endpoint=create_async_endpoint(self.client.delete_item, ItemUri),
-            dependencies=self.route_dependencies,
-        )
+        result["received"] = len(items.items)
+        result["errors"] = [*result.get("errors", []), *refused]
+        return result

@@ -25,6 +25,7 @@ from stac_ext.database.cluster import Cluster
 from stac_ext.database.migrations import migrate
 from stac_ext.schemas import MIGRATIONS
 from stac_ext.settings import Settings
+from tests.issuer import TestIssuer
 
 
 def free_port() -> int:
@@ -52,8 +53,16 @@ def database_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, load_demo_data=False)
+def issuer() -> Iterator[TestIssuer]:
+    test_issuer = TestIssuer(free_port())
+    test_issuer.start()
+    yield test_issuer
+    test_issuer.stop()
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, issuer: TestIssuer) -> Settings:
+    return Settings(database_url=database_url, load_demo_data=False, oidc_issuer=issuer.url)
 
 
 @pytest.fixture(scope="session")
@@ -63,10 +72,37 @@ async def app(settings: Settings) -> AsyncIterator:
         yield application
 
 
+def http_client(app, token: str | None = None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                             base_url="http://testserver", headers=headers)
+
+
+ADMIN_RIGHT = "manageCollections"
+
+
 @pytest.fixture
-async def client(app) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+async def anon(app) -> AsyncIterator[httpx.AsyncClient]:
+    async with http_client(app) as c:
+        yield c
+
+
+@pytest.fixture
+async def client(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+    """alice: a plain user of the data API."""
+    async with http_client(app, issuer.token("alice")) as c:
+        yield c
+
+
+@pytest.fixture
+async def bob(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+    async with http_client(app, issuer.token("bob")) as c:
+        yield c
+
+
+@pytest.fixture
+async def admin(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+    async with http_client(app, issuer.token("root", rights=[ADMIN_RIGHT])) as c:
         yield c
 
 
@@ -102,10 +138,10 @@ def make_item(item_id: str, collection_id: str | None = None, x: float = 0.0,
 
 
 @pytest.fixture
-async def collection(client: httpx.AsyncClient) -> str:
+async def collection(admin: httpx.AsyncClient) -> str:
     """A fresh, empty collection."""
     collection_id = unique("test_conv-var_")
-    r = await client.post("/data/collections", json=make_collection(collection_id))
+    r = await admin.post("/data/collections", json=make_collection(collection_id))
     assert r.status_code == 201, r.text
     return collection_id
 
@@ -115,7 +151,7 @@ def live_server(settings: Settings) -> Iterator[str]:
     """A real uvicorn process serving the app on a free port."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.database_url or "",
-           "LOAD_DEMO_DATA": "false"}
+           "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],

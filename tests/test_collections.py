@@ -32,11 +32,13 @@ async def test_collection_listed_once_it_has_an_item_and_gone_when_emptied(
     assert collection not in await listed_ids(client)
 
 
-async def test_collections_page_with_next_links_and_counts(client: httpx.AsyncClient) -> None:
+async def test_collections_page_with_next_links_and_counts(
+    client: httpx.AsyncClient, admin: httpx.AsyncClient
+) -> None:
     made = set()
     for _ in range(3):
         cid = unique("test_conv-paged_")
-        r = await client.post("/data/collections", json=make_collection(cid))
+        r = await admin.post("/data/collections", json=make_collection(cid))
         assert r.status_code == 201
         assert (await client.post(f"/data/collections/{cid}/items",
                                   json=make_item("i"))).status_code == 201

@@ -8,9 +8,11 @@ from pystac_client import Client
 from tests.conftest import make_collection, make_item, unique
 
 
-def test_pystac_client_pages_through_every_item_once(live_server: str) -> None:
+def test_pystac_client_pages_through_every_item_once(live_server: str, issuer) -> None:
     collection = unique("test_conv-paging_")
-    with httpx.Client(base_url=f"{live_server}/data") as http:
+    token = issuer.token("root", rights=["manageCollections"])
+    with httpx.Client(base_url=f"{live_server}/data",
+                      headers={"Authorization": f"Bearer {token}"}) as http:
         assert http.post("/collections", json=make_collection(collection)).status_code == 201
         features = [make_item(f"p-{n:03d}", x=n % 170, day=1 + n % 28) for n in range(47)]
         r = http.post(f"/collections/{collection}/items",

@@ -1,0 +1,52 @@
+"""Field prefix -> STAC extension schema URI: pystac's extension classes, plus a data file."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+import warnings
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pystac.extensions
+from pystac.extensions.base import ExtensionManagementMixin
+
+_DATA_FILE = Path(__file__).with_name("extension_schemas.json")
+
+
+@cache
+def schema_uris() -> Mapping[str, str]:
+    """Built once per process: prefix (without the colon) -> schema URI."""
+    uris: dict[str, str] = {}
+    for module_info in pkgutil.iter_modules(pystac.extensions.__path__):
+        with warnings.catch_warnings():  # some (label) warn that they are deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(f"pystac.extensions.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            name = getattr(cls, "name", None)
+            if (issubclass(cls, ExtensionManagementMixin) and cls.__module__ == module.__name__
+                    and isinstance(name, str)):
+                uris[name] = cls.get_schema_uri()
+    extra = json.loads(_DATA_FILE.read_text())
+    uris.update({k: v for k, v in extra.items() if not k.startswith("_")})
+    return uris
+
+
+def _prefixes(keys: Iterable[str]) -> set[str]:
+    return {key.split(":", 1)[0] for key in keys if ":" in key}
+
+
+def used_prefixes(item: Mapping[str, Any]) -> set[str]:
+    """Prefixes of `prefix:name` fields in the item's properties, assets and links."""
+    found = _prefixes(item.get("properties") or {})
+    for asset in (item.get("assets") or {}).values():
+        if isinstance(asset, dict):
+            found |= _prefixes(asset)
+    for link in item.get("links") or []:
+        if isinstance(link, dict):
+            found |= _prefixes(link)
+    return found

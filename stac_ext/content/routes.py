@@ -1,0 +1,40 @@
+"""Serves the generated Python examples that items' `rel: example` links point to."""
+
+from __future__ import annotations
+
+import attr
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import PlainTextResponse
+from stac_fastapi.types.errors import NotFoundError
+from stac_fastapi.types.extension import ApiExtension
+
+from stac_ext import queries
+from stac_ext.content.example import render_example
+
+
+@attr.s
+class ExampleExtension(ApiExtension):
+    """`GET /collections/{c}/items/{i}/example.py`: runnable xarray code for the item."""
+
+    conformance_classes: list[str] = attr.ib(factory=list)
+    schema_href: str | None = attr.ib(default=None)
+
+    def register(self, app: FastAPI) -> None:
+        router = APIRouter(prefix=app.state.router_prefix, tags=["Generated content"])
+
+        @router.get(
+            "/collections/{collection_id}/items/{item_id}/example.py",
+            response_class=PlainTextResponse,
+            responses={200: {"content": {"text/x-python": {}}}},
+            summary="Python example opening the item's NetCDF / Zarr data with xarray",
+        )
+        async def example(collection_id: str, item_id: str, request: Request) -> PlainTextResponse:
+            async with request.app.state.get_connection(request, "r") as conn:
+                item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
+            source = render_example(item) if item else None
+            if source is None:
+                raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "
+                                    "NetCDF or Zarr data to open.")
+            return PlainTextResponse(source, media_type="text/x-python")
+
+        app.include_router(router)

@@ -1,0 +1,62 @@
+"""The `owner` search parameter (GET and POST /search): items of one owner only.
+
+It becomes a CQL2 `owner = <name>` clause AND-ed with the request's own filter (or a
+`query` clause when the client uses the Query extension), which pgstac answers from the
+`owner` queryable's index (migration 003).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import attr
+from fastapi import FastAPI, Query
+from pydantic import BaseModel, Field
+from stac_fastapi.types.extension import ApiExtension
+from stac_fastapi.types.search import APIRequest
+
+OWNER_CONFORMANCE = "https://geocatalog.example/spec/item-search-owner/v1.0"
+
+
+@attr.s
+class OwnerGetRequest(APIRequest):
+    owner: Annotated[str | None, Query(description="User name of the items' owner.",
+                                       min_length=1, max_length=256)] = attr.ib(default=None)
+
+
+class OwnerPostRequest(BaseModel):
+    owner: str | None = Field(default=None, min_length=1, max_length=256,
+                              description="User name of the items' owner.")
+
+
+@attr.s
+class OwnerSearchExtension(ApiExtension):
+    """Adds `owner` to the search request models; it has no routes of its own."""
+
+    GET = OwnerGetRequest
+    POST = OwnerPostRequest
+    conformance_classes: list[str] = attr.ib(factory=lambda: [OWNER_CONFORMANCE])
+    schema_href: str | None = attr.ib(default=None)
+
+    def register(self, app: FastAPI) -> None:
+        return None
+
+
+def _owner_clause(owner: str) -> dict[str, Any]:
+    return {"op": "=", "args": [{"property": "owner"}, owner]}
+
+
+def fold_owner(search: BaseModel) -> BaseModel:
+    """The search request with its `owner` turned into a filter (or query) clause."""
+    owner = getattr(search, "owner", None)
+    if not owner:
+        return search
+    query = getattr(search, "query", None)
+    current = getattr(search, "filter_expr", None)
+    if query and not current:
+        return search.model_copy(update={"owner": None,
+                                         "query": {**query, "owner": {"eq": owner}}})
+    clause = _owner_clause(owner)
+    combined = clause if current is None else {"op": "and", "args": [current, clause]}
+    return search.model_copy(update={"owner": None, "filter_expr": combined,
+                                     "filter_lang": "cql2-json"})
