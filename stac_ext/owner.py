@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import attr
 from fastapi import FastAPI, Query
 from pydantic import BaseModel, Field
+from stac_fastapi.pgstac.extensions.query import Operator
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.search import APIRequest
 
@@ -55,7 +56,7 @@ def fold_owner(search: BaseModel) -> BaseModel:
     current = getattr(search, "filter_expr", None)
     if query and not current:
         return search.model_copy(update={"owner": None,
-                                         "query": {**query, "owner": {"eq": owner}}})
+                                         "query": {**query, "owner": {Operator.eq: owner}}})
     clause = _owner_clause(owner)
     combined = clause if current is None else {"op": "and", "args": [current, clause]}
     return search.model_copy(update={"owner": None, "filter_expr": combined,

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import attr
 from fastapi import HTTPException, Request
+from pydantic import ValidationError
 from stac_fastapi.extensions.bulk_transactions import BulkTransactionMethod, Items
 from stac_fastapi.extensions.transaction.request import (
     PartialItem,
@@ -205,7 +206,12 @@ class BulkTransactionsClient(StockBulkClient):
             existing = {row["id"]: dict(row) for row in rows}
         refused = []
         accepted: dict[str, Any] = {}
-        for item_id, item in items.items.items():
+        for item_id, raw in items.items.items():
+            try:  # the same body rules as a single POST (minimal items, derived bbox)
+                item = ItemIn.model_validate(raw).model_dump(mode="json")
+            except ValidationError as e:
+                refused.append({"id": item_id, "msg": f"invalid item: {e.errors()[0]['msg']}"})
+                continue
             found = existing.get(item_id)
             if found and found["owner"] != principal.username and not self.policy.is_admin(
                 principal
@@ -213,7 +219,7 @@ class BulkTransactionsClient(StockBulkClient):
                 refused.append({"id": item_id, "msg": "owned by another user"})
                 continue
             owner = found["owner"] if found else principal.username
-            accepted[item_id] = stamp(dict(item), owner, found["created"] if found else None)
+            accepted[item_id] = stamp(item, owner, found["created"] if found else None)
         result = await super().bulk_item_insert(
             Items(items=accepted, method=items.method), **kwargs
         )

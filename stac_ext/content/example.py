@@ -70,7 +70,7 @@ def render_example(item: dict[str, Any]) -> str | None:
             continue
         name = _identifier(key, used)
         template = _NETCDF if fmt is Format.netcdf else _ZARR
-        packages |= {"h5netcdf", "scipy"} if fmt is Format.netcdf else {"zarr"}
+        packages |= {"h5netcdf", "h5py", "scipy"} if fmt is Format.netcdf else {"zarr"}
         href = str(asset["href"])
         if reader := _SCHEME_PACKAGES.get(urlsplit(href).scheme):
             packages.add(reader)

@@ -6,14 +6,19 @@
 CREATE TABLE geocatalog.populated_collections (
     collection text PRIMARY KEY REFERENCES pgstac.collections (id) ON DELETE CASCADE
 );
+-- pgstac's roles read it (collection search) and cascade into it (collection delete).
+GRANT USAGE ON SCHEMA geocatalog TO pgstac_read, pgstac_ingest, pgstac_admin;
+GRANT SELECT ON geocatalog.populated_collections TO pgstac_read, pgstac_ingest, pgstac_admin;
+GRANT DELETE ON geocatalog.populated_collections TO pgstac_ingest, pgstac_admin;
 
 INSERT INTO geocatalog.populated_collections (collection)
 SELECT DISTINCT collection FROM pgstac.items
 ON CONFLICT DO NOTHING;
 
 -- Row level, so that partitions (which COPY writes to directly) inherit it.
+-- SECURITY DEFINER: pgstac's own SECURITY DEFINER functions write items as its roles.
 CREATE FUNCTION geocatalog.mark_populated() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
     IF NOT EXISTS (
         SELECT 1 FROM geocatalog.populated_collections WHERE collection = NEW.collection
@@ -31,7 +36,7 @@ FOR EACH ROW EXECUTE FUNCTION geocatalog.mark_populated();
 
 -- Statement level: one emptiness check per touched collection, not per deleted row.
 CREATE FUNCTION geocatalog.unmark_emptied() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
     DELETE FROM geocatalog.populated_collections p
     WHERE p.collection IN (SELECT DISTINCT collection FROM removed)

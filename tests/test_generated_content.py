@@ -1,0 +1,182 @@
+"""Generated content (SPEC rules 1-5) on every item the API returns."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import numpy as np
+import pytest
+import xarray as xr
+
+from stac_ext.app import create_app
+from tests.conftest import free_port, make_item
+
+EXAMPLE_LINKS = "https://stac-extensions.github.io/example-links/v0.0.1/schema.json"
+EO = "https://stac-extensions.github.io/eo/v1.1.0/schema.json"
+PROJ = "https://stac-extensions.github.io/projection/v2.0.0/schema.json"
+CUBE = "https://stac-extensions.github.io/datacube/v2.2.0/schema.json"
+
+
+def rels(item: dict, rel: str) -> list[dict]:
+    return [link for link in item["links"] if link["rel"] == rel]
+
+
+async def post(client: httpx.AsyncClient, collection: str, item: dict) -> dict:
+    r = await client.post(f"/data/collections/{collection}/items", json=item)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def every_view(client: httpx.AsyncClient, collection: str, item_id: str) -> list[dict]:
+    """The item as each read endpoint returns it."""
+    base = f"/data/collections/{collection}/items"
+    views = [(await client.get(f"{base}/{item_id}")).json()]
+    for page in [(await client.get(f"{base}?limit=100")).json(),
+                 (await client.get("/data/search", params={"ids": item_id,
+                                                           "collections": collection})).json(),
+                 (await client.post("/data/search", json={"ids": [item_id],
+                                                          "collections": [collection]})).json()]:
+        views += [f for f in page["features"] if f["id"] == item_id]
+    assert len(views) == 4
+    return views
+
+
+async def test_extension_uris_from_fields(client: httpx.AsyncClient, collection: str) -> None:
+    item = make_item("ext")
+    item["properties"]["eo:cloud_cover"] = 12
+    item["properties"]["cube:dimensions"] = {}
+    item["assets"]["data"]["proj:code"] = "EPSG:4326"
+    item["stac_extensions"] = [EO, "https://example.org/custom/v1/schema.json"]
+    created = await post(client, collection, item)
+    for view in [created, *await every_view(client, collection, "ext")]:
+        uris = view["stac_extensions"]
+        assert uris[:2] == [EO, "https://example.org/custom/v1/schema.json"]
+        assert sorted(uris[2:]) == sorted([CUBE, PROJ])
+        assert len(uris) == len(set(uris))
+
+
+async def test_python_example_for_netcdf_and_zarr(client: httpx.AsyncClient, collection):
+    await post(client, collection, make_item("nc", data="https://d.example/t.nc"))
+    await post(client, collection, make_item("zarr", data="s3://bucket/t.zarr"))
+    typed = make_item("typed", data="https://d.example/download?id=1")
+    typed["assets"]["data"]["type"] = "application/x-netcdf"
+    await post(client, collection, typed)
+    for item_id in ("nc", "zarr", "typed"):
+        for view in await every_view(client, collection, item_id):
+            [example] = rels(view, "example")
+            assert example["type"] == "text/x-python"
+            assert example["example:language"] == "Python"
+            assert example["title"]
+            assert example["href"] == (f"http://testserver/data/collections/{collection}"
+                                       f"/items/{item_id}/example.py")
+            assert EXAMPLE_LINKS in view["stac_extensions"]
+
+
+async def test_no_example_when_one_exists_or_format_is_other(client, collection):
+    own = make_item("own", data="https://d.example/t.nc")
+    own["links"] = [{"rel": "example", "href": "https://d.example/mine.py",
+                     "type": "text/x-python", "example:language": "Python"}]
+    await post(client, collection, own)
+    await post(client, collection, make_item("tif", data="https://d.example/t.tif"))
+    [view] = (await every_view(client, collection, "own"))[:1]
+    assert [link["href"] for link in rels(view, "example")] == ["https://d.example/mine.py"]
+    assert view["stac_extensions"].count(EXAMPLE_LINKS) == 1
+    for view in await every_view(client, collection, "tif"):
+        assert not rels(view, "example") and not rels(view, "explorer")
+        assert EXAMPLE_LINKS not in view["stac_extensions"]
+    assert (await client.get(f"/data/collections/{collection}/items/tif/example.py")
+            ).status_code == 404
+
+
+async def test_explorer_links_for_zarr_parquet_csv(client: httpx.AsyncClient, collection):
+    hrefs = {"z": "s3://b/cube.zarr", "p": "https://d.example/t.parquet",
+             "c": "https://d.example/a b.csv", "n": "https://d.example/t.nc"}
+    await post(client, collection, make_item("explore", **hrefs))
+    for view in await every_view(client, collection, "explore"):
+        got = sorted(link["href"] for link in rels(view, "explorer"))
+        expected = sorted(f"https://explorer.example/data-explorer?source={quote(h, safe='')}"
+                          for k, h in hrefs.items() if k != "n")
+        assert got == expected
+        assert all(link["type"] == "text/html" and link["title"]
+                   for link in rels(view, "explorer"))
+
+
+async def test_notebook_link_per_notebook_example(client: httpx.AsyncClient, collection):
+    item = make_item("nb")
+    item["links"] = [{"rel": "example", "href": "https://d.example/run.ipynb",
+                      "type": "application/x-ipynb+json", "title": "Walkthrough",
+                      "example:language": "Python", "example:container": True}]
+    await post(client, collection, item)
+    for view in await every_view(client, collection, "nb"):
+        [notebook] = rels(view, "notebook")
+        assert notebook["href"] == ("https://notebooks.example/hub/user-redirect/lab?fromURL="
+                                    + quote("https://d.example/run.ipynb", safe=""))
+        assert "Walkthrough" in notebook["title"]
+
+
+async def test_loaded_items_and_config_changes(settings, client, collection, database_url,
+                                               tmp_path: Path) -> None:
+    doc = make_item("loaded", collection_id=collection, data="s3://b/x.zarr")
+    doc.update(stac_version="1.0.0", bbox=[0, 0, 1, 1], links=[])
+    path = tmp_path / "items.ndjson"
+    path.write_text(json.dumps(doc))
+    out = subprocess.run([sys.executable, "-m", "stac_ext.cli", "load", str(path)],
+                         env={**os.environ, "DATABASE_URL": database_url},
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    [view] = (await every_view(client, collection, "loaded"))[:1]
+    assert rels(view, "example") and rels(view, "explorer")
+
+    other = settings.model_copy(update={"explorer_url_template": "https://new.example/?u={href}"})
+    app = create_app(other)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            item = (await c.get(f"/data/collections/{collection}/items/loaded")).json()
+    [explorer] = rels(item, "explorer")
+    assert explorer["href"] == "https://new.example/?u=" + quote("s3://b/x.zarr", safe="")
+
+
+@pytest.fixture
+def data_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """Serves `tmp_path` over real HTTP on loopback."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+    server.shutdown()
+
+
+async def test_generated_example_runs(client: httpx.AsyncClient, collection, data_server):
+    base, folder = data_server
+    temperature = xr.Dataset(
+        {"sst": (("time", "lat", "lon"), np.arange(8, dtype="float32").reshape(2, 2, 2),
+                 {"standard_name": "sea_surface_temperature", "units": "K"})},
+        coords={"time": [0, 1], "lat": [10.0, 11.0], "lon": [20.0, 21.0]},
+    )
+    temperature.to_netcdf(folder / "sst.nc", engine="h5netcdf")
+    temperature.to_zarr(folder / "sst.zarr", consolidated=True, zarr_format=2)
+    created = await post(client, collection, make_item(
+        "runnable", nc=f"{base}/sst.nc", zarr=f"{base}/sst.zarr"))
+    [example] = rels(created, "example")
+    r = await client.get(example["href"])
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/x-python")
+    script = folder / "example.py"
+    script.write_text(r.text)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("sst") >= 2  # both datasets opened and printed
+    assert "Dimensions" in out.stdout

@@ -1,0 +1,79 @@
+"""`owner` in GET and POST /search, AND-ed with every other search parameter."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.conftest import make_item
+
+
+@pytest.fixture
+async def mixed(client: httpx.AsyncClient, bob: httpx.AsyncClient, collection: str) -> str:
+    url = f"/data/collections/{collection}/items"
+    for n in range(4):
+        assert (await client.post(url, json=make_item(f"a{n}", x=n * 10, day=n + 1))).status_code == 201
+        assert (await bob.post(url, json=make_item(f"b{n}", x=n * 10, day=n + 1))).status_code == 201
+    return collection
+
+
+def ids(page: dict) -> list[str]:
+    return [f["id"] for f in page["features"]]
+
+
+async def test_get_search_by_owner(anon: httpx.AsyncClient, mixed: str) -> None:
+    page = (await anon.get("/data/search", params={"owner": "alice", "limit": 250,
+                                                   "collections": mixed})).json()
+    assert sorted(ids(page)) == ["a0", "a1", "a2", "a3"]
+    assert all(f["properties"]["owner"] == "alice" for f in page["features"])
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"bbox": "-1,-1,12,2"}, ["a0", "a1"]),
+    ({"datetime": "2021-01-02T00:00:00Z/2021-01-03T23:59:59Z"}, ["a1", "a2"]),
+    ({"filter": "id IN ('a0','a3','b0')", "filter-lang": "cql2-text"}, ["a0", "a3"]),
+    ({"filter": '{"op":"=","args":[{"property":"id"},"a2"]}', "filter-lang": "cql2-json"},
+     ["a2"]),
+])
+async def test_get_owner_combines(anon: httpx.AsyncClient, mixed: str, params, expected):
+    query = {"owner": "alice", "collections": mixed, **params}
+    r = await anon.get("/data/search", params=query)
+    assert r.status_code == 200, r.text
+    assert sorted(ids(r.json())) == expected
+
+
+async def test_get_owner_with_sortby_and_paging(anon: httpx.AsyncClient, mixed: str) -> None:
+    r = await anon.get("/data/search", params={"owner": "bob", "collections": mixed,
+                                               "sortby": "-datetime", "limit": 3})
+    page = r.json()
+    assert ids(page) == ["b3", "b2", "b1"]
+    next_link = next(link["href"] for link in page["links"] if link["rel"] == "next")
+    assert "owner=bob" in next_link
+    assert ids((await anon.get(next_link)).json()) == ["b0"]
+
+
+async def test_post_search_by_owner(anon: httpx.AsyncClient, mixed: str) -> None:
+    body = {"owner": "bob", "collections": [mixed], "bbox": [-1, -1, 12, 2],
+            "filter": {"op": "<>", "args": [{"property": "id"}, "b0"]},
+            "sortby": [{"field": "id", "direction": "desc"}]}
+    r = await anon.post("/data/search", json=body)
+    assert r.status_code == 200, r.text
+    assert ids(r.json()) == ["b1"]
+    r = await anon.post("/data/search", json={"owner": "nobody", "collections": [mixed]})
+    assert ids(r.json()) == []
+
+
+async def test_post_owner_with_query_extension(anon: httpx.AsyncClient, mixed: str) -> None:
+    body = {"owner": "alice", "collections": [mixed],
+            "query": {"datetime": {"gte": "2021-01-03T00:00:00Z"}}}
+    r = await anon.post("/data/search", json=body)
+    assert r.status_code == 200, r.text
+    assert sorted(ids(r.json())) == ["a2", "a3"]
+
+
+async def test_owner_is_indexed_on_partitions(app, mixed: str) -> None:
+    async with app.state.readpool.acquire() as conn:
+        indexes = await conn.fetch(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'pgstac' "
+            "AND indexdef ILIKE '%owner%'")
+    assert indexes, "no index on properties.owner"
