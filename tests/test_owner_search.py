@@ -12,8 +12,9 @@ from tests.conftest import make_item
 async def mixed(client: httpx.AsyncClient, bob: httpx.AsyncClient, collection: str) -> str:
     url = f"/data/collections/{collection}/items"
     for n in range(4):
-        assert (await client.post(url, json=make_item(f"a{n}", x=n * 10, day=n + 1))).status_code == 201
-        assert (await bob.post(url, json=make_item(f"b{n}", x=n * 10, day=n + 1))).status_code == 201
+        for user, prefix in ((client, "a"), (bob, "b")):
+            r = await user.post(url, json=make_item(f"{prefix}{n}", x=n * 10, day=n + 1))
+            assert r.status_code == 201
     return collection
 
 
