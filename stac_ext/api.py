@@ -33,6 +33,7 @@ class DataExtensions(Extensions):
     policy: DataPolicy | None = None
     decorator: ItemDecorator | None = None
     own: list[ApiExtension] = field(default_factory=list)
+    on_item_delete: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
@@ -45,7 +46,8 @@ class DataExtensions(Extensions):
         writer = [Depends(self.policy.auth.client(self.policy.client_id))]
         return [
             ItemTransactionExtension(
-                client=TransactionsClient(policy=self.policy, decorator=self.decorator),
+                client=TransactionsClient(policy=self.policy, decorator=self.decorator,
+                                          on_item_delete=self.on_item_delete),
                 settings=self.settings, response_class=JSONResponse, route_dependencies=writer,
             ),
             BulkTransactionExtension(client=BulkTransactionsClient(policy=self.policy),
@@ -62,6 +64,7 @@ def build_data_api(
     auth: AuthDependencies,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
     extensions: list[ApiExtension] | None = None,
+    on_item_delete: list[str] | None = None,
 ) -> StacApi:
     """The STAC API with its routes under `settings.prefix_path` (`/data`) on a new app."""
     decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template)
@@ -70,7 +73,7 @@ def build_data_api(
     return instantiate_api(
         client=partial(CoreClient, decorator=decorator),  # type: ignore[arg-type]
         extensions=DataExtensions(settings=settings, policy=policy, decorator=decorator,
-                                  own=extensions or []),
+                                  own=extensions or [], on_item_delete=on_item_delete or []),
         lifespan=lifespan,
         settings=settings,
     )

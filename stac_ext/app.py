@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
 
+import catalogs_ext
+from catalogs_ext import CatalogAccess, CatalogsExtension
 from stac_ext.api import build_data_api
 from stac_ext.auth import AuthDependencies, Authenticator
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
@@ -41,6 +43,15 @@ def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None
     return AuthDependencies(authenticator, settings.admin_right), local
 
 
+def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
+    client_id = settings.data_client_id
+    return CatalogAccess(
+        writer=auth.client(client_id),
+        is_admin=lambda user: auth.is_admin(user, client_id),
+        has_right=lambda user, right: right in user.rights_for(client_id),
+    )
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     auth, local_issuer = build_auth(settings)
@@ -55,7 +66,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await close_db_connection(app)
 
-    app = build_data_api(settings, auth, lifespan).app
+    app = build_data_api(
+        settings, auth, lifespan,
+        extensions=[CatalogsExtension(access=catalog_access(settings, auth))],
+        on_item_delete=[catalogs_ext.UNLINK_ITEM],
+    ).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
                                    with_processes=False))

@@ -18,3 +18,5 @@ SELECT id,
 FROM pgstac.items
 WHERE collection = $1 AND id = ANY($2::text[])
 """
+
+DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"

@@ -85,6 +85,9 @@ async def stored_item(request: Request, collection_id: str, item_id: str) -> dic
 class TransactionsClient(StockTransactionsClient):
     policy: DataPolicy = attr.ib(kw_only=True)
     decorator: ItemDecorator = attr.ib(kw_only=True)
+    #: SQL run with ($1 collection, $2 item) in the item delete's transaction, e.g. to
+    #: remove catalog links to the item.
+    on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
 
     async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
         item["links"] = await ItemLinks(
@@ -149,7 +152,10 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Response:
         existing = await stored_item(request, collection_id, item_id)
         self.policy.require_item_owner(request, existing["properties"].get("owner"))
-        await super().delete_item(item_id, collection_id, request, **kwargs)
+        async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
+            for statement in self.on_item_delete:
+                await conn.execute(statement, collection_id, item_id)
+            await conn.fetchval(queries.DELETE_ITEM, item_id, collection_id)
         return Response(status_code=204)
 
     async def create_collection(  # type: ignore[override]

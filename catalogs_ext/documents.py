@@ -1,0 +1,68 @@
+"""STAC Catalog documents of the tree, built for the request's base URL."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+STAC_VERSION = "1.0.0"
+JSON = "application/json"
+GEOJSON = "application/geo+json"
+
+
+def catalog_url(api_root: str, path: str | None) -> str:
+    return f"{api_root}catalogs" + (f"/{quote(path, safe='/')}" if path else "")
+
+
+def _child(api_root: str, path: str, title: str | None) -> dict[str, Any]:
+    link = {"rel": "child", "type": JSON, "href": catalog_url(api_root, path)}
+    return link | ({"title": title} if title else {})
+
+
+def root_document(api_root: str, top_level: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """`GET /catalogs`: the root of the tree, one `child` link per top-level catalog."""
+    return {
+        "type": "Catalog", "stac_version": STAC_VERSION, "id": "catalogs",
+        "title": "Catalogs", "description": "Root of the catalogs tree.",
+        "links": [
+            {"rel": "self", "type": JSON, "href": catalog_url(api_root, None)},
+            {"rel": "root", "type": JSON, "href": catalog_url(api_root, None)},
+            {"rel": "parent", "type": JSON, "href": api_root, "title": "STAC API"},
+            *(_child(api_root, row["id"], row["title"]) for row in top_level),
+        ],
+    }
+
+
+def catalog_document(api_root: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """One catalog: its fields, and links to its parent, sub-catalogs, collections, items."""
+    path: str = row["path"]
+    parent = path.rsplit("/", 1)[0] if "/" in path else None
+    links: list[dict[str, Any]] = [
+        {"rel": "self", "type": JSON, "href": catalog_url(api_root, path)},
+        {"rel": "root", "type": JSON, "href": catalog_url(api_root, None), "title": "Catalogs"},
+        {"rel": "parent", "type": JSON, "href": catalog_url(api_root, parent)},
+    ]
+    links += [_child(api_root, f"{path}/{c['id']}", c.get("title")) for c in row["children"]]
+    for target in row["links"]:
+        collection = quote(target["collection"], safe="")
+        if target["item"] is None:
+            link = {"rel": "child", "type": JSON, "href": f"{api_root}collections/{collection}"}
+        else:
+            link = {"rel": "item", "type": GEOJSON, "href": f"{api_root}collections/"
+                    f"{collection}/items/{quote(target['item'], safe='')}"}
+        if target.get("title"):
+            link["title"] = target["title"]
+        links.append(link)
+    links += list(row["extra_links"])
+    document = {**row["extra"], "type": "Catalog", "stac_version": STAC_VERSION,
+                "id": row["id"], "description": row["description"]}
+    if row["title"]:
+        document["title"] = row["title"]
+    document.update(owner=row["owner"], created=_iso(row["created"]),
+                    updated=_iso(row["updated"]), links=links)
+    return document
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat().replace("+00:00", "Z") if hasattr(value, "isoformat") else value

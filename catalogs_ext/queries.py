@@ -1,0 +1,97 @@
+"""Named SQL of the catalogs tree. One query answers each read, whatever its size.
+
+JSON parameters are sent as text and cast (`$n::text::jsonb`), as stac-fastapi-pgstac does.
+"""
+
+#: The catalog at a path with its sub-catalogs and live collection/item links.
+#: Links to items removed by other means (e.g. a direct pgstac load) are left out.
+GET_CATALOG = """
+SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.extra, c.extra_links,
+       c.created, c.updated,
+       coalesce((SELECT jsonb_agg(jsonb_build_object('id', s.id, 'title', s.title)
+                                  ORDER BY s.id)
+                 FROM catalogs.catalogs s WHERE s.parent_pk = c.pk), '[]') AS children,
+       coalesce((SELECT jsonb_agg(jsonb_build_object(
+                     'collection', l.collection_id, 'item', l.item_id,
+                     'title', coalesce(l.title, CASE WHEN l.item_id IS NULL
+                                                     THEN col.content->>'title' END))
+                     ORDER BY l.position)
+                 FROM catalogs.links l JOIN pgstac.collections col ON col.id = l.collection_id
+                 WHERE l.catalog_pk = c.pk
+                   AND (l.item_id IS NULL OR EXISTS (
+                        SELECT 1 FROM pgstac.items i
+                        WHERE i.collection = l.collection_id AND i.id = l.item_id))),
+                '[]') AS links
+FROM catalogs.catalogs c
+WHERE c.path = $1
+"""
+
+TOP_LEVEL = """
+SELECT id, title FROM catalogs.catalogs WHERE parent_pk IS NULL ORDER BY id
+"""
+
+#: Locks the row for the rest of the transaction (PUT, child creation, delete).
+LOCK_CATALOG = """
+SELECT pk, owner, path FROM catalogs.catalogs WHERE path = $1 FOR UPDATE
+"""
+
+#: For a child's creation: the parent may not be deleted until we commit.
+LOCK_PARENT = """
+SELECT pk, owner, path FROM catalogs.catalogs WHERE path = $1 FOR KEY SHARE
+"""
+
+CHILD_IDS = "SELECT id FROM catalogs.catalogs WHERE parent_pk = $1"
+
+#: Children are what `rel: child` lists: sub-catalogs and collections.
+HAS_CHILDREN = """
+SELECT EXISTS (SELECT 1 FROM catalogs.catalogs WHERE parent_pk = $1)
+    OR EXISTS (SELECT 1 FROM catalogs.links WHERE catalog_pk = $1 AND item_id IS NULL)
+"""
+
+INSERT_CATALOG = """
+INSERT INTO catalogs.catalogs (parent_pk, id, path, title, description, owner, extra,
+                               extra_links)
+VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb)
+RETURNING pk
+"""
+
+UPDATE_CATALOG = """
+UPDATE catalogs.catalogs
+SET title = $2, description = $3, extra = $4::text::jsonb,
+    extra_links = coalesce($5::text::jsonb, extra_links),
+    updated = now()
+WHERE pk = $1
+"""
+
+TOUCH_CATALOG = "UPDATE catalogs.catalogs SET updated = now() WHERE pk = $1"
+
+DELETE_LINKS = "DELETE FROM catalogs.links WHERE catalog_pk = $1"
+
+INSERT_LINKS = """
+INSERT INTO catalogs.links (catalog_pk, position, collection_id, item_id, title)
+SELECT $1, n, c, i, t
+FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS l(c, i, t, n)
+ON CONFLICT DO NOTHING
+"""
+
+EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY($1::text[])"
+
+EXISTING_ITEMS = """
+SELECT i.collection, i.id
+FROM unnest($1::text[], $2::text[]) AS wanted(collection, id)
+JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
+"""
+
+#: The whole subtree under (and including) a catalog, removed in one statement.
+DELETE_SUBTREE = """
+WITH RECURSIVE subtree AS (
+    SELECT pk FROM catalogs.catalogs WHERE pk = $1
+    UNION ALL
+    SELECT c.pk FROM catalogs.catalogs c JOIN subtree s ON c.parent_pk = s.pk
+)
+DELETE FROM catalogs.catalogs c USING subtree s WHERE c.pk = s.pk
+RETURNING c.path
+"""
+
+#: For the data API's item delete: run in the same transaction as the delete itself.
+UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"

@@ -1,0 +1,102 @@
+"""Reads and writes of the catalogs tree over one database connection."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+import orjson
+from fastapi import HTTPException
+from stac_fastapi.types.errors import ConflictError, NotFoundError
+
+from catalogs_ext import queries
+from catalogs_ext.links import Target
+from catalogs_ext.models import CatalogIn
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+class CatalogStore:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def read(self, path: str) -> asyncpg.Record:
+        row = await self.conn.fetchrow(queries.GET_CATALOG, path)
+        if row is None:
+            raise NotFoundError(f"Catalog {path} does not exist.")
+        return row
+
+    async def top_level(self) -> list[asyncpg.Record]:
+        return await self.conn.fetch(queries.TOP_LEVEL)
+
+    async def lock(self, path: str, query: str = queries.LOCK_CATALOG) -> asyncpg.Record:
+        """The catalog's row, locked until the end of the transaction (404 if absent)."""
+        row = await self.conn.fetchrow(query, path)
+        if row is None:
+            raise NotFoundError(f"Catalog {path} does not exist.")
+        return row
+
+    async def check_targets(self, targets: Sequence[Target], path: str | None,
+                            children: Sequence[str] = ()) -> list[Target]:
+        """The collection and item targets, once all exist; 400 naming the ones that don't.
+
+        A `child` link to a catalog is accepted only for an existing sub-catalog (so that a
+        client may PUT back what it read): sub-catalogs are made by POST to their parent.
+        """
+        refs = [t for t in targets if t.kind != "catalog"]
+        strange = [t.catalog_path for t in targets if t.kind == "catalog"
+                   and (path is None or t.catalog_path not in {f"{path}/{c}" for c in children})]
+        wanted_collections = sorted({t.collection for t in refs if t.kind == "collection"})
+        found = {r["id"] for r in await self.conn.fetch(queries.EXISTING_COLLECTIONS,
+                                                        wanted_collections)}
+        items = [t for t in refs if t.kind == "item"]
+        found_items = {(r["collection"], r["id"]) for r in await self.conn.fetch(
+            queries.EXISTING_ITEMS, [t.collection for t in items], [t.item for t in items])}
+        missing = [f"collection {c}" for c in wanted_collections if c not in found]
+        missing += [f"item {t.collection}/{t.item}" for t in items
+                    if (t.collection, t.item) not in found_items]
+        missing += [f"catalog {p} (sub-catalogs are created by POST to their parent)"
+                    for p in strange]
+        if missing:
+            raise HTTPException(status_code=400, detail="Links to what does not exist: "
+                                + "; ".join(missing))
+        return refs
+
+    async def create(self, parent: asyncpg.Record | None, body: CatalogIn, owner: str,
+                     refs: Sequence[Target], extra_links: list[dict[str, Any]]) -> str:
+        path = f"{parent['path']}/{body.id}" if parent else body.id
+        try:
+            pk = await self.conn.fetchval(
+                queries.INSERT_CATALOG, parent["pk"] if parent else None, body.id, path,
+                body.title, body.description, owner, _json(body.extra_fields()),
+                _json(extra_links))
+        except asyncpg.UniqueViolationError as e:
+            raise ConflictError(f"A catalog {body.id} already exists at {path}.") from e
+        await self.replace_links(pk, refs, delete_first=False)
+        return path
+
+    async def replace_links(self, pk: int, refs: Sequence[Target],
+                            delete_first: bool = True) -> None:
+        if delete_first:
+            await self.conn.execute(queries.DELETE_LINKS, pk)
+        if refs:
+            await self.conn.execute(queries.INSERT_LINKS, pk, [t.collection for t in refs],
+                                    [t.item for t in refs], [t.title for t in refs])
+
+    async def update_fields(self, pk: int, body: CatalogIn,
+                            extra_links: list[dict[str, Any]] | None) -> None:
+        await self.conn.execute(queries.UPDATE_CATALOG, pk, body.title, body.description,
+                                _json(body.extra_fields()),
+                                None if extra_links is None else _json(extra_links))
+
+    async def child_ids(self, pk: int) -> list[str]:
+        return [r["id"] for r in await self.conn.fetch(queries.CHILD_IDS, pk)]
+
+    async def has_children(self, pk: int) -> bool:
+        return await self.conn.fetchval(queries.HAS_CHILDREN, pk)
+
+    async def delete_subtree(self, pk: int) -> list[str]:
+        return sorted(r["path"] for r in await self.conn.fetch(queries.DELETE_SUBTREE, pk))
