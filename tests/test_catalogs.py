@@ -72,7 +72,7 @@ async def test_create_read_three_levels(client: httpx.AsyncClient, linked) -> No
 
 
 async def test_create_refuses_links_to_nothing(client: httpx.AsyncClient, linked) -> None:
-    collection, item = linked
+    collection, _ = linked
     bad_links = [
         {"rel": "child", "href": f"{API}collections/nope-nope"},
         {"rel": "item", "href": f"{API}collections/{collection}/items/missing"},
