@@ -6,8 +6,9 @@ only module that knows them all. `uvicorn --factory stac_ext.app:create_app` ser
 
 from __future__ import annotations
 
+import importlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -15,11 +16,21 @@ from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
 
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogsExtension
+from process_api import (
+    Engine,
+    Process,
+    ProcessesConfig,
+    Registry,
+    SecretBox,
+    create_process_app,
+    lifespan_of,
+)
 from stac_ext.api import build_data_api
 from stac_ext.auth import AuthDependencies, Authenticator
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.errors import add_error_handlers
+from stac_ext.keyfiles import decode_key, load_or_create_key
 from stac_ext.proxy import BaseUrlMiddleware
 from stac_ext.root import root_router
 from stac_ext.settings import Settings
@@ -52,9 +63,36 @@ def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
     )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def configured_processes(settings: Settings) -> list[Process]:
+    """The processes named by EXTRA_PROCESSES (`module:NAME`, a Process or a list)."""
+    found: list[Process] = []
+    for path in settings.extra_processes:
+        module, _, name = path.partition(":")
+        value = getattr(importlib.import_module(module), name)
+        found += list(value) if isinstance(value, list | tuple) else [value]
+    return found
+
+
+def build_engine(settings: Settings, processes: Iterable[Process] = ()) -> Engine:
+    """The job engine, as the API and `geocatalog worker` both build it."""
+    key = (decode_key(settings.job_secrets_key) if settings.job_secrets_key
+           else load_or_create_key(settings.job_secrets_key_file))
+    registry = Registry.discover([*configured_processes(settings), *processes])
+    return Engine(settings.dsn, registry, SecretBox(key),
+                  queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
+                  stalled_seconds=settings.job_stalled_seconds)
+
+
+def create_app(settings: Settings | None = None, processes: Iterable[Process] = ()) -> FastAPI:
+    """The service. `processes` adds processes to the built-in and entry-point ones."""
     settings = settings or Settings()
     auth, local_issuer = build_auth(settings)
+    process_app = create_process_app(ProcessesConfig(
+        engine=build_engine(settings, processes),
+        user=auth.client(settings.process_client_id),
+        in_process_worker=settings.in_process_worker,
+        worker_concurrency=settings.worker_concurrency,
+    ))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,7 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app, postgres_settings=settings.postgres, add_write_connection_pool=True
         )
         try:
-            yield
+            async with lifespan_of(process_app)():  # a mounted app's own does not run
+                yield
         finally:
             await close_db_connection(app)
 
@@ -73,7 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
-                                   with_processes=False))
+                                   with_processes=True))
+    app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router())
     if settings.base_url:

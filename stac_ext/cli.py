@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from stac_ext.database.cluster import Cluster, ClusterError
 from stac_ext.database.migrations import migrate as run_migrations
 from stac_ext.loader import LoadError, LoadMethod, load, read_stac
-from stac_ext.schemas import MIGRATIONS
+from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
 from stac_ext.settings import Settings
 
 app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
@@ -75,7 +75,7 @@ def migrate_cmd() -> None:
     """Apply pgstac's and geocatalog's migrations (idempotent)."""
     settings = Settings()
     ensure_database(settings)
-    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo)
+    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
 
 
 def _load_path(settings: Settings, path: Path, method: LoadMethod) -> int:
@@ -141,6 +141,26 @@ def token(
     typer.echo(issuer.mint(user, client or settings.data_client_id, group, right, ttl))
 
 
+@app.command("worker")
+def worker(
+    concurrency: Annotated[int, typer.Option(help="jobs run at once")] = 2,
+    name: Annotated[str | None, typer.Option(help="worker name (for logs)")] = None,
+) -> None:
+    """Run jobs from the queue (any number of workers, on any machine, one database)."""
+    import asyncio
+
+    from stac_ext.app import build_engine
+
+    logging.basicConfig(level=logging.INFO)
+    settings = Settings()
+
+    async def run() -> None:
+        async with build_engine(settings) as engine:
+            await engine.run_worker(concurrency, install_signal_handlers=True, name=name)
+
+    asyncio.run(run())
+
+
 @app.command("serve")
 def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
@@ -153,7 +173,7 @@ def serve(
     logging.basicConfig(level=logging.INFO)
     settings = Settings()
     ensure_database(settings)
-    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo)
+    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
     if settings.load_demo_data and _catalog_is_empty(settings.dsn):
         demo_data(LoadMethod.upsert)
     typer.echo(f"serving http://{host}:{port}/data/")

@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import catalogs_ext
-from stac_ext.database.migrations import MigrationSet
+import process_api
+from stac_ext.database.migrations import Bootstrap, MigrationSet
 
 MIGRATIONS = [
     MigrationSet("geocatalog", Path(__file__).parent / "migrations"),
     MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR),
+    MigrationSet("processes", process_api.MIGRATIONS_DIR),
 ]
+
+#: Schemas of libraries, installed before ours: the job engine's queue.
+BOOTSTRAPS: list[Bootstrap] = [process_api.install_engine_schema]

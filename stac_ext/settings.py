@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import unquote, urlsplit
 
-from pydantic import field_validator, model_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import NoDecode, SettingsConfigDict
 from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
@@ -42,6 +43,19 @@ class Settings(PgstacApiSettings):
     explorer_url_template: str = "https://explorer.example/data-explorer?source={href}"
     notebook_url_template: str = "https://notebooks.example/hub/user-redirect/lab?fromURL={href}"
 
+    # Jobs: the in-process worker of `serve`, the engine's heartbeats, the secrets key
+    # (32 bytes, base64url) shared by the API and every worker; unset: a key file in the
+    # data dir (fine on one machine, set it when workers run elsewhere).
+    in_process_worker: bool = True
+    worker_concurrency: int = 2
+    job_queue: str = "jobs"
+    # More processes, besides the built-ins and the `geocatalog.processes` entry points:
+    # `module:NAME` of a Process or a list of them, comma-separated.
+    extra_processes: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    job_heartbeat_seconds: float = 2.0
+    job_stalled_seconds: float = 10.0
+    job_secrets_key: str | None = None
+
     # Stock stac-fastapi knobs we fix for this service.
     stac_fastapi_title: str = "geocatalog"
     stac_fastapi_description: str = "Geospatial data catalog (STAC API / OGC API Features)"
@@ -55,6 +69,13 @@ class Settings(PgstacApiSettings):
 
     # `serve`: load the demo data set into an empty catalog on start.
     load_demo_data: bool = True
+
+    @field_validator("extra_processes", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
 
     @field_validator("base_url")
     @classmethod
@@ -81,6 +102,10 @@ class Settings(PgstacApiSettings):
     @property
     def issuer_key_file(self) -> Path:
         return self.data_dir / "issuer-key.json"
+
+    @property
+    def job_secrets_key_file(self) -> Path:
+        return self.data_dir / "job-secrets.key"
 
     @property
     def embedded(self) -> bool:

@@ -23,9 +23,10 @@ import pytest
 from stac_ext.app import create_app
 from stac_ext.database.cluster import Cluster
 from stac_ext.database.migrations import migrate
-from stac_ext.schemas import MIGRATIONS
+from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
 from stac_ext.settings import Settings
 from tests.issuer import TestIssuer
+from tests.processes import TEST_PROCESSES
 
 
 def free_port() -> int:
@@ -37,7 +38,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     if url := os.environ.get("GEOCATALOG_TEST_DATABASE_URL"):
-        migrate(url, MIGRATIONS, echo=lambda _: None)
+        migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
         yield url
         return
     root = Path(tempfile.mkdtemp(prefix="geocatalog-test-"))
@@ -45,7 +46,7 @@ def database_url() -> Iterator[str]:
     cluster = Cluster(datadir=root / "pg", port=free_port())
     cluster.start()
     try:
-        migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None)
+        migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
         yield cluster.dsn
     finally:
         cluster.stop()
@@ -61,13 +62,16 @@ def issuer() -> Iterator[TestIssuer]:
 
 
 @pytest.fixture(scope="session")
-def settings(database_url: str, issuer: TestIssuer) -> Settings:
-    return Settings(database_url=database_url, load_demo_data=False, oidc_issuer=issuer.url)
+def settings(database_url: str, issuer: TestIssuer,
+             tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(database_url=database_url, load_demo_data=False, oidc_issuer=issuer.url,
+                    geocatalog_data_dir=tmp_path_factory.mktemp("data"),
+                    job_heartbeat_seconds=0.5, job_stalled_seconds=3)
 
 
 @pytest.fixture(scope="session")
 async def app(settings: Settings) -> AsyncIterator:
-    application = create_app(settings)
+    application = create_app(settings, processes=TEST_PROCESSES)
     async with application.router.lifespan_context(application):
         yield application
 
@@ -151,7 +155,8 @@ def live_server(settings: Settings) -> Iterator[str]:
     """A real uvicorn process serving the app on a free port."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.database_url or "",
-           "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false"}
+           "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
+           "GEOCATALOG_DATA_DIR": str(settings.data_dir)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],

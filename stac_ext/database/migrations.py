@@ -45,8 +45,13 @@ class MigrationSet:
         return sorted(found)
 
 
+#: Installs a library's own schema (e.g. the job engine's); returns what it did, or None.
+Bootstrap = Callable[[psycopg.Connection], str | None]
+
+
 def migrate(
-    dsn: str, sets: Iterable[MigrationSet], echo: Callable[[str], None] = print
+    dsn: str, sets: Iterable[MigrationSet], echo: Callable[[str], None] = print,
+    bootstraps: Iterable[Bootstrap] = (),
 ) -> list[str]:
     """Bring pgstac and every package schema up to date; return what was applied."""
     applied: list[str] = []
@@ -63,6 +68,10 @@ def migrate(
         conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
         try:
             conn.execute(_BOOKKEEPING)
+            for bootstrap in bootstraps:
+                if done := bootstrap(conn):
+                    applied.append(done)
+                    echo(f"applied {done}")
             for migration_set in sets:
                 applied += _apply_set(conn, migration_set, echo)
         finally:

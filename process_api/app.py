@@ -1,0 +1,57 @@
+"""The process API as a FastAPI app, mounted at `/processes` by the composition root."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+
+from process_api.engine import Engine
+from process_api.errors import add_error_handlers
+from process_api.routes import jobs_router, processes_router, service_router
+
+
+@dataclass(frozen=True)
+class ProcessesConfig:
+    engine: Engine
+    user: Callable[..., Any]  # FastAPI dependency: a token of the process client
+    in_process_worker: bool = True
+    worker_concurrency: int = 2
+
+
+def create_process_app(config: ProcessesConfig) -> FastAPI:
+    engine = config.engine
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with engine:
+            worker = None
+            if config.in_process_worker:
+                worker = asyncio.create_task(engine.run_worker(
+                    config.worker_concurrency, install_signal_handlers=False))
+            try:
+                yield
+            finally:
+                if worker is not None:
+                    worker.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await worker
+
+    app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
+                  openapi_url="/api", docs_url="/api.html", redoc_url=None,
+                  description="OGC API Processes - Part 1: Core.")
+    app.include_router(service_router())
+    app.include_router(processes_router(engine, config.user))
+    app.include_router(jobs_router(engine, config.user))
+    add_error_handlers(app)
+    return app
+
+
+def lifespan_of(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
+    """The sub-app's lifespan, for the root app to run (a mount does not run it)."""
+    return lambda: app.router.lifespan_context(app)

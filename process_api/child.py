@@ -1,0 +1,66 @@
+"""Runs one process in its own OS process: `python -m process_api.child`.
+
+Reads `{"entry", "inputs", "limits"}` on stdin; applies the limits; writes protocol lines
+to the original stdout (`{"progress"...}`, then `{"result"...}` or `{"error"...}`). The
+process's own prints go to stderr, so they cannot break the protocol.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+EXIT_ERROR, EXIT_MEMORY = 1, 3
+
+
+class Context:
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def progress(self, percent: int, message: str | None = None) -> None:
+        self._out.write(json.dumps({"progress": int(percent), "message": message}) + "\n")
+        self._out.flush()
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when its worker dies, so no job outlives its supervisor."""
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def main() -> int:
+    _die_with_parent()
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout = sys.stderr
+    request: dict[str, Any] = json.loads(sys.stdin.read())
+    limits = request.get("limits") or {}
+    try:
+        if limits.get("memory_bytes"):
+            import resource
+
+            size = int(limits["memory_bytes"])
+            resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+        if limits.get("cores"):
+            os.sched_setaffinity(0, limits["cores"])
+        module, _, name = request["entry"].partition(":")
+        run = getattr(importlib.import_module(module), name)
+        result = run(request["inputs"], Context(protocol))
+    except MemoryError:
+        protocol.write(json.dumps({"error": "memory"}) + "\n")
+        return EXIT_MEMORY
+    except Exception as e:  # the job's failure, reported to its record
+        protocol.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
+        return EXIT_ERROR
+    protocol.write(json.dumps({"result": result}) + "\n")
+    protocol.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""OGC API Processes exceptions: `{"type", "title", "status", "detail"}` for every error."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+_BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden", 404: "not-found",
+              405: "method-not-allowed", 409: "conflict", 413: "payload-too-large",
+              503: "unavailable"}
+
+
+class OgcError(HTTPException):
+    def __init__(self, status: int, name: str, detail: str,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(status_code=status, detail=detail, headers=headers)
+        self.name = name
+
+
+def no_such_process(process_id: str) -> OgcError:
+    return OgcError(404, "no-such-process", f"There is no process {process_id!r}.")
+
+
+def no_such_job(job_id: object) -> OgcError:
+    return OgcError(404, "no-such-job", f"There is no job {job_id} of yours.")
+
+
+def _body(status: int, name: str, detail: str) -> dict:
+    return {"type": OGC + name, "title": HTTPStatus(status).phrase, "status": status,
+            "detail": detail}
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        name = getattr(exc, "name", None) or _BY_STATUS.get(exc.status_code, "error")
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return JSONResponse(_body(exc.status_code, name, detail), status_code=exc.status_code,
+                            headers=exc.headers)
+
+    async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        where = [".".join(str(p) for p in e.get("loc", ())) + f": {e.get('msg')}"
+                 for e in exc.errors()]
+        return JSONResponse(_body(400, "invalid-input", "; ".join(where)), status_code=400)
+
+    app.add_exception_handler(StarletteHTTPException, on_http)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+"""Named SQL of the job store (schema `processes`)."""
+
+INSERT_JOB = """
+INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources)
+VALUES (%(id)s, %(process_id)s, %(owner)s, %(project)s, %(inputs)s, %(secrets)s,
+        %(resources)s)
+RETURNING *
+"""
+
+SET_QUEUE_JOB = "UPDATE processes.jobs SET queue_job_id = %(queue_job_id)s WHERE id = %(id)s"
+
+GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
+
+#: A job the caller may see: their own, or one of a project (group) they belong to.
+GET_VISIBLE_JOB = """
+SELECT * FROM processes.jobs
+WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s))
+"""
+
+LIST_JOBS = """
+SELECT * FROM processes.jobs
+WHERE (owner = %(owner)s OR project = ANY(%(projects)s))
+  AND (%(process_id)s::text IS NULL OR process_id = %(process_id)s)
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s))
+ORDER BY created DESC, id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+#: accepted -> running, once: a second worker picking the same job gets nothing.
+START_JOB = """
+UPDATE processes.jobs
+SET status = 'running', started = now(), updated = now(), attempts = attempts + 1,
+    message = 'running', progress = 0, resources = %(resources)s
+WHERE id = %(id)s AND status = 'accepted'
+RETURNING *
+"""
+
+PROGRESS = """
+UPDATE processes.jobs SET progress = %(progress)s, message = %(message)s, updated = now()
+WHERE id = %(id)s AND status = 'running'
+"""
+
+FINISH_JOB = """
+UPDATE processes.jobs
+SET status = %(status)s, message = %(message)s, results = %(results)s,
+    progress = CASE WHEN %(status)s = 'successful' THEN 100 ELSE progress END,
+    finished = now(), updated = now(), secrets = NULL
+WHERE id = %(id)s AND status IN ('accepted', 'running')
+RETURNING *
+"""
+
+#: Back to the queue after its worker died (the process allows retries).
+REQUEUE_JOB = """
+UPDATE processes.jobs
+SET status = 'accepted', message = %(message)s, started = NULL, updated = now()
+WHERE id = %(id)s AND status = 'running'
+"""
+
+#: Any job but a dismissed one: a queued or running job stops, a finished one loses its
+#: results.
+DISMISS_JOB = """
+UPDATE processes.jobs
+SET status = 'dismissed', message = 'dismissed by the user', results = NULL,
+    finished = coalesce(finished, now()), updated = now(), secrets = NULL
+WHERE id = %(id)s AND status <> 'dismissed'
+RETURNING *
+"""
+
+JOB_STATUS = "SELECT status FROM processes.jobs WHERE id = %(id)s"
+
+JOB_BY_QUEUE_ID = "SELECT * FROM processes.jobs WHERE queue_job_id = %(queue_job_id)s"

@@ -1,0 +1,73 @@
+"""SPEC's `resources`: Kubernetes quantities, checked against the worker and enforced.
+
+`limits.memory` becomes the child process's RLIMIT_DATA (its heap and anonymous memory),
+`limits.cpu` the number of cores it may run on (CPU affinity, at least one; a fraction
+rounds up). `requests` must fit what this worker offers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_MEMORY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$")
+_FACTORS = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+class ResourceError(ValueError):
+    """The job asks for more than this worker can give."""
+
+
+def parse_cpu(quantity: str) -> float:
+    return int(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+def parse_memory(quantity: str) -> int:
+    match = _MEMORY.match(quantity)
+    if not match:
+        raise ValueError(f"not a memory quantity: {quantity!r}")
+    return int(float(match.group(1)) * _FACTORS[match.group(2)])
+
+
+def worker_offer() -> tuple[int, int]:
+    """(cores, bytes of memory) this machine gives a job."""
+    cores = len(os.sched_getaffinity(0))
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return cores, memory
+
+
+@dataclass(frozen=True)
+class Plan:
+    cores: list[int] | None
+    memory_bytes: int | None
+    record: dict[str, Any]
+
+    def child_limits(self) -> dict[str, Any]:
+        """What `process_api.child` applies before it runs the process."""
+        return {"cores": self.cores, "memory_bytes": self.memory_bytes}
+
+
+def plan(resources: dict[str, Any] | None) -> Plan:
+    """What to enforce for a job's `resources`; ResourceError when requests do not fit."""
+    resources = resources or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    cores_offered, memory_offered = worker_offer()
+    if "cpu" in requests and parse_cpu(requests["cpu"]) > cores_offered:
+        raise ResourceError(f"requests.cpu {requests['cpu']} is more than this worker's "
+                            f"{cores_offered} cores")
+    if "memory" in requests and parse_memory(requests["memory"]) > memory_offered:
+        raise ResourceError(f"requests.memory {requests['memory']} is more than this "
+                            f"worker's {memory_offered // 2**20}Mi")
+    cores = None
+    if "cpu" in limits:
+        count = max(1, min(cores_offered, math.ceil(parse_cpu(limits["cpu"]))))
+        cores = sorted(os.sched_getaffinity(0))[:count]
+    memory = parse_memory(limits["memory"]) if "memory" in limits else None
+    record = {"limits": limits, "requests": requests,
+              "applied": {"cores": len(cores) if cores else None, "memoryBytes": memory},
+              "worker": {"cores": cores_offered, "memoryBytes": memory_offered}}
+    return Plan(cores=cores, memory_bytes=memory, record=record)

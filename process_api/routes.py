@@ -1,0 +1,185 @@
+"""Routers of the process API: landing, conformance, processes, jobs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Annotated, Any, Protocol
+
+import jsonschema
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from process_api.documents import JSON, description, status_info, summary
+from process_api.engine import Engine
+from process_api.errors import OgcError, no_such_job, no_such_process
+from process_api.models import ExecuteRequest
+from process_api.secrets import split_secrets
+
+logger = logging.getLogger("geocatalog.processes")
+
+CONFORMANCE = [
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/json",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/job-list",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
+]
+STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
+
+
+class User(Protocol):
+    username: str
+    groups: frozenset[str]
+
+
+def _schema_error(error: jsonschema.ValidationError) -> str:
+    """Where and which rule, never the value (it may be a password)."""
+    where = "/".join(map(str, error.absolute_path)) or "(root)"
+    if error.validator in ("required", "additionalProperties"):
+        return f"{where}: {error.message}"
+    rule = json.dumps(error.validator_value)
+    return f"{where}: must satisfy {error.validator} {rule[:120]}"
+
+
+def _base(request: Request) -> str:
+    """This API's root URL: the mount point (`root_path`) on the request's host."""
+    return f"{request.url.scheme}://{request.url.netloc}{request.scope.get('root_path', '')}/"
+
+
+def service_router() -> APIRouter:
+    router = APIRouter(tags=["Service"])
+
+    @router.get("/", summary="Landing page")
+    async def landing(request: Request) -> dict:
+        base = _base(request)
+        return {"title": "geocatalog processes",
+                "description": "OGC API Processes: list, describe and execute processes; "
+                               "monitor jobs and fetch their results.",
+                "links": [
+                    {"rel": "self", "type": JSON, "href": base},
+                    {"rel": "service-desc", "type": "application/vnd.oai.openapi+json;version=3.1",
+                     "href": f"{base}api"},
+                    {"rel": "service-doc", "type": "text/html", "href": f"{base}api.html"},
+                    {"rel": "http://www.opengis.net/def/rel/ogc/1.0/conformance", "type": JSON,
+                     "href": f"{base}conformance"},
+                    {"rel": "http://www.opengis.net/def/rel/ogc/1.0/processes", "type": JSON,
+                     "href": f"{base}processes"},
+                    {"rel": "http://www.opengis.net/def/rel/ogc/1.0/job-list", "type": JSON,
+                     "href": f"{base}jobs"}]}
+
+    @router.get("/conformance", summary="Conformance classes")
+    async def conformance() -> dict:
+        return {"conformsTo": CONFORMANCE}
+
+    return router
+
+
+def processes_router(engine: Engine, user: Any) -> APIRouter:
+    router = APIRouter(prefix="/processes", tags=["Processes"])
+
+    def find(process_id: str):
+        process = engine.registry.get(process_id)
+        if process is None:
+            raise no_such_process(process_id)
+        return process
+
+    @router.get("", summary="The processes offered (public)")
+    async def list_processes(request: Request) -> dict:
+        base = _base(request)
+        return {"processes": [summary(p, base) for p in engine.registry],
+                "links": [{"rel": "self", "type": JSON, "href": f"{base}processes"}]}
+
+    @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas")
+    async def describe(process_id: str, request: Request, caller: User = Depends(user)) -> dict:
+        return description(find(process_id), _base(request))
+
+    @router.post("/{process_id}/execution", status_code=201,
+                 summary="Execute a process: creates a job")
+    async def execute(process_id: str, body: ExecuteRequest, request: Request,
+                      caller: User = Depends(user)) -> JSONResponse:
+        process = find(process_id)
+        inputs = body.process_inputs()
+        validator = jsonschema.Draft202012Validator(dict(process.inputs))
+        errors = sorted(validator.iter_errors(inputs), key=lambda e: list(e.absolute_path))
+        if errors:
+            listed = "; ".join(_schema_error(e) for e in errors)
+            raise OgcError(400, "invalid-input", f"processInputs do not match the process's "
+                           f"inputs schema: {listed}")
+        project = body.metadata.project if body.metadata else None
+        if project is not None and project not in caller.groups:
+            raise HTTPException(status_code=403, detail=f"You are not a member of the "
+                                f"project {project!r}.")
+        stored, secrets = split_secrets(inputs, process.inputs)
+        job = await engine.store.create(process.id, caller.username, project, stored,
+                                        engine.box.seal(secrets), inputs.get("resources"))
+        try:
+            await engine.submit(job)
+        except Exception as e:
+            logger.exception("queueing job %s failed", job["id"])
+            await engine.store.finish(job["id"], "failed", "The job could not be queued.")
+            raise OgcError(503, "unavailable", "The job engine is unavailable; retry.") from e
+        base = _base(request)
+        return JSONResponse(status_info(job, base), status_code=201,
+                            headers={"Location": f"{base}jobs/{job['id']}"})
+
+    return router
+
+
+def jobs_router(engine: Engine, user: Any) -> APIRouter:
+    router = APIRouter(prefix="/jobs", tags=["Jobs"])
+
+    async def visible(job_id: str, caller: User):
+        try:
+            key = uuid.UUID(job_id)
+        except ValueError:
+            raise no_such_job(job_id) from None
+        job = await engine.store.visible(key, caller.username, sorted(caller.groups))
+        if job is None:
+            raise no_such_job(job_id)
+        return job
+
+    @router.get("", summary="Your jobs and your projects' jobs")
+    async def list_jobs(
+        request: Request, caller: User = Depends(user),
+        processID: Annotated[str | None, Query(max_length=256)] = None,
+        status: Annotated[list[str] | None, Query()] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> dict:
+        statuses = [s for value in status or [] for s in value.split(",") if s]
+        if unknown := set(statuses) - set(STATUSES):
+            raise OgcError(400, "invalid-input", f"Unknown status {sorted(unknown)}; "
+                           f"one of {', '.join(STATUSES)}.")
+        rows = await engine.store.list(caller.username, sorted(caller.groups), processID,
+                                       statuses or None, limit + 1, offset)
+        base = _base(request)
+        links = [{"rel": "self", "type": JSON, "href": str(request.url)}]
+        if len(rows) > limit:
+            links.append({"rel": "next", "type": JSON, "href": str(
+                request.url.include_query_params(offset=offset + limit, limit=limit))})
+        return {"jobs": [status_info(row, base) for row in rows[:limit]], "links": links}
+
+    @router.get("/{job_id}", summary="A job's status")
+    async def get_job(job_id: str, request: Request, caller: User = Depends(user)) -> dict:
+        return status_info(await visible(job_id, caller), _base(request))
+
+    @router.get("/{job_id}/results", summary="A job's results, once it is successful")
+    async def results(job_id: str, caller: User = Depends(user)) -> Any:
+        job = await visible(job_id, caller)
+        if job["status"] == "successful":
+            return job["results"]
+        if job["status"] == "failed":
+            raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
+        if job["status"] == "dismissed":
+            raise OgcError(404, "result-not-ready", "The job was dismissed: no results.")
+        raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
+
+    @router.delete("/{job_id}", summary="Dismiss a job")
+    async def dismiss(job_id: str, request: Request, caller: User = Depends(user)) -> Response:
+        job = await visible(job_id, caller)
+        if job["status"] != "dismissed":
+            job = await engine.dismiss(job) or await visible(job_id, caller)
+        return JSONResponse(status_info(job, _base(request)))
+
+    return router

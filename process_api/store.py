@@ -1,0 +1,78 @@
+"""The job records: one row per job in `processes.jobs`, over a psycopg pool."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from process_api import queries
+
+Job = dict[str, Any]
+
+
+class JobStore:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+
+    async def _one(self, query: str, **params: Any) -> Job | None:
+        async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(query, params)
+            return await cur.fetchone() if cur.description else None
+
+    async def create(self, process_id: str, owner: str, project: str | None,
+                     inputs: dict[str, Any], secrets: str | None,
+                     resources: dict[str, Any] | None) -> Job:
+        job = await self._one(queries.INSERT_JOB, id=uuid.uuid4(), process_id=process_id,
+                              owner=owner, project=project, inputs=Jsonb(inputs),
+                              secrets=secrets, resources=Jsonb(resources or {}))
+        assert job is not None
+        return job
+
+    async def set_queue_job(self, job_id: uuid.UUID, queue_job_id: int) -> None:
+        await self._one(queries.SET_QUEUE_JOB, id=job_id, queue_job_id=queue_job_id)
+
+    async def get(self, job_id: uuid.UUID | str) -> Job | None:
+        return await self._one(queries.GET_JOB, id=job_id)
+
+    async def visible(self, job_id: uuid.UUID, owner: str, projects: Sequence[str]) -> Job | None:
+        return await self._one(queries.GET_VISIBLE_JOB, id=job_id, owner=owner,
+                               projects=list(projects))
+
+    async def list(self, owner: str, projects: Sequence[str], process_id: str | None,
+                   statuses: Sequence[str] | None, limit: int, offset: int) -> list[Job]:
+        async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(queries.LIST_JOBS, {
+                "owner": owner, "projects": list(projects), "process_id": process_id,
+                "statuses": list(statuses) if statuses else None, "limit": limit,
+                "offset": offset})
+            return await cur.fetchall()
+
+    async def start(self, job_id: uuid.UUID | str, resources: dict[str, Any]) -> Job | None:
+        return await self._one(queries.START_JOB, id=job_id, resources=Jsonb(resources))
+
+    async def progress(self, job_id: uuid.UUID | str, progress: int, message: str | None) -> None:
+        await self._one(queries.PROGRESS, id=job_id, progress=max(0, min(100, progress)),
+                        message=message)
+
+    async def finish(self, job_id: uuid.UUID | str, status: str, message: str,
+                     results: dict[str, Any] | None = None) -> Job | None:
+        return await self._one(queries.FINISH_JOB, id=job_id, status=status, message=message,
+                               results=Jsonb(results) if results is not None else None)
+
+    async def requeue(self, job_id: uuid.UUID | str, message: str) -> None:
+        await self._one(queries.REQUEUE_JOB, id=job_id, message=message)
+
+    async def dismiss(self, job_id: uuid.UUID | str) -> Job | None:
+        return await self._one(queries.DISMISS_JOB, id=job_id)
+
+    async def status(self, job_id: uuid.UUID | str) -> str | None:
+        row = await self._one(queries.JOB_STATUS, id=job_id)
+        return row["status"] if row else None
+
+    async def by_queue_job(self, queue_job_id: int) -> Job | None:
+        return await self._one(queries.JOB_BY_QUEUE_ID, queue_job_id=queue_job_id)

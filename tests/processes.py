@@ -1,0 +1,51 @@
+"""Processes that exist only for tests (run by the real engine, in child processes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from process_api import Process
+from process_api.processes.sections import RESOURCES
+
+
+def hog(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Holds `mebibytes` of memory at once."""
+    blocks = [bytearray(1 << 20) for _ in range(int(inputs["mebibytes"]))]
+    return {"held": len(blocks)}
+
+
+def fail(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    raise RuntimeError(f"could not reach the provider with {inputs.get('token')}")
+
+
+HOG = Process(
+    id="test-hog", version="1", title="Memory hog", description="Allocates memory.",
+    inputs={"type": "object", "required": ["mebibytes"],
+            "properties": {"mebibytes": {"type": "integer"}, "resources": RESOURCES}},
+    outputs={"type": "object"}, entry="tests.processes:hog",
+)
+
+FAIL = Process(
+    id="test-fail", version="1", title="Failure", description="Fails, naming its secret.",
+    inputs={"type": "object", "properties": {
+        "token": {"type": "string", "writeOnly": True}}},
+    outputs={"type": "object"}, entry="tests.processes:fail",
+)
+
+TEST_PROCESSES = [HOG, FAIL]
+
+
+def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    import time
+
+    time.sleep(float(inputs.get("seconds", 3)))
+    return {"napped": True}
+
+
+NAP = Process(
+    id="test-nap", version="1", title="Nap, retried", description="Sleeps; retried once "
+    "when its worker dies.", inputs={"type": "object"}, outputs={"type": "object"},
+    entry="tests.processes:nap", retries=1,
+)
+
+TEST_PROCESSES.append(NAP)

@@ -1,0 +1,143 @@
+"""The job engine under failure: a worker killed mid-job, an API restart, secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from owslib.ogcapi.processes import Processes
+
+from stac_ext.app import create_app
+from tests.conftest import http_client
+from tests.processes import TEST_PROCESSES
+from tests.test_processes import PROCESS_CLIENT, execute, wait_for
+
+
+@pytest.fixture
+async def alice(app, issuer) -> httpx.AsyncClient:
+    async with http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        yield c
+
+
+def start_worker(settings, queue: str) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": settings.database_url, "JOB_QUEUE": queue,
+           "GEOCATALOG_DATA_DIR": str(settings.data_dir), "OIDC_ISSUER": settings.oidc_issuer,
+           "JOB_HEARTBEAT_SECONDS": "0.5", "JOB_STALLED_SECONDS": "3",
+           "EXTRA_PROCESSES": "tests.processes:TEST_PROCESSES"}
+    return subprocess.Popen([sys.executable, "-m", "stac_ext.cli", "worker", "--concurrency",
+                             "2"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def queue() -> Iterator[str]:
+    yield f"test-{uuid.uuid4().hex[:8]}"
+
+
+async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
+    """A job of a killed worker ends `failed`, or is retried when its process allows it."""
+    submitter = create_app(settings.model_copy(update={"job_queue": queue,
+                                                       "in_process_worker": False}),
+                           processes=TEST_PROCESSES)
+    first = start_worker(settings, queue)
+    second = None
+    try:
+        async with submitter.router.lifespan_context(submitter), \
+                http_client(submitter, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+            doomed = (await execute(c, "sleep", {"seconds": 120})).headers["Location"]
+            retried = (await execute(c, "test-nap", {"seconds": 2})).headers["Location"]
+            for url in (doomed, retried):
+                assert (await wait_for(c, url, "running"))["status"] == "running"
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+
+            # the in-process worker of the session app reaps jobs of dead workers
+            job = await wait_for(c, doomed, "failed", seconds=60)
+            assert job["status"] == "failed"
+            assert "worker running this job stopped" in job["message"]
+            job = await wait_for(c, retried, "accepted", "failed", seconds=60)
+            assert job["status"] == "accepted", job
+            second = start_worker(settings, queue)
+            job = await wait_for(c, retried, "successful", "failed", seconds=60)
+            assert job["status"] == "successful", job
+    finally:
+        for worker in (first, second):
+            if worker and worker.poll() is None:
+                worker.terminate()
+                worker.wait(timeout=30)
+
+
+async def test_api_restart_between_submit_and_completion(app, settings, issuer) -> None:
+    token = issuer.token("alice", client=PROCESS_CLIENT)
+    no_worker = settings.model_copy(update={"in_process_worker": False})
+    before = create_app(no_worker)
+    async with before.router.lifespan_context(before), http_client(before, token) as c:
+        r = await execute(c, "sleep", {"seconds": 1.5})
+        assert r.status_code == 201
+        url = r.headers["Location"]
+    after = create_app(no_worker)  # the session app's worker runs it meanwhile
+    async with after.router.lifespan_context(after), http_client(after, token) as c:
+        job = await wait_for(c, url, "successful", "failed")
+        assert job["status"] == "successful"
+        assert (await c.get(f"{url}/results")).json() == {"slept": 1.5}
+
+
+async def test_secrets_never_leave(alice: httpx.AsyncClient, app, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    password, secret, token = "PW-5e1f9a", "SK-93b2c7", "TK-77d0e4"
+    inputs = {"demo": True, "credentials": {"username": "u", "password": password},
+              "s3": {"accessKeyId": "AKIA-visible", "secretAccessKey": secret,
+                     "sessionToken": token}}
+    r = await execute(alice, "s3-manifest", inputs)
+    assert r.status_code == 201, r.text
+    url = r.headers["Location"]
+    seen = [r.text]
+    async with app.state.writepool.acquire() as conn:  # while queued or running
+        seen.append(str(await conn.fetch("SELECT j::text FROM processes.jobs j")))
+        seen.append(str(await conn.fetch(
+            "SELECT args::text FROM procrastinate.procrastinate_jobs")))
+    job = await wait_for(alice, url, "successful", "failed")
+    assert job["status"] == "successful", job
+    failing = await execute(alice, "test-fail", {"token": token})
+    failed = await wait_for(alice, failing.headers["Location"], "failed")
+    assert "***" in failed["message"]
+    for path in (url, f"{url}/results", failing.headers["Location"], "/processes/jobs"):
+        seen.append((await alice.get(path)).text)
+    async with app.state.writepool.acquire() as conn:
+        rows = await conn.fetch("SELECT j::text AS row, secrets FROM processes.jobs j "
+                                "WHERE id = $1", uuid.UUID(job["jobID"]))
+        seen.append(str(rows))
+        assert rows[0]["secrets"] is None  # erased once the job ended
+    seen.append(caplog.text)
+    everything = "\n".join(seen)
+    for value in (password, secret, token):
+        assert value not in everything
+    assert "AKIA-visible" in everything  # not secret: stays visible
+
+
+def test_owslib_lists_describes_executes(live_server: str, issuer) -> None:
+    token = issuer.token("ows", client=PROCESS_CLIENT)
+    client = Processes(f"{live_server}/processes/",
+                       headers={"Authorization": f"Bearer {token}"})
+    assert {"echo", "sleep", "s3-manifest"} <= {p["id"] for p in client.processes()}
+    described = client.process("echo")
+    assert described["inputs"]["properties"]["message"]["type"] == "string"
+    status = client.execute("echo", inputs={"message": "from owslib"})
+    assert status["status"] == "accepted" and status["processID"] == "echo"
+    url = f"{live_server}/processes/jobs/{status['jobID']}"
+    with httpx.Client(headers={"Authorization": f"Bearer {token}"}) as http:
+        for _ in range(600):
+            job = http.get(url).json()
+            if job["status"] in ("successful", "failed"):
+                break
+            asyncio.run(asyncio.sleep(0.1))
+        assert job["status"] == "successful"
+        assert http.get(f"{url}/results").json()["message"] == "from owslib"
