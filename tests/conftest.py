@@ -66,12 +66,16 @@ def settings(database_url: str, issuer: TestIssuer,
              tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(database_url=database_url, load_demo_data=False, oidc_issuer=issuer.url,
                     geocatalog_data_dir=tmp_path_factory.mktemp("data"),
-                    job_heartbeat_seconds=0.5, job_stalled_seconds=3)
+                    job_heartbeat_seconds=0.5, job_stalled_seconds=3,
+                    # one worker for the whole run: the session app's (it knows the
+                    # test processes); other apps made in tests only submit
+                    in_process_worker=False)
 
 
 @pytest.fixture(scope="session")
 async def app(settings: Settings) -> AsyncIterator:
-    application = create_app(settings, processes=TEST_PROCESSES)
+    with_worker = settings.model_copy(update={"in_process_worker": True})
+    application = create_app(with_worker, processes=TEST_PROCESSES)
     async with application.router.lifespan_context(application):
         yield application
 
@@ -156,7 +160,7 @@ def live_server(settings: Settings) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.database_url or "",
            "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
-           "GEOCATALOG_DATA_DIR": str(settings.data_dir)}
+           "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],

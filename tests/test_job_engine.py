@@ -123,21 +123,20 @@ async def test_secrets_never_leave(alice: httpx.AsyncClient, app, caplog) -> Non
     assert "AKIA-visible" in everything  # not secret: stays visible
 
 
-def test_owslib_lists_describes_executes(live_server: str, issuer) -> None:
+async def test_owslib_lists_describes_executes(app, live_server: str, issuer) -> None:
+    """The live server (a real uvicorn) takes OWSLib's requests; the session app's worker,
+    on this event loop, runs the job: OWSLib's blocking calls go to a thread."""
     token = issuer.token("ows", client=PROCESS_CLIENT)
     client = Processes(f"{live_server}/processes/",
                        headers={"Authorization": f"Bearer {token}"})
-    assert {"echo", "sleep", "s3-manifest"} <= {p["id"] for p in client.processes()}
-    described = client.process("echo")
+    listed = await asyncio.to_thread(client.processes)
+    assert {"echo", "sleep", "s3-manifest"} <= {p["id"] for p in listed}
+    described = await asyncio.to_thread(client.process, "echo")
     assert described["inputs"]["properties"]["message"]["type"] == "string"
-    status = client.execute("echo", inputs={"message": "from owslib"})
+    status = await asyncio.to_thread(client.execute, "echo", {"message": "from owslib"})
     assert status["status"] == "accepted" and status["processID"] == "echo"
     url = f"{live_server}/processes/jobs/{status['jobID']}"
-    with httpx.Client(headers={"Authorization": f"Bearer {token}"}) as http:
-        for _ in range(600):
-            job = http.get(url).json()
-            if job["status"] in ("successful", "failed"):
-                break
-            asyncio.run(asyncio.sleep(0.1))
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        job = await wait_for(http, url, "successful", "failed")
         assert job["status"] == "successful"
-        assert http.get(f"{url}/results").json()["message"] == "from owslib"
+        assert (await http.get(f"{url}/results")).json()["message"] == "from owslib"
