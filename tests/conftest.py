@@ -183,3 +183,26 @@ def live_server(settings: Settings) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+PROCESS_CLIENT = "geocatalog-processes"
+
+
+@pytest.fixture
+async def alice(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+    """alice with a token of the process API, member of the project `ocean-lab`."""
+    token = issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"])
+    async with http_client(app, token) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3-compatible server on loopback (moto's server mode)."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()

@@ -16,15 +16,9 @@ import pytest
 from owslib.ogcapi.processes import Processes
 
 from stac_ext.app import create_app
-from tests.conftest import http_client
+from tests.conftest import PROCESS_CLIENT, http_client
 from tests.processes import TEST_PROCESSES
-from tests.test_processes import PROCESS_CLIENT, execute, wait_for
-
-
-@pytest.fixture
-async def alice(app, issuer) -> httpx.AsyncClient:
-    async with http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
-        yield c
+from tests.test_processes import execute, wait_for
 
 
 def start_worker(settings, queue: str) -> subprocess.Popen:

@@ -10,16 +10,7 @@ import httpx
 import pytest
 
 from process_api.errors import OGC
-from tests.conftest import http_client
-
-PROCESS_CLIENT = "geocatalog-processes"
-
-
-@pytest.fixture
-async def alice(app, issuer) -> httpx.AsyncClient:
-    token = issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"])
-    async with http_client(app, token) as c:
-        yield c
+from tests.conftest import PROCESS_CLIENT, http_client
 
 
 @pytest.fixture

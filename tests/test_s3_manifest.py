@@ -7,15 +7,9 @@ import hashlib
 import httpx
 import pytest
 
-from tests.conftest import free_port, http_client
-from tests.s3 import KEY_ID, SECRET, s3_client, s3_endpoint  # noqa: F401 - fixture
-from tests.test_processes import PROCESS_CLIENT, execute, wait_for
-
-
-@pytest.fixture
-async def alice(app, issuer) -> httpx.AsyncClient:
-    async with http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
-        yield c
+from tests.conftest import free_port
+from tests.s3 import KEY_ID, SECRET, s3_client
+from tests.test_processes import execute, wait_for
 
 
 def s3_section(endpoint: str) -> dict:
