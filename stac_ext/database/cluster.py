@@ -135,8 +135,14 @@ class Cluster:
                 f"-c unix_socket_directories='{self.datadir}' "
                 "-c max_connections=200 -c shared_buffers=256MB"
             )
-            self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.datadir,
-                      "-l", self.log_file, "-o", options)
+            try:
+                self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.datadir,
+                          "-l", self.log_file, "-o", options)
+            except ClusterError as e:
+                log = self.log_file.read_text().strip().splitlines()[-3:] \
+                    if self.log_file.exists() else []
+                raise ClusterError(f"{e} Server log ({self.log_file}): "
+                                   + " | ".join(log)) from e
         self._ensure_database()
 
     def stop(self) -> None:
