@@ -1,22 +1,22 @@
 # Two commands run everything on a fresh Debian machine: `make run` and `make test`.
 # Missing system packages are installed when root (else one message names the command);
-# Python dependencies go into .venv.
+# Python dependencies go into .venv (the service's for `run`, plus the test tools for `test`).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
+HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
 PG_PACKAGES := postgresql postgresql-15-postgis-3
 
-.PHONY: run test lint system-deps venv
+.PHONY: run test lint system-deps
 
-run: system-deps venv
+run: system-deps $(VENV)/.run-$(HASH)
 	$(BIN)/geocatalog serve
 
-test: system-deps venv
+test: system-deps $(VENV)/.test-$(HASH)
 	$(BIN)/pytest
 
-lint: venv
+lint: $(VENV)/.test-$(HASH)
 	$(BIN)/ruff check .
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
@@ -35,10 +35,14 @@ system-deps:
 	  fi; \
 	fi
 
-venv: $(STAMP)
-
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.run-$(HASH): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	rm -f $(VENV)/.run-* && touch $@
+
+$(VENV)/.test-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test]"
-	rm -f $(VENV)/.installed-* && touch $@
+	rm -f $(VENV)/.test-* $(VENV)/.run-* && touch $@ $(VENV)/.run-$(HASH)
