@@ -1,6 +1,6 @@
 """Runs one process in its own OS process: `python -m process_api.child`.
 
-Reads `{"entry", "inputs", "limits"}` on stdin; applies the limits; writes protocol lines
+Reads `{"entry", "inputs", "limits", "job"}` on stdin; applies the limits; writes protocol lines
 to the original stdout (`{"progress"...}`, then `{"result"...}` or `{"error"...}`). The
 process's own prints go to stderr, so they cannot break the protocol.
 """
@@ -17,8 +17,14 @@ EXIT_ERROR, EXIT_MEMORY = 1, 3
 
 
 class Context:
-    def __init__(self, out: TextIO) -> None:
+    """What the process learns of its job, and how it reports progress."""
+
+    def __init__(self, out: TextIO, job: dict[str, Any]) -> None:
         self._out = out
+        self.job_id: str | None = job.get("id")
+        self.owner: str = job.get("owner") or ""
+        self.project: str | None = job.get("project")
+        self.service_url: str | None = job.get("service_url")
 
     def progress(self, percent: int, message: str | None = None) -> None:
         self._out.write(json.dumps({"progress": int(percent), "message": message}) + "\n")
@@ -50,7 +56,7 @@ def main() -> int:
             os.sched_setaffinity(0, limits["cores"])
         module, _, name = request["entry"].partition(":")
         run = getattr(importlib.import_module(module), name)
-        result = run(request["inputs"], Context(protocol))
+        result = run(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
         protocol.write(json.dumps({"error": "memory"}) + "\n")
         return EXIT_MEMORY

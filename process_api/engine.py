@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 from typing import Any
 
@@ -44,6 +45,7 @@ class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str = QUEUE,
                  heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0) -> None:
         self.queue = queue
+        self.dsn = dsn
         self.registry = registry
         self.box = box
         self.heartbeat = heartbeat_seconds
@@ -142,8 +144,10 @@ class Engine:
         secrets = self.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
-        outcome = await Supervisor(self.store, job_id, context).run(
-            process, inputs, limits.child_limits())
+        about = {"id": str(started["id"]), "owner": started["owner"],
+                 "project": started["project"], "service_url": started.get("service_url")}
+        outcome = await Supervisor(self.store, job_id, context, self.dsn).run(
+            process, inputs, limits.child_limits(), about)
         await self._record(job_id, process, outcome, hide,
                            started["inputs"].get("resources") or {})
 
@@ -173,22 +177,25 @@ class Engine:
 class Supervisor:
     """Runs one job's child process: relays progress, kills it on dismissal."""
 
-    def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext) -> None:
+    def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
+                 dsn: str) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
+        # processes are deployment-installed code: they get the service's database
+        self.env = {**os.environ, "DATABASE_URL": dsn}
 
-    async def run(self, process: Process, inputs: dict[str, Any],
-                  limits: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
+                  about: dict[str, Any]) -> dict[str, Any]:
         child = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "process_api.child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,  # the process's prints may hold anything
-            limit=2**26,
+            limit=2**26, env=self.env,
         )
         assert child.stdin and child.stdout
         child.stdin.write(json.dumps({"entry": process.entry, "inputs": inputs,
-                                      "limits": limits}).encode())
+                                      "limits": limits, "job": about}).encode())
         await child.stdin.drain()
         child.stdin.close()
         watcher = asyncio.create_task(self._watch_dismissal(child))

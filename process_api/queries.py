@@ -1,9 +1,10 @@
 """Named SQL of the job store (schema `processes`)."""
 
 INSERT_JOB = """
-INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources)
+INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
+                           service_url)
 VALUES (%(id)s, %(process_id)s, %(owner)s, %(project)s, %(inputs)s, %(secrets)s,
-        %(resources)s)
+        %(resources)s, %(service_url)s)
 RETURNING *
 """
 

@@ -20,7 +20,12 @@ _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 class Context(Protocol):
-    """What a running process may tell its job."""
+    """What a running process knows of its job, and may tell it."""
+
+    job_id: str | None
+    owner: str  # the caller: the process runs as them
+    project: str | None  # the caller's group project, or None (personal)
+    service_url: str | None  # the service root the job was submitted through
 
     def progress(self, percent: int, message: str | None = None) -> None: ...
 

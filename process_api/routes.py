@@ -112,7 +112,8 @@ def processes_router(engine: Engine, user: Any) -> APIRouter:
                                 f"project {project!r}.")
         stored, secrets = split_secrets(inputs, process.inputs)
         job = await engine.store.create(process.id, caller.username, project, stored,
-                                        engine.box.seal(secrets), inputs.get("resources"))
+                                        engine.box.seal(secrets), inputs.get("resources"),
+                                        service_url=str(request.base_url))
         try:
             await engine.submit(job)
         except Exception as e:

@@ -26,10 +26,11 @@ class JobStore:
 
     async def create(self, process_id: str, owner: str, project: str | None,
                      inputs: dict[str, Any], secrets: str | None,
-                     resources: dict[str, Any] | None) -> Job:
+                     resources: dict[str, Any] | None, service_url: str | None = None) -> Job:
         job = await self._one(queries.INSERT_JOB, id=uuid.uuid4(), process_id=process_id,
                               owner=owner, project=project, inputs=Jsonb(inputs),
-                              secrets=secrets, resources=Jsonb(resources or {}))
+                              secrets=secrets, resources=Jsonb(resources or {}),
+                              service_url=service_url)
         assert job is not None
         return job
 

@@ -32,6 +32,7 @@ from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.errors import add_error_handlers
 from stac_ext.keyfiles import decode_key, load_or_create_key
 from stac_ext.proxy import BaseUrlMiddleware
+from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.root import root_router
 from stac_ext.settings import Settings
 
@@ -77,7 +78,8 @@ def build_engine(settings: Settings, processes: Iterable[Process] = ()) -> Engin
     """The job engine, as the API and `geocatalog worker` both build it."""
     key = (decode_key(settings.job_secrets_key) if settings.job_secrets_key
            else load_or_create_key(settings.job_secrets_key_file))
-    registry = Registry.discover([*configured_processes(settings), *processes])
+    registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
+                                  *processes])
     return Engine(settings.dsn, registry, SecretBox(key),
                   queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
                   stalled_seconds=settings.job_stalled_seconds)

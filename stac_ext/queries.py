@@ -20,3 +20,7 @@ WHERE collection = $1 AND id = ANY($2::text[])
 """
 
 DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
+
+UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"
+
+CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"

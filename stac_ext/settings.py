@@ -52,6 +52,10 @@ class Settings(PgstacApiSettings):
     # More processes, besides the built-ins and the `geocatalog.processes` entry points:
     # `module:NAME` of a Process or a list of them, comma-separated.
     extra_processes: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # `publish-dataset` creates a missing `climate_forecast-*` collection only for jobs of
+    # these projects (`*`: any job, personal ones too; empty: never).
+    publish_collection_projects: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["*"])
     job_heartbeat_seconds: float = 2.0
     job_stalled_seconds: float = 10.0
     job_secrets_key: str | None = None
@@ -70,7 +74,7 @@ class Settings(PgstacApiSettings):
     # `serve`: load the demo data set into an empty catalog on start.
     load_demo_data: bool = True
 
-    @field_validator("extra_processes", mode="before")
+    @field_validator("extra_processes", "publish_collection_projects", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

@@ -9,12 +9,10 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any, cast
 
 import attr
 from fastapi import HTTPException, Request
-from pydantic import ValidationError
 from stac_fastapi.extensions.bulk_transactions import BulkTransactionMethod, Items
 from stac_fastapi.extensions.transaction.request import (
     PartialItem,
@@ -33,24 +31,11 @@ from starlette.responses import JSONResponse, Response
 
 from stac_ext import queries
 from stac_ext.content import ItemDecorator
+from stac_ext.item_rules import ItemRuleError, prepare_item, stamp
 from stac_ext.models import ItemCollectionIn, ItemIn
 from stac_ext.policy import DataPolicy
 
 COLLECTION_ID = re.compile(r"^[a-z0-9_]+-[a-z0-9_]+$")
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def stamp(item: dict[str, Any], owner: str, created: str | None = None) -> dict[str, Any]:
-    """Server-set properties: the owner, creation and update times."""
-    now = utc_now()
-    properties = item.setdefault("properties", {})
-    properties["owner"] = owner
-    properties["created"] = created or now
-    properties["updated"] = now
-    return item
 
 
 def item_url(request: Request, collection_id: str, item_id: str) -> str:
@@ -89,6 +74,16 @@ class TransactionsClient(StockTransactionsClient):
     #: remove catalog links to the item.
     on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
 
+    @staticmethod
+    def _prepare(request: Request, item: ItemIn, collection_id: str, owner: str,
+                 created: str | None = None, expected_id: str | None = None) -> dict[str, Any]:
+        try:
+            return prepare_item(item, collection_id, owner,
+                                request.app.state.settings.invalid_id_chars, created,
+                                expected_id)
+        except ItemRuleError as e:
+            raise HTTPException(status_code=400, detail=str(e)) from e
+
     async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
         item["links"] = await ItemLinks(
             collection_id=item["collection"], item_id=item["id"], request=request
@@ -100,19 +95,17 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Response:
         owner = self.policy.principal(request).username
         await require_collection(request, collection_id)
-        body = cast(dict[str, Any], item.model_dump(mode="json"))
-        features = body["features"] if body["type"] == "FeatureCollection" else [body]
-        for feature in features:
-            self._validate_item(request, feature, collection_id)  # type: ignore[arg-type]
-            feature["collection"] = collection_id
-            stamp(feature, owner)
+        many = isinstance(item, ItemCollectionIn)
+        features = [self._prepare(request, f, collection_id, owner)
+                    for f in (item.features if many else [item])]  # type: ignore[union-attr]
         async with request.app.state.get_connection(request, "w") as conn:
-            if body["type"] == "FeatureCollection":
+            if many:
                 await dbfunc(conn, "create_items", features)
             else:
-                await dbfunc(conn, "create_item", body)
-        if body["type"] == "FeatureCollection":
+                await dbfunc(conn, "create_item", features[0])
+        if many:
             return JSONResponse({"created": len(features)}, status_code=201)
+        body = features[0]
         return JSONResponse(
             await self._respond_item(request, body), status_code=201,
             media_type=MimeTypes.geojson.value,
@@ -125,10 +118,8 @@ class TransactionsClient(StockTransactionsClient):
         existing = await stored_item(request, collection_id, item_id)
         owner = existing["properties"].get("owner")
         self.policy.require_item_owner(request, owner)
-        body = cast(dict[str, Any], item.model_dump(mode="json"))
-        self._validate_item(request, body, collection_id, item_id)  # type: ignore[arg-type]
-        body["collection"] = collection_id
-        stamp(body, owner, existing["properties"].get("created"))
+        body = self._prepare(request, item, collection_id, owner,
+                             existing["properties"].get("created"), expected_id=item_id)
         async with request.app.state.get_connection(request, "w") as conn:
             await dbfunc(conn, "update_item", body)
         return await self._respond_item(request, body)
@@ -210,25 +201,26 @@ class BulkTransactionsClient(StockBulkClient):
             async with request.app.state.get_connection(request, "r") as conn:
                 rows = await conn.fetch(queries.ITEM_OWNERS, collection_id, list(items.items))
             existing = {row["id"]: dict(row) for row in rows}
-        refused = []
-        accepted: dict[str, Any] = {}
+        refused: list[dict[str, str]] = []
+        accepted: list[dict[str, Any]] = []
+        invalid_chars = request.app.state.settings.invalid_id_chars
         for item_id, raw in items.items.items():
-            try:  # the same body rules as a single POST (minimal items, derived bbox)
-                item = ItemIn.model_validate(raw).model_dump(mode="json")
-            except ValidationError as e:
-                refused.append({"id": item_id, "msg": f"invalid item: {e.errors()[0]['msg']}"})
-                continue
             found = existing.get(item_id)
             if found and found["owner"] != principal.username and not self.policy.is_admin(
                 principal
             ):
                 refused.append({"id": item_id, "msg": "owned by another user"})
                 continue
-            owner = found["owner"] if found else principal.username
-            accepted[item_id] = stamp(item, owner, found["created"] if found else None)
-        result = await super().bulk_item_insert(
-            Items(items=accepted, method=items.method), **kwargs
-        )
-        result["received"] = len(items.items)
-        result["errors"] = [*result.get("errors", []), *refused]
-        return result
+            try:  # the same rules as a single POST (minimal items, derived bbox)
+                accepted.append(prepare_item(
+                    raw, collection_id, found["owner"] if found else principal.username,
+                    invalid_chars, found["created"] if found else None, expected_id=item_id))
+            except ItemRuleError as e:
+                refused.append({"id": item_id, "msg": str(e)})
+        if accepted:
+            function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
+                        else "create_items")
+            async with request.app.state.get_connection(request, "w") as conn:
+                await dbfunc(conn, function, accepted)
+        return {"received": len(items.items), "success": len(accepted), "skipped": 0,
+                "errors": refused}

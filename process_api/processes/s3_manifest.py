@@ -16,20 +16,24 @@ _CHUNK = 1 << 20
 _DEMO_OBJECTS = {"demo/readme.txt": b"geocatalog demo object\n", "demo/empty.bin": b""}
 
 
+def s3_storage_options(s3: dict[str, Any]) -> dict[str, Any]:
+    """fsspec/s3fs options for SPEC's `s3` section (credentials go only here)."""
+    client_kwargs = {"endpoint_url": s3.get("endpoint"), "region_name": s3.get("defaultRegion")}
+    options = {
+        "key": s3.get("accessKeyId"), "secret": s3.get("secretAccessKey"),
+        "token": s3.get("sessionToken"), "anon": not s3.get("accessKeyId"),
+        "client_kwargs": {k: v for k, v in client_kwargs.items() if v},
+        # an unreachable endpoint is reported in seconds, not after minutes of retries
+        "config_kwargs": {"connect_timeout": 5, "read_timeout": 30,
+                          "retries": {"max_attempts": 2, "mode": "standard"}},
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
 def s3_filesystem(s3: dict[str, Any]) -> Any:
-    """An s3fs filesystem for SPEC's `s3` section (credentials go only here)."""
     import s3fs
 
-    client_kwargs: dict[str, Any] = {}
-    if s3.get("endpoint"):
-        client_kwargs["endpoint_url"] = s3["endpoint"]
-    if s3.get("defaultRegion"):
-        client_kwargs["region_name"] = s3["defaultRegion"]
-    return s3fs.S3FileSystem(
-        key=s3.get("accessKeyId"), secret=s3.get("secretAccessKey"),
-        token=s3.get("sessionToken"), client_kwargs=client_kwargs,
-        anon=not s3.get("accessKeyId"), skip_instance_cache=True,
-    )
+    return s3fs.S3FileSystem(skip_instance_cache=True, **s3_storage_options(s3))
 
 
 def manifest(inputs: dict[str, Any], context: Context) -> dict[str, Any]:

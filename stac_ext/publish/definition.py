@@ -1,0 +1,42 @@
+"""The process definition: SPEC-shaped inputs, and the outputs it returns."""
+
+from __future__ import annotations
+
+from process_api import Process
+from process_api.processes.sections import DISPLAY, RESOURCES, S3
+
+_ITEM_REF = {"type": "object", "required": ["id", "collection", "url"],
+             "properties": {"id": {"type": "string"}, "collection": {"type": "string"},
+                            "url": {"type": "string"}, "file": {"type": "string"}}}
+
+PUBLISH_DATASET = Process(
+    id="publish-dataset", version="1.0.0", title="Publish a dataset",
+    description="Describes the NetCDF, Zarr, Parquet and CSV files under an S3 prefix (or "
+                "an HTTPS URL) and publishes each variable with a CF standard_name as a STAC "
+                "item of the collection climate_forecast-<standard_name>, owned by the caller.",
+    inputs={
+        "type": "object", "additionalProperties": False, "required": ["source"],
+        "properties": {
+            "source": {"type": "string", "pattern": "^(s3://[^/]+(/.*)?|https?://.+)$",
+                       "description": "s3://bucket/prefix, or an https URL of one file"},
+            "catalog": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$",
+                        "description": "path of a catalog of yours to link the items into"},
+            "s3": S3, "resources": RESOURCES, "display": DISPLAY,
+        },
+    },
+    outputs={
+        "type": "object", "required": ["created", "updated", "skipped", "warnings"],
+        "properties": {
+            "created": {"type": "array", "items": _ITEM_REF},
+            "updated": {"type": "array", "items": _ITEM_REF},
+            "skipped": {"type": "array", "items": {"type": "object", "properties": {
+                "file": {"type": "string"}, "variable": {"type": "string"},
+                "reason": {"type": "string"}}}},
+            "warnings": {"type": "array", "items": {"type": "object", "properties": {
+                "file": {"type": "string"}, "message": {"type": "string"}}}},
+            "collectionsCreated": {"type": "array", "items": {"type": "string"}},
+            "catalog": {"type": ["string", "null"]},
+        },
+    },
+    entry="stac_ext.publish.run:publish",
+)

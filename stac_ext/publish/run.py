@@ -1,0 +1,149 @@
+"""The run function of `publish-dataset`, executed in a job's child process as the caller."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+
+from process_api.processes.s3_manifest import s3_filesystem
+from process_api.registry import Context
+from stac_ext.content.formats import Format, asset_format
+from stac_ext.publish.inspect import (
+    Description,
+    describe_csv,
+    describe_parquet,
+    describe_xarray,
+)
+from stac_ext.publish.items import build_items, file_name
+from stac_ext.publish.writer import Outcome, PublishError, Writer
+from stac_ext.settings import Settings
+
+
+def _listing_error(error: Exception, source: str, endpoint: str | None
+                   ) -> PublishError | None:
+    """The listing failure in a user's words, or None when it is not about the storage."""
+    text = f"{type(error).__name__} {error}".lower()
+    if isinstance(error, PermissionError) or "accessdenied" in text or "forbidden" in text \
+            or "signature" in text or "invalidaccesskeyid" in text:
+        return PublishError("The object storage refused access: check s3.accessKeyId and "
+                            "s3.secretAccessKey (and sessionToken).")
+    if isinstance(error, FileNotFoundError) or "nosuchbucket" in text:
+        return PublishError(f"{source} does not exist in the object storage.")
+    if isinstance(error, OSError | ConnectionError | TimeoutError) or any(
+            word in type(error).__name__ for word in ("Connect", "Endpoint", "Timeout")):
+        where = endpoint or "its default endpoint"
+        return PublishError(f"Cannot reach the object storage at {where} to list {source}.")
+    return None
+
+
+def list_files(source: str, s3: dict[str, Any]) -> tuple[Any, list[str]]:
+    """(filesystem, paths of the files and Zarr stores under the source)."""
+    if not source.startswith("s3://"):
+        import fsspec
+
+        return fsspec.filesystem("https"), [source]
+    if s3.get("enabled") is False:
+        raise PublishError("S3 access is disabled in the inputs (s3.enabled = false).")
+    fs = s3_filesystem(s3)
+    prefix = source.removeprefix("s3://").rstrip("/")
+    try:
+        keys = fs.find(prefix)
+    except Exception as e:  # s3fs/botocore raise many kinds; say which in words
+        if (explained := _listing_error(e, source, s3.get("endpoint"))) is None:
+            raise
+        raise explained from None
+    paths: list[str] = []
+    for key in sorted(keys):
+        if ".zarr/" in key:
+            key = key[: key.index(".zarr/") + len(".zarr")]
+        if key not in paths:
+            paths.append(key)
+    if not paths:
+        raise PublishError(f"No object under {source}.")
+    return fs, paths
+
+
+def describe(fs: Any, path: str, href: str) -> Description | None:
+    fmt = asset_format({"href": href})
+    if fmt is Format.zarr:
+        import xarray as xr
+
+        return describe_xarray(xr.open_zarr(fs.get_mapper(path)), href, fmt)
+    if fmt is Format.netcdf:
+        import xarray as xr
+
+        with fs.open(path, "rb") as f:
+            return describe_xarray(xr.open_dataset(f), href, fmt)
+    if fmt is Format.parquet:
+        import pyarrow.parquet as pq
+
+        with fs.open(path, "rb") as f:
+            return describe_parquet(pq.ParquetFile(f), href)
+    if fmt is Format.csv:
+        with fs.open(path, "rb") as f:
+            return describe_csv(f, href)
+    return None
+
+
+def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
+    settings = Settings()  # the worker's environment, with its database
+    projects = settings.publish_collection_projects
+    may_create = "*" in projects or (context.project is not None
+                                     and context.project in projects)
+    return asyncio.run(_publish(inputs, context, settings, may_create))
+
+
+async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
+                   may_create: bool) -> dict[str, Any]:
+    source = inputs["source"]
+    s3 = inputs.get("s3") or {}
+    fs, paths = list_files(source, s3)
+    base = context.service_url or (f"{settings.base_url}/" if settings.base_url else "/")
+    title = (inputs.get("display") or {}).get("friendlyName")
+    result: dict[str, Any] = {"created": [], "updated": [], "skipped": [], "warnings": [],
+                              "collectionsCreated": [], "catalog": inputs.get("catalog")}
+    conn = await asyncpg.connect(settings.dsn)
+    try:
+        writer = Writer(conn, context.owner, may_create, settings.invalid_id_chars)
+        if inputs.get("catalog"):
+            await writer.catalog_pk(inputs["catalog"])  # fail early: before any write
+        for n, path in enumerate(paths, 1):
+            href = f"s3://{path}" if source.startswith("s3://") else path
+            name = file_name(href)
+            try:
+                description = describe(fs, path, href)
+            except Exception as e:  # a bad file is reported; the others go on
+                result["warnings"].append({"file": href, "message": f"could not read {name}: "
+                                           f"{type(e).__name__}: {str(e)[:200]}"})
+                continue
+            finally:
+                context.progress(int(100 * (n - 0.5) / len(paths)), f"read {name}")
+            if description is None:
+                result["warnings"].append({"file": href, "message": "not a NetCDF, Zarr, "
+                                           "Parquet or CSV file: ignored"})
+                continue
+            items, skips = build_items(description, title)
+            for skip in skips:
+                result["skipped"].append({"file": href, "variable": skip.variable,
+                                          "reason": skip.reason})
+            if description.format is Format.csv and not items:
+                result["warnings"].append({"file": href, "message": "CSV carries no CF "
+                                           "metadata (standard_name, extent): not published"})
+            outcome = await writer.write(items, inputs.get("catalog")) if items else Outcome()
+            _report(result, outcome, base, href)
+            context.progress(int(100 * n / len(paths)), f"published {name}")
+    finally:
+        await conn.close()
+    return result
+
+
+def _report(result: dict[str, Any], outcome: Outcome, base: str, href: str) -> None:
+    for key, pairs in (("created", outcome.created), ("updated", outcome.updated)):
+        result[key] += [{"id": item, "collection": collection, "file": href,
+                         "url": f"{base}data/collections/{collection}/items/{item}"}
+                        for collection, item in pairs]
+    result["skipped"] += [{"file": href, "variable": item, "reason": reason}
+                          for item, reason in outcome.skipped]
+    result["collectionsCreated"] += outcome.collections_created

@@ -1,0 +1,105 @@
+"""Writes one file's items in one transaction: missing collections, items, catalog links."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+
+from catalogs_ext import queries as catalog_queries
+from stac_ext import queries
+from stac_ext.item_rules import ItemRuleError, prepare_item
+
+
+class PublishError(RuntimeError):
+    """The whole job cannot go on; the message is for the user."""
+
+
+@dataclass
+class Outcome:
+    created: list[tuple[str, str]] = field(default_factory=list)  # (collection, item id)
+    updated: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item id, reason)
+    collections_created: list[str] = field(default_factory=list)
+
+
+def new_collection(collection_id: str, standard_name: str) -> dict[str, Any]:
+    return {
+        "type": "Collection", "stac_version": "1.0.0", "id": collection_id,
+        "title": standard_name.replace("_", " ").capitalize(),
+        "description": f"Data of the CF standard name `{standard_name}`, published by users.",
+        "license": "other", "keywords": ["climate_forecast", standard_name],
+        "extent": {"spatial": {"bbox": [[-180, -90, 180, 90]]},
+                   "temporal": {"interval": [[None, None]]}},
+        "links": [],
+    }
+
+
+class Writer:
+    def __init__(self, conn: asyncpg.Connection, owner: str, may_create_collections: bool,
+                 invalid_id_chars: Sequence[str]) -> None:
+        self.conn = conn
+        self.owner = owner
+        self.may_create_collections = may_create_collections
+        self.invalid_id_chars = invalid_id_chars
+
+    async def catalog_pk(self, path: str) -> int:
+        row = await self.conn.fetchrow(catalog_queries.LOCK_PARENT, path)
+        if row is None:
+            raise PublishError(f"The target catalog {path} does not exist.")
+        if row["owner"] != self.owner:
+            raise PublishError(f"The target catalog {path} is not yours: items can only be "
+                               "linked into a catalog you own.")
+        return row["pk"]
+
+    async def write(self, items: Sequence[tuple[str, dict[str, Any]]],
+                    catalog: str | None) -> Outcome:
+        """All of one dataset's items, or none of them."""
+        outcome = Outcome()
+        async with self.conn.transaction():
+            writable = []
+            for collection, item in items:
+                if await self._collection_ready(collection, outcome):
+                    writable.append((collection, item))
+                else:
+                    outcome.skipped.append((item["id"], f"collection {collection} does not "
+                                            "exist and your project may not create it"))
+            prepared = []
+            for collection, item in writable:
+                existing = await self.conn.fetchrow(queries.ITEM_OWNERS, collection,
+                                                    [item["id"]])
+                if existing and existing["owner"] != self.owner:
+                    outcome.skipped.append((item["id"], "an item of another user has this id"))
+                    continue
+                try:
+                    prepared.append(prepare_item(item, collection, self.owner,
+                                                 self.invalid_id_chars,
+                                                 existing["created"] if existing else None))
+                except ItemRuleError as e:
+                    outcome.skipped.append((item["id"], str(e)))
+                    continue
+                (outcome.updated if existing else outcome.created).append(
+                    (collection, item["id"]))
+            if prepared:
+                await self.conn.execute(queries.UPSERT_ITEMS, json.dumps(prepared))
+            if catalog and prepared:
+                pk = await self.catalog_pk(catalog)
+                await self.conn.execute(catalog_queries.INSERT_LINKS, pk,
+                                        [i["collection"] for i in prepared],
+                                        [i["id"] for i in prepared],
+                                        [i["properties"]["title"] for i in prepared])
+        return outcome
+
+    async def _collection_ready(self, collection: str, outcome: Outcome) -> bool:
+        if await self.conn.fetchval(queries.COLLECTION_EXISTS, collection):
+            return True
+        if not self.may_create_collections:
+            return False
+        standard_name = collection.split("-", 1)[1]
+        await self.conn.execute(queries.CREATE_COLLECTION,
+                                json.dumps(new_collection(collection, standard_name)))
+        outcome.collections_created.append(collection)
+        return True

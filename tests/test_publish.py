@@ -1,0 +1,194 @@
+"""publish-dataset end to end: real S3 server, real files, /processes then /data."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import xarray as xr
+
+from tests.conftest import free_port, http_client, unique
+from tests.s3 import KEY_ID, SECRET, s3_client
+from tests.test_processes import execute, wait_for
+
+
+def netcdf_bytes() -> bytes:
+    ds = xr.Dataset(
+        {"sst": (("time", "lat", "lon"), np.full((2, 3, 4), 290.0, dtype="float32"),
+                 {"standard_name": "sea_surface_temperature", "units": "K",
+                  "long_name": "Sea surface temperature"}),
+         "flag": (("time", "lat", "lon"), np.zeros((2, 3, 4), dtype="int8"))},
+        coords={"time": pd.to_datetime(["2023-06-01", "2023-06-02"]),
+                "lat": ("lat", [40.0, 41.0, 42.0], {"units": "degrees_north"}),
+                "lon": ("lon", [-10.0, -9.0, -8.0, -7.0], {"units": "degrees_east"})})
+    return bytes(ds.to_netcdf(engine="h5netcdf"))
+
+
+def upload_zarr(s3, bucket: str, key: str, folder: Path) -> None:
+    ds = xr.Dataset(
+        {"uas": (("time", "latitude", "longitude"), np.ones((1, 2, 2), dtype="float32"),
+                 {"standard_name": "eastward_wind", "units": "m s-1"})},
+        coords={"time": pd.to_datetime(["2023-07-01"]),
+                "latitude": [50.0, 51.0], "longitude": [2.0, 3.0]})
+    ds.to_zarr(folder / "wind.zarr", consolidated=True, zarr_format=2)
+    for path in (folder / "wind.zarr").rglob("*"):
+        if path.is_file():
+            s3.put_object(Bucket=bucket, Key=f"{key}/{path.relative_to(folder / 'wind.zarr')}",
+                          Body=path.read_bytes())
+
+
+def parquet_bytes() -> bytes:
+    schema = pa.schema([
+        pa.field("lat", pa.float64(), metadata={"standard_name": "latitude"}),
+        pa.field("lon", pa.float64(), metadata={"standard_name": "longitude"}),
+        pa.field("time", pa.timestamp("s", tz="UTC")),
+        pa.field("temp", pa.float32(), metadata={"standard_name": "air_temperature",
+                                                  "units": "K"}),
+    ])
+    table = pa.table({"lat": [45.0, 46.5], "lon": [5.0, 6.0],
+                      "time": pd.to_datetime(["2023-01-01", "2023-01-03"], utc=True),
+                      "temp": [280.0, 281.0]}, schema=schema)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, row_group_size=1)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def user_data(s3_endpoint: str, tmp_path: Path) -> str:
+    s3 = s3_client(s3_endpoint)
+    bucket = unique("user-data-")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="campaign/sst.nc", Body=netcdf_bytes())
+    upload_zarr(s3, bucket, "campaign/wind.zarr", tmp_path)
+    s3.put_object(Bucket=bucket, Key="campaign/stations.parquet", Body=parquet_bytes())
+    s3.put_object(Bucket=bucket, Key="campaign/readings.csv", Body=b"a,b\n1,2\n")
+    s3.put_object(Bucket=bucket, Key="campaign/broken.nc", Body=b"this is not netcdf")
+    return bucket
+
+
+def s3_inputs(endpoint: str) -> dict:
+    return {"accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": endpoint,
+            "defaultRegion": "us-east-1", "enabled": True}
+
+
+@pytest.fixture
+async def alice_data(app, issuer) -> httpx.AsyncClient:
+    async with http_client(app, issuer.token("alice")) as c:
+        yield c
+
+
+async def item_count(app) -> int:
+    async with app.state.readpool.acquire() as conn:
+        return await conn.fetchval("SELECT count(*) FROM pgstac.items")
+
+
+async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, user_data,
+                                  tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    catalog = unique("campaign-")
+    assert (await alice_data.post("/data/catalogs", json={
+        "id": catalog, "type": "Catalog", "description": "my campaign"})).status_code == 201
+    inputs = {"source": f"s3://{user_data}/campaign", "catalog": catalog,
+              "s3": s3_inputs(s3_endpoint), "display": {"friendlyName": "Campaign 2023"},
+              "resources": {"limits": {"memory": "2Gi", "cpu": "1"}}}
+    r = await execute(alice, "publish-dataset", inputs)
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job["message"]
+    result = (await alice.get(f"{r.headers['Location']}/results")).json()
+
+    published = {i["collection"]: i for i in result["created"]}
+    assert set(published) == {"climate_forecast-sea_surface_temperature",
+                              "climate_forecast-eastward_wind",
+                              "climate_forecast-air_temperature"}
+    assert "climate_forecast-eastward_wind" in result["collectionsCreated"]
+    assert {(s["variable"], s["reason"]) for s in result["skipped"]} == {
+        ("flag", "no CF standard_name")}
+    warned = {w["file"].rsplit("/", 1)[1] for w in result["warnings"]}
+    assert warned == {"readings.csv", "broken.nc"}
+
+    sst = (await anon.get(published["climate_forecast-sea_surface_temperature"]["url"])).json()
+    assert sst["properties"]["owner"] == "alice"
+    assert sst["bbox"] == [-10.0, 40.0, -7.0, 42.0]
+    assert sst["properties"]["start_datetime"].startswith("2023-06-01")
+    assert sst["properties"]["end_datetime"].startswith("2023-06-02")
+    assert sst["properties"]["cube:variables"]["sst"]["unit"] == "K"
+    assert sst["properties"]["cube:dimensions"]["lon"]["extent"] == [-10.0, -7.0]
+    assert sst["assets"]["data"] == {"href": f"s3://{user_data}/campaign/sst.nc",
+                                     "type": "application/netcdf", "title": "sst.nc",
+                                     "roles": ["data"]}
+    assert any("datacube" in uri for uri in sst["stac_extensions"])
+    wind = (await anon.get(published["climate_forecast-eastward_wind"]["url"])).json()
+    assert wind["assets"]["data"]["type"] == "application/vnd+zarr"
+    assert wind["properties"]["datetime"].startswith("2023-07-01")
+    stations = (await anon.get(published["climate_forecast-air_temperature"]["url"])).json()
+    assert stations["bbox"] == [5.0, 45.0, 6.0, 46.5]
+    assert stations["properties"]["table:row_count"] == 2
+
+    tree = (await anon.get(f"/data/catalogs/{catalog}")).json()
+    linked = {link["href"] for link in tree["links"] if link["rel"] == "item"}
+    assert linked == {i["url"] for i in result["created"]}
+
+    # idempotent: the same call updates the same items
+    before = await item_count(app)
+    again = await execute(alice, "publish-dataset", inputs)
+    job = await wait_for(alice, again.headers["Location"], "successful", "failed", seconds=120)
+    rerun = (await alice.get(f"{again.headers['Location']}/results")).json()
+    assert not rerun["created"]
+    assert {i["id"] for i in rerun["updated"]} == {i["id"] for i in result["created"]}
+    assert await item_count(app) == before
+
+    # the generated example opens the data from the same S3 endpoint
+    [example] = [link for link in sst["links"] if link["rel"] == "example"]
+    script = tmp_path / "example.py"
+    script.write_text((await anon.get(example["href"])).text)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "AWS_ACCESS_KEY_ID": KEY_ID,
+                                           "AWS_SECRET_ACCESS_KEY": SECRET,
+                                           "AWS_ENDPOINT_URL": s3_endpoint,
+                                           "AWS_DEFAULT_REGION": "us-east-1"})
+    assert out.returncode == 0, out.stderr
+    assert "sst" in out.stdout
+
+    # the credentials went to the S3 client only
+    async with app.state.readpool.acquire() as conn:
+        stored = str(await conn.fetch("SELECT j::text FROM processes.jobs j"))
+        items = str(await conn.fetch("SELECT content::text FROM pgstac.items"))
+    for place in (stored, items, caplog.text, str(result), str(sst)):
+        assert SECRET not in place
+
+
+@pytest.mark.parametrize("case", ["unreachable", "empty", "not my catalog"])
+async def test_publish_failures_write_nothing(app, alice, bob, s3_endpoint, user_data,
+                                              case: str) -> None:
+    source = f"s3://{user_data}/campaign"
+    s3 = s3_inputs(s3_endpoint)
+    inputs: dict = {"source": source, "s3": s3}
+    if case == "unreachable":
+        s3["endpoint"] = f"http://127.0.0.1:{free_port()}"
+    elif case == "empty":
+        inputs["source"] = f"s3://{user_data}/nothing-here"
+    else:
+        other = unique("bobs-")
+        assert (await bob.post("/data/catalogs", json={
+            "id": other, "type": "Catalog", "description": "not alice's"})).status_code == 201
+        inputs["catalog"] = other
+    before = await item_count(app)
+    r = await execute(alice, "publish-dataset", inputs)
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "failed"
+    expected = {"unreachable": "Cannot reach the object storage",
+                "empty": "No object under", "not my catalog": "is not yours"}[case]
+    assert expected in job["message"], job["message"]
+    assert SECRET not in job["message"]
+    assert await item_count(app) == before
