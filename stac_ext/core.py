@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import attr
+import orjson
 from fastapi import Request
 from pydantic import BaseModel
 from stac_fastapi.pgstac.core import CoreCrudClient
+from stac_fastapi.types.errors import InvalidQueryParameter
 from stac_fastapi.types.requests import get_base_url
 from stac_fastapi.types.stac import ItemCollection
 
 from stac_ext.content import ItemDecorator
 from stac_ext.owner import fold_owner
+
+GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
+                 "MultiPolygon", "GeometryCollection"}
 
 
 @attr.s
@@ -29,9 +34,26 @@ class CoreClient(CoreCrudClient):
             clean["owner"] = owner
         return clean
 
+    async def get_search(self, request: Request, **kwargs: Any) -> ItemCollection:  # type: ignore[override]
+        try:
+            return await super().get_search(request, **kwargs)
+        except orjson.JSONDecodeError as e:  # `intersects` or `query` that is not JSON
+            raise InvalidQueryParameter(f"A search parameter is not valid JSON: {e}") from e
+
+    async def item_collection(self, collection_id: str, request: Request,  # type: ignore[override]
+                              **kwargs: Any) -> ItemCollection:
+        try:
+            return await super().item_collection(collection_id, request, **kwargs)
+        except orjson.JSONDecodeError as e:
+            raise InvalidQueryParameter(f"A parameter is not valid JSON: {e}") from e
+
     async def _search_base(  # type: ignore[override]
         self, search_request: BaseModel, request: Request
     ) -> ItemCollection:
+        intersects = getattr(search_request, "intersects", None)
+        if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
+            raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
+                                        + ", ".join(sorted(GEOJSON_TYPES)))
         result = await super()._search_base(fold_owner(search_request), request)
         if self.decorator is not None:
             base_url = get_base_url(request)

@@ -64,6 +64,11 @@ def add_error_handlers(app: FastAPI) -> None:
     async def on_incomplete(request: Request, exc: Exception) -> JSONResponse:
         return error_response(400, "A required field is missing.")
 
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "Internal error; it has been logged.")
+
+    app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
     app.add_exception_handler(DatabaseError, on_incomplete)
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

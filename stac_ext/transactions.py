@@ -52,6 +52,13 @@ def check_collection_id(collection_id: str) -> None:
         )
 
 
+def _versioned(collection: Collection) -> Collection:
+    """stac_version is required in a stored STAC object: set it when a client left it out."""
+    if "stac_version" not in collection.model_fields_set:
+        collection.stac_version = collection.stac_version  # marks the default as set
+    return collection
+
+
 async def require_collection(request: Request, collection_id: str) -> None:
     async with request.app.state.get_connection(request, "r") as conn:
         if not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
@@ -154,7 +161,7 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Any:
         self.policy.require_admin(request)
         check_collection_id(collection.id)
-        return await super().create_collection(collection, request, **kwargs)
+        return await super().create_collection(_versioned(collection), request, **kwargs)
 
     async def update_collection(  # type: ignore[override]
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
@@ -164,7 +171,7 @@ class TransactionsClient(StockTransactionsClient):
             raise HTTPException(status_code=400, detail=f"Collection id in the body "
                                 f"({collection.id}) differs from the path ({collection_id}).")
         await require_collection(request, collection_id)
-        return await super().update_collection(collection, request, **kwargs)
+        return await super().update_collection(_versioned(collection), request, **kwargs)
 
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any

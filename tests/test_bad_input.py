@@ -60,3 +60,28 @@ async def test_bad_search_parameters(client: httpx.AsyncClient, query: str) -> N
 @pytest.mark.parametrize("query", ["bbox=1,2,3", "datetime=notadate", "limit=-5"])
 async def test_bad_items_parameters(client: httpx.AsyncClient, collection: str, query: str):
     assert_stac_error(await client.get(f"/data/collections/{collection}/items?{query}"), 400)
+
+
+@pytest.mark.parametrize("intersects", [
+    '{"type": "PolyhedralSurface", "coordinates": [[[[0,0,0],[0,1,0],[1,1,0],[0,0,0]]]]}',
+    '{"type": "Polygon", "coordinates": "nope"}',
+    "{not json",
+])
+async def test_bad_intersects(client: httpx.AsyncClient, intersects: str) -> None:
+    assert_stac_error(await client.get("/data/search", params={"intersects": intersects}), 400)
+
+
+async def test_bad_intersects_post(client: httpx.AsyncClient) -> None:
+    body = {"intersects": {"type": "PolyhedralSurface",
+                           "coordinates": [[[[0, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 0]]]]}}
+    assert_stac_error(await client.post("/data/search", json=body), 400)
+
+
+async def test_collection_without_stac_version_gets_one(admin: httpx.AsyncClient) -> None:
+    from tests.conftest import make_collection, unique
+
+    body = make_collection(unique("test_conv-noversion_"))
+    del body["stac_version"]
+    assert (await admin.post("/data/collections", json=body)).status_code == 201
+    stored = (await admin.get(f"/data/collections/{body['id']}")).json()
+    assert stored["stac_version"] == "1.0.0"
