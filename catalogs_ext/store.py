@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
-import orjson
 from fastapi import HTTPException
 from stac_fastapi.types.errors import ConflictError, NotFoundError
 
@@ -16,7 +16,8 @@ from catalogs_ext.models import CatalogIn
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    # the standard library, not orjson: a client's STAC fields may hold integers > 64 bits
+    return json.dumps(value)
 
 
 class CatalogStore:

@@ -30,6 +30,11 @@ def no_such_job(job_id: object) -> OgcError:
     return OgcError(404, "no-such-job", f"There is no job {job_id} of yours.")
 
 
+def exception_body(status: int, detail: str, name: str | None = None) -> dict:
+    """The OGC exception document for a status (named by status when no name is given)."""
+    return _body(status, name or _BY_STATUS.get(status, "error"), detail)
+
+
 def _body(status: int, name: str, detail: str) -> dict:
     return {"type": OGC + name, "title": HTTPStatus(status).phrase, "status": status,
             "detail": detail}

@@ -146,7 +146,7 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
         processID: Annotated[str | None, Query(max_length=256)] = None,
         status: Annotated[list[str] | None, Query()] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     ) -> dict:
         statuses = [s for value in status or [] for s in value.split(",") if s]
         if unknown := set(statuses) - set(STATUSES):

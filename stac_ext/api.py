@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, HTTPException, Request
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
@@ -70,10 +70,32 @@ def build_data_api(
     decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template)
     policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
 
-    return instantiate_api(
+    api = instantiate_api(
         client=partial(CoreClient, decorator=decorator),  # type: ignore[arg-type]
         extensions=DataExtensions(settings=settings, policy=policy, decorator=decorator,
                                   own=extensions or [], on_item_delete=on_item_delete or []),
         lifespan=lifespan,
         settings=settings,
     )
+    prefix = settings.prefix_path
+    api.add_route_dependencies(
+        scopes=[{"path": f"{prefix}/search", "method": "POST"},
+                {"path": f"{prefix}/collections", "method": "POST"},
+                {"path": f"{prefix}/collections/{{collection_id}}", "method": "PUT"},
+                {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "POST"},
+                {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
+                 "method": "PUT"}],
+        dependencies=[Depends(json_object_body)],
+    )
+    return api
+
+
+async def json_object_body(request: Request) -> None:
+    """These bodies are JSON objects: say so before stac-pydantic's validators (which assume
+    a dict and would fail with a 500) see anything else."""
+    try:
+        body = await request.json()
+    except ValueError:
+        return  # malformed JSON: FastAPI's own validation answers it (400)
+    if not isinstance(body, dict):
+        raise HTTPException(status_code=400, detail="The request body must be a JSON object.")

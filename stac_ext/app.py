@@ -31,6 +31,13 @@ from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.errors import add_error_handlers
 from stac_ext.keyfiles import decode_key, load_or_create_key
+from stac_ext.openapi import (
+    OGC_ERROR,
+    STAC_ERROR,
+    complete_openapi,
+    data_protected,
+    processes_protected,
+)
 from stac_ext.proxy import BaseUrlMiddleware
 from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.root import root_router
@@ -118,6 +125,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router())
+    complete_openapi(app, STAC_ERROR, data_protected)
+    complete_openapi(process_app, OGC_ERROR, processes_protected)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     app.state.auth = auth

@@ -40,6 +40,12 @@ class CoreClient(CoreCrudClient):
         except orjson.JSONDecodeError as e:  # `intersects` or `query` that is not JSON
             raise InvalidQueryParameter(f"A search parameter is not valid JSON: {e}") from e
 
+    async def all_collections(self, request: Request, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return await super().all_collections(request, **kwargs)
+        except orjson.JSONDecodeError as e:
+            raise InvalidQueryParameter(f"A parameter is not valid JSON: {e}") from e
+
     async def item_collection(self, collection_id: str, request: Request,  # type: ignore[override]
                               **kwargs: Any) -> ItemCollection:
         try:

@@ -16,6 +16,8 @@ from stac_fastapi.types.errors import DatabaseError, ForeignKeyError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
+from process_api import exception_body
+
 logger = logging.getLogger(__name__)
 
 #: Database failures that say "the input was bad" (pgstac raises on invalid searches).
@@ -48,6 +50,9 @@ def add_error_handlers(app: FastAPI) -> None:
 
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        if request.url.path.startswith("/processes"):  # a path the process API did not match
+            return JSONResponse(exception_body(exc.status_code, detail),
+                                status_code=exc.status_code, headers=exc.headers)
         return error_response(exc.status_code, detail, headers=exc.headers)
 
     async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:

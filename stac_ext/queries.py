@@ -24,3 +24,5 @@ DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
 UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"
 
 CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
+
+GET_COLLECTION = "SELECT pgstac.get_collection($1)"

@@ -9,14 +9,18 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
+from urllib.parse import quote
 
 import attr
+import jsonpatch
+import jsonpointer
 from fastapi import HTTPException, Request
+from json_merge_patch import merge
+from pydantic import ValidationError
 from stac_fastapi.extensions.bulk_transactions import BulkTransactionMethod, Items
 from stac_fastapi.extensions.transaction.request import (
     PartialItem,
-    PatchAddReplaceTest,
     PatchOperation,
 )
 from stac_fastapi.pgstac.db import dbfunc
@@ -31,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 
 from stac_ext import queries
 from stac_ext.content import ItemDecorator
-from stac_ext.item_rules import ItemRuleError, prepare_item, stamp
+from stac_ext.item_rules import ItemRuleError, prepare_item
 from stac_ext.models import ItemCollectionIn, ItemIn
 from stac_ext.policy import DataPolicy
 
@@ -39,7 +43,8 @@ COLLECTION_ID = re.compile(r"^[a-z0-9_]+-[a-z0-9_]+$")
 
 
 def item_url(request: Request, collection_id: str, item_id: str) -> str:
-    return f"{get_base_url(request)}collections/{collection_id}/items/{item_id}"
+    return (f"{get_base_url(request)}collections/{quote(collection_id, safe='')}"
+            f"/items/{quote(item_id, safe='')}")
 
 
 def check_collection_id(collection_id: str) -> None:
@@ -50,6 +55,17 @@ def check_collection_id(collection_id: str) -> None:
             "lower-case letters, digits and '_' on each side of one '-', "
             "e.g. 'climate_forecast-sea_surface_temperature'.",
         )
+
+
+def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """RFC 6902 operations or an RFC 7396 merge patch applied to a copy; 400 if it cannot."""
+    try:
+        if isinstance(patch, list):
+            return jsonpatch.JsonPatch([op.model_dump(mode="json") for op in patch]).apply(
+                document)
+        return merge(document, patch.model_dump(mode="json"))
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as e:
+        raise HTTPException(status_code=400, detail=f"The patch cannot be applied: {e}") from e
 
 
 def _versioned(collection: Collection) -> Collection:
@@ -138,12 +154,14 @@ class TransactionsClient(StockTransactionsClient):
         existing = await stored_item(request, collection_id, item_id)
         owner = existing["properties"].get("owner")
         self.policy.require_item_owner(request, owner)
-        operations = list(patch) if isinstance(patch, list) else patch.operations()
-        server_set = stamp({}, owner, existing["properties"].get("created"))["properties"]
-        operations += [PatchAddReplaceTest(op="add", path=f"/properties/{key}", value=value)
-                       for key, value in server_set.items()]
-        patched = await super().patch_item(collection_id, item_id, operations, request)
-        return self.decorator.decorate(cast(dict[str, Any], patched), get_base_url(request))
+        existing.pop("links", None)  # generated on the way out, not stored
+        patched = apply_patch(existing, patch)
+        # the same rules as a PUT: a patch may not make the item invalid or change its owner
+        body = self._prepare(request, patched, collection_id, owner,
+                             existing["properties"].get("created"), expected_id=item_id)
+        async with request.app.state.get_connection(request, "w") as conn:
+            await dbfunc(conn, "update_item", body)
+        return await self._respond_item(request, body)
 
     async def delete_item(  # type: ignore[override]
         self, item_id: str, collection_id: str, request: Request, **kwargs: Any
@@ -167,6 +185,8 @@ class TransactionsClient(StockTransactionsClient):
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
     ) -> Any:
         self.policy.require_admin(request)
+        if collection is None:
+            raise HTTPException(status_code=400, detail="A collection body is required.")
         if collection.id != collection_id:
             raise HTTPException(status_code=400, detail=f"Collection id in the body "
                                 f"({collection.id}) differs from the path ({collection_id}).")
@@ -177,7 +197,18 @@ class TransactionsClient(StockTransactionsClient):
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any
     ) -> Any:
         self.policy.require_admin(request)
-        return await super().patch_collection(collection_id, patch, request, **kwargs)
+        async with request.app.state.get_connection(request, "r") as conn:
+            existing = await conn.fetchval(queries.GET_COLLECTION, collection_id)
+        if existing is None:
+            raise NotFoundError(f"Collection {collection_id} does not exist.")
+        patched = apply_patch(existing, patch)
+        try:  # a patch may not make the collection invalid, nor rename it
+            collection = Collection.model_validate(patched)
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise HTTPException(status_code=400, detail="The patched collection is invalid: "
+                                f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from e
+        return await self.update_collection(collection_id, collection, request)
 
     async def delete_collection(  # type: ignore[override]
         self, collection_id: str, request: Request, force: bool = False, **kwargs: Any

@@ -85,3 +85,50 @@ async def test_collection_without_stac_version_gets_one(admin: httpx.AsyncClient
     assert (await admin.post("/data/collections", json=body)).status_code == 201
     stored = (await admin.get(f"/data/collections/{body['id']}")).json()
     assert stored["stac_version"] == "1.0.0"
+
+
+@pytest.mark.parametrize("body", ["[null, null]", "3", '"text"', "null"])
+async def test_search_body_must_be_an_object(client: httpx.AsyncClient, body: str) -> None:
+    r = await client.post("/data/search", content=body,
+                          headers={"Content-Type": "application/json"})
+    assert_stac_error(r, 400)
+
+
+async def test_unicode_item_id_location(client: httpx.AsyncClient, collection: str) -> None:
+    r = await client.post(f"/data/collections/{collection}/items", json=make_item("été-🌊"))
+    assert r.status_code == 201, r.text
+    assert r.headers["Location"].endswith("/items/%C3%A9t%C3%A9-%F0%9F%8C%8A")
+    assert (await client.get(r.headers["Location"])).json()["id"] == "été-🌊"
+
+
+async def test_put_collection_without_body(admin: httpx.AsyncClient, collection: str) -> None:
+    assert_stac_error(await admin.put(f"/data/collections/{collection}"), 400)
+
+
+async def test_catalog_with_huge_numbers(client: httpx.AsyncClient) -> None:
+    from tests.conftest import unique
+
+    body = {"id": unique("big"), "type": "Catalog", "description": "d",
+            "extra": {"n": 2**80, "x": 1e308}}
+    r = await client.post("/data/catalogs", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["extra"]["n"] == 2**80
+
+
+async def test_processes_errors_keep_their_format(anon: httpx.AsyncClient) -> None:
+    r = await anon.get("/processes/jobs/%0A%5D")
+    assert r.status_code in (401, 404)
+    assert set(r.json()) >= {"type", "title", "status"}
+
+
+async def test_unappliable_patches(admin: httpx.AsyncClient, client: httpx.AsyncClient,
+                                   collection: str) -> None:
+    ops = [{"op": "remove", "path": "/nowhere/at/all"}]
+    headers = {"Content-Type": "application/json-patch+json"}
+    r = await admin.patch(f"/data/collections/{collection}", json=ops, headers=headers)
+    assert_stac_error(r, 400)
+    assert (await client.post(f"/data/collections/{collection}/items",
+                              json=make_item("p"))).status_code == 201
+    r = await client.patch(f"/data/collections/{collection}/items/p", headers=headers,
+                           json=[{"op": "test", "path": "/properties/datetime", "value": 1}])
+    assert_stac_error(r, 400)

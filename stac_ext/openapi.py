@@ -1,0 +1,81 @@
+"""Completes the generated OpenAPI documents so that they say what the service answers.
+
+FastAPI documents 200 and a 422 we never send; stac-fastapi leaves some path parameters
+undeclared. Both documents (data API, processes) get: every path parameter declared, the
+error statuses each operation can answer with the error body of that API, and (for
+operations that take `fields`) a 200 schema that allows partial items.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+
+_PARAM = re.compile(r"{([^}:]+)(?::[^}]+)?}")
+_READ_ERRORS = {"400": "Bad request", "404": "Not found", "500": "Internal error",
+                "503": "Database unavailable"}
+_WRITE_ERRORS = {"401": "No or invalid token", "403": "Not allowed for this token",
+                 "409": "Conflicts with the current state", "413": "Body too large"}
+
+
+def _complete(document: dict[str, Any], error_schema: dict[str, Any],
+              protected: Callable[[str, str], bool]) -> dict[str, Any]:
+    components = document.setdefault("components", {}).setdefault("schemas", {})
+    components["Error"] = error_schema
+    error_ref = {"$ref": "#/components/schemas/Error"}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            declared = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "path"}
+            for name in _PARAM.findall(path):
+                if name not in declared:
+                    operation.setdefault("parameters", []).append(
+                        {"name": name, "in": "path", "required": True,
+                         "schema": {"type": "string"}})
+            responses = operation["responses"]
+            responses.pop("422", None)
+            errors = dict(_READ_ERRORS)
+            if protected(path, method):
+                errors |= _WRITE_ERRORS
+            for status, text in errors.items():
+                responses.setdefault(status, {"description": text, "content": {
+                    "application/json": {"schema": error_ref}}})
+            if any(p.get("name") == "fields" for p in operation.get("parameters", [])) or (
+                    path.endswith(("/search", "/items")) and method == "post"):
+                ok = (responses.get("200") or responses.get("201") or {}).get("content", {})
+                for media in ok.values():
+                    media["schema"] = {"type": "object", "description": "GeoJSON: partial "
+                                       "items with `fields`; `{created}` for a collection"}
+    return document
+
+
+def complete_openapi(app: FastAPI, error_schema: dict[str, Any],
+                     protected: Callable[[str, str], bool]) -> None:
+    """Replace `app.openapi` by one that completes the generated document once."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _complete(generate(), error_schema, protected)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+STAC_ERROR = {"type": "object", "required": ["code", "description"],
+              "properties": {"code": {"type": "string"}, "description": {"type": "string"}}}
+OGC_ERROR = {"type": "object", "required": ["type", "title", "status"],
+             "properties": {"type": {"type": "string"}, "title": {"type": "string"},
+                            "status": {"type": "integer"}, "detail": {"type": "string"}}}
+
+
+def data_protected(path: str, method: str) -> bool:
+    return method in ("post", "put", "patch", "delete") and not path.endswith("/search")
+
+
+def processes_protected(path: str, method: str) -> bool:
+    return not (method == "get" and path in ("/", "/conformance", "/processes"))
