@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
+import psycopg
+import psycopg_pool
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -52,5 +54,17 @@ def add_error_handlers(app: FastAPI) -> None:
                  for e in exc.errors()]
         return JSONResponse(_body(400, "invalid-input", "; ".join(where)), status_code=400)
 
+    async def on_bad_value(request: Request, exc: Exception) -> JSONResponse:
+        # e.g. a NUL character, which PostgreSQL text and jsonb cannot hold
+        return JSONResponse(_body(400, "invalid-input", f"A value cannot be stored: {exc}"),
+                            status_code=400)
+
+    async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(_body(503, "unavailable", "The database is unavailable; retry."),
+                            status_code=503, headers={"Retry-After": "5"})
+
+    app.add_exception_handler(psycopg.DataError, on_bad_value)
+    app.add_exception_handler(psycopg.OperationalError, on_unavailable)
+    app.add_exception_handler(psycopg_pool.PoolTimeout, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

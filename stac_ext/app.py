@@ -29,6 +29,7 @@ from stac_ext.api import build_data_api
 from stac_ext.auth import AuthDependencies, Authenticator
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.body_limit import BodyLimitMiddleware
 from stac_ext.errors import add_error_handlers
 from stac_ext.keyfiles import decode_key, load_or_create_key
 from stac_ext.openapi import (
@@ -127,6 +128,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.include_router(local_issuer.router())
     complete_openapi(app, STAC_ERROR, data_protected)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     app.state.auth = auth

@@ -71,6 +71,9 @@ class Settings(PgstacApiSettings):
 
     stac_fastapi_version: str = "0.1.0"
 
+    # Request bodies above this size are refused with 413 (bulk loads: `geocatalog load`).
+    max_body_bytes: int = 32 * 2**20
+
     # `serve`: load the demo data set into an empty catalog on start.
     load_demo_data: bool = True
 

@@ -198,3 +198,8 @@ async def test_requests_beyond_the_worker_fail_clearly(alice: httpx.AsyncClient)
     r = await execute(alice, "echo", {"resources": {"requests": {"cpu": "512"}}})
     job = await wait_for(alice, r.headers["Location"], "successful", "failed")
     assert job["status"] == "failed" and "requests.cpu" in job["message"]
+
+
+async def test_nul_characters_are_400(alice: httpx.AsyncClient) -> None:
+    assert_ogc(await alice.get("/processes/jobs", params={"processID": "e\x00cho"}), 400)
+    assert_ogc(await execute(alice, "echo", {"message": "a\x00b"}), 400)

@@ -1,0 +1,200 @@
+"""Robustness with real components: bad input, oversized bodies, a database restart,
+many concurrent writers; and clients that are not ours (OWSLib Features, pystac-client)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from owslib.ogcapi.features import Features
+from pystac_client import Client
+
+from stac_ext.app import create_app
+from stac_ext.database.cluster import Cluster
+from stac_ext.database.migrations import migrate
+from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
+from tests.conftest import free_port, http_client, make_collection, make_item, unique
+
+
+async def counts(app) -> tuple[int, int, int]:
+    async with app.state.readpool.acquire() as conn:
+        return (await conn.fetchval("SELECT count(*) FROM pgstac.items"),
+                await conn.fetchval("SELECT count(*) FROM pgstac.collections"),
+                await conn.fetchval("SELECT count(*) FROM catalogs.catalogs"))
+
+
+BAD_REQUESTS = [
+    ("POST", "/data/search", b"{oops", "application/json"),
+    ("POST", "/data/search", b'{"limit": "many"}', "application/json"),
+    ("POST", "/data/search", b'{"bbox": [1, 2, 3, 4, 5, 6, 7]}', "application/json"),
+    ("POST", "/data/search", b'{"bbox": [10, 10, 0, 0]}', "application/json"),
+    ("POST", "/data/search", b'{"datetime": "2021-02-30T00:00:00Z"}', "application/json"),
+    ("POST", "/data/search", b'{"filter": {"op": "like-ish", "args": []}}', "application/json"),
+    ("POST", "/data/search",
+     b'{"filter": {"op": "=", "args": [{"property": "no:such"}, 1]}, "limit": -3}',
+     "application/json"),
+    ("GET", "/data/search?limit=1e9999", None, None),
+    ("GET", "/data/search?limit=-1", None, None),
+    ("GET", "/data/search?bbox=0,0,0,10,10,10,1", None, None),
+    ("GET", "/data/search?datetime=2021-01-01/2020-01-01", None, None),
+    ("GET", "/data/search?datetime=../..", None, None),
+    ("GET", "/data/search?filter=nope%20%3D%3D%3D%201", None, None),
+    ("GET", "/data/collections/" + "x" * 5000, None, None),
+    ("GET", "/data/collections/%C3%A9t%C3%A9-%F0%9F%8C%8A/items", None, None),
+    ("POST", "/data/catalogs", b'{"id": "' + b"a" * 5000 + b'", "type": "Catalog", '
+     b'"description": "d"}', "application/json"),
+    ("POST", "/data/catalogs", '{"id": "ünï", "type": "Catalog", "description": "d"}'.encode(),
+     "application/json"),
+    ("POST", "/processes/processes/echo/execution", b"[1, 2]", "application/json"),
+]
+
+
+@pytest.mark.parametrize("method, path, body, content_type", BAD_REQUESTS)
+async def test_bad_input_sweep(app, issuer, method, path, body, content_type) -> None:
+    client = "geocatalog-processes" if path.startswith("/processes") else "geocatalog"
+    before = await counts(app)
+    async with http_client(app, issuer.token("sweeper", client=client)) as c:
+        headers = {"Content-Type": content_type} if content_type else {}
+        r = await c.request(method, path, content=body, headers=headers)
+        assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+        assert r.json()  # an error body
+        assert (await c.get("/healthz")).status_code == 200  # the connection stays usable
+    assert await counts(app) == before
+
+
+async def test_oversized_bodies_are_413(settings, issuer) -> None:
+    small = create_app(settings.model_copy(update={"max_body_bytes": 2000}))
+    async with small.router.lifespan_context(small), \
+            http_client(small, issuer.token("big")) as c:
+        big = {"type": "FeatureCollection", "features": [make_item(f"b{n}") for n in range(50)]}
+        r = await c.post("/data/collections/any-thing/items", json=big)
+        assert r.status_code == 413 and r.json()["code"] == "RequestEntityTooLarge"
+
+        async def chunks():  # no Content-Length: counted while streamed
+            for _ in range(10):
+                yield b" " * 500
+
+        r = await c.post("/data/search", content=chunks(),
+                         headers={"Content-Type": "application/json"})
+        assert r.status_code == 413 and r.json()["code"] == "RequestEntityTooLarge"
+        r = await c.post("/processes/processes/echo/execution", content=b"{" + b" " * 3000 + b"}",
+                         headers={"Content-Type": "application/json"})
+        assert r.status_code == 413 and r.json()["status"] == 413
+        assert (await c.get("/data/collections")).status_code == 200
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    root = Path(tempfile.mkdtemp(prefix="geocatalog-restart-"))
+    root.chmod(0o755)
+    cluster = Cluster(datadir=root / "pg", port=free_port())
+    cluster.start()
+    migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    yield cluster
+    cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_database_restart_while_serving(settings, own_cluster: Cluster) -> None:
+    app = create_app(settings.model_copy(update={"database_url": own_cluster.dsn}))
+    async with app.router.lifespan_context(app), http_client(app) as c:
+        assert (await c.get("/data/collections")).status_code == 200
+        own_cluster.stop()
+        r = await c.get("/data/collections")
+        assert r.status_code == 503
+        assert r.json()["code"] and r.headers["Retry-After"]
+        assert (await c.get("/healthz")).status_code == 503
+        own_cluster.start()
+        statuses = []
+        for _ in range(20):  # stale pooled connections are dropped, new ones made
+            statuses.append((await c.get("/data/collections")).status_code)
+            if statuses[-1] == 200:
+                break
+            await asyncio.sleep(0.2)
+        assert statuses[-1] == 200, statuses
+        assert set(statuses) <= {200, 503}
+        assert (await c.get("/healthz")).status_code == 200
+
+
+async def test_many_concurrent_writers(app, issuer, admin: httpx.AsyncClient) -> None:
+    collection = unique("test_conv-concurrent_")
+    assert (await admin.post("/data/collections",
+                             json=make_collection(collection))).status_code == 201
+    top = unique("busy")
+    users = [http_client(app, issuer.token(f"writer{n}")) for n in range(4)]
+    try:
+        assert (await users[0].post("/data/catalogs", json={
+            "id": top, "type": "Catalog", "description": "d"})).status_code == 201
+
+        async def writer(n: int) -> list[int]:
+            c = users[n % 4]
+            url = f"/data/collections/{collection}/items"
+            codes = [(await c.post(url, json=make_item(f"w{n}", x=n % 170))).status_code]
+            item = make_item(f"w{n}", x=n % 170)
+            item["properties"]["title"] = "updated"
+            codes.append((await c.put(f"{url}/w{n}", json=item)).status_code)
+            if n % 3 == 0:
+                codes.append((await c.delete(f"{url}/w{n}")).status_code)
+            codes.append((await users[0].post(f"/data/catalogs/{top}", json={
+                "id": f"c{n}", "type": "Catalog", "description": "d"})).status_code)
+            return codes
+
+        results = await asyncio.gather(*(writer(n) for n in range(40)))
+    finally:
+        for c in users:
+            await c.aclose()
+    codes = {code for result in results for code in result}
+    assert codes <= {200, 201, 204}, codes
+    page = (await admin.get(f"/data/collections/{collection}/items?limit=100")).json()
+    kept = sorted(f["id"] for f in page["features"])
+    assert kept == sorted(f"w{n}" for n in range(40) if n % 3)
+    assert all(f["properties"]["title"] == "updated" for f in page["features"])
+    tree = (await admin.get(f"/data/catalogs/{top}")).json()
+    assert len([link for link in tree["links"] if link["rel"] == "child"]) == 40
+
+
+async def test_owslib_features_and_pystac_client(live_server: str, issuer) -> None:
+    collection = unique("test_conv-clients_")
+    admin = {"Authorization": f"Bearer {issuer.token('root', rights=['manageCollections'])}"}
+    user = {"Authorization": f"Bearer {issuer.token('clara')}"}
+    async with httpx.AsyncClient(base_url=f"{live_server}/data") as http:
+        assert (await http.post("/collections", json=make_collection(collection),
+                                headers=admin)).status_code == 201
+        features = [make_item(f"f{n:02d}", x=n, day=1 + n % 28) for n in range(25)]
+        for n, feature in enumerate(features):
+            feature["properties"]["rank"] = n
+        r = await http.post(f"/collections/{collection}/items", headers=user,
+                            json={"type": "FeatureCollection", "features": features})
+        assert r.status_code == 201
+
+    def with_owslib() -> tuple[list[str], int]:
+        api = Features(f"{live_server}/data/")
+        ids = [c["id"] for c in api.collections()["collections"]]
+        page = api.collection_items(collection, bbox=[-1, -1, 10.5, 2], limit=5)
+        return ids, page["numberMatched"]
+
+    listed, matched = await asyncio.to_thread(with_owslib)
+    assert collection in listed and matched == 11
+
+    def with_pystac_client() -> tuple[int | None, list[str], list[str]]:
+        catalog = Client.open(f"{live_server}/data/")
+        search = catalog.search(collections=[collection], bbox=[-1, -1, 30, 2],
+                                datetime="2021-01-01/2021-01-20",
+                                filter={"op": ">=", "args": [{"property": "rank"}, 5]},
+                                sortby="-datetime", limit=3,
+                                query=None)
+        ids = [item.id for item in search.items()]
+        owned = catalog.search(collections=[collection], limit=7,
+                               filter={"op": "=", "args": [{"property": "owner"}, "clara"]})
+        return search.matched(), ids, [item.id for item in owned.items()]
+
+    matched, ids, owned = await asyncio.to_thread(with_pystac_client)
+    expected = [f"f{n:02d}" for n in range(5, 20)]
+    assert matched == len(expected) and sorted(ids) == expected
+    assert ids == sorted(ids, key=lambda i: int(i[1:]), reverse=True)  # -datetime
+    assert sorted(owned) == [f"f{n:02d}" for n in range(25)]
