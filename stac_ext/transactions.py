@@ -9,6 +9,7 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -135,33 +136,31 @@ class TransactionsClient(StockTransactionsClient):
             headers={"Location": item_url(request, collection_id, body["id"])},
         )
 
-    async def update_item(  # type: ignore[override]
-        self, request: Request, collection_id: str, item_id: str, item: ItemIn, **kwargs: Any
-    ) -> dict[str, Any]:
+    async def _replace_item(self, request: Request, collection_id: str, item_id: str,
+                            change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+        """PUT and PATCH: the owner (or an admin) replaces the item by `change(stored)`,
+        under the same rules as a POST; the owner and `created` stay."""
         existing = await stored_item(request, collection_id, item_id)
         owner = existing["properties"].get("owner")
         self.policy.require_item_owner(request, owner)
-        body = self._prepare(request, item, collection_id, owner,
+        existing.pop("links", None)  # generated on the way out, not stored
+        body = self._prepare(request, change(existing), collection_id, owner,
                              existing["properties"].get("created"), expected_id=item_id)
         async with request.app.state.get_connection(request, "w") as conn:
             await dbfunc(conn, "update_item", body)
         return await self._respond_item(request, body)
 
+    async def update_item(  # type: ignore[override]
+        self, request: Request, collection_id: str, item_id: str, item: ItemIn, **kwargs: Any
+    ) -> dict[str, Any]:
+        return await self._replace_item(request, collection_id, item_id, lambda _: item)
+
     async def patch_item(  # type: ignore[override]
         self, collection_id: str, item_id: str, patch: PartialItem | list[PatchOperation],
         request: Request, **kwargs: Any,
     ) -> dict[str, Any]:
-        existing = await stored_item(request, collection_id, item_id)
-        owner = existing["properties"].get("owner")
-        self.policy.require_item_owner(request, owner)
-        existing.pop("links", None)  # generated on the way out, not stored
-        patched = apply_patch(existing, patch)
-        # the same rules as a PUT: a patch may not make the item invalid or change its owner
-        body = self._prepare(request, patched, collection_id, owner,
-                             existing["properties"].get("created"), expected_id=item_id)
-        async with request.app.state.get_connection(request, "w") as conn:
-            await dbfunc(conn, "update_item", body)
-        return await self._respond_item(request, body)
+        return await self._replace_item(request, collection_id, item_id,
+                                        lambda stored: apply_patch(stored, patch))
 
     async def delete_item(  # type: ignore[override]
         self, item_id: str, collection_id: str, request: Request, **kwargs: Any

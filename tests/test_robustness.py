@@ -172,14 +172,16 @@ async def test_owslib_features_and_pystac_client(live_server: str, issuer) -> No
                             json={"type": "FeatureCollection", "features": features})
         assert r.status_code == 201
 
-    def with_owslib() -> tuple[list[str], int]:
+    def with_owslib() -> tuple[int, str, int, int]:
         api = Features(f"{live_server}/data/")
-        ids = [c["id"] for c in api.collections()["collections"]]
+        listed = len(api.collections()["collections"])  # the first page
+        described = api.collection(collection)["id"]
         page = api.collection_items(collection, bbox=[-1, -1, 10.5, 2], limit=5)
-        return ids, page["numberMatched"]
+        return listed, described, page["numberMatched"], len(page["features"])
 
-    listed, matched = await asyncio.to_thread(with_owslib)
-    assert collection in listed and matched == 11
+    listed, described, matched, returned = await asyncio.to_thread(with_owslib)
+    assert listed >= 1 and described == collection
+    assert matched == 11 and returned == 5
 
     def with_pystac_client() -> tuple[int | None, list[str], list[str]]:
         catalog = Client.open(f"{live_server}/data/")
