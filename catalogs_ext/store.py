@@ -48,14 +48,16 @@ class CatalogStore:
         client may PUT back what it read): sub-catalogs are made by POST to their parent.
         """
         refs = [t for t in targets if t.kind != "catalog"]
-        strange = [t.catalog_path for t in targets if t.kind == "catalog"
-                   and (path is None or t.catalog_path not in {f"{path}/{c}" for c in children})]
+        sub_catalogs = {f"{path}/{c}" for c in children}
+        strange = [t.catalog_path for t in targets
+                   if t.kind == "catalog" and t.catalog_path not in sub_catalogs]
         wanted_collections = sorted({t.collection for t in refs if t.kind == "collection"})
-        found = {r["id"] for r in await self.conn.fetch(queries.EXISTING_COLLECTIONS,
-                                                        wanted_collections)}
         items = [t for t in refs if t.kind == "item"]
+        found = {r["id"] for r in await self.conn.fetch(
+            queries.EXISTING_COLLECTIONS, wanted_collections)} if wanted_collections else set()
         found_items = {(r["collection"], r["id"]) for r in await self.conn.fetch(
-            queries.EXISTING_ITEMS, [t.collection for t in items], [t.item for t in items])}
+            queries.EXISTING_ITEMS, [t.collection for t in items], [t.item for t in items])
+        } if items else set()
         missing = [f"collection {c}" for c in wanted_collections if c not in found]
         missing += [f"item {t.collection}/{t.item}" for t in items
                     if (t.collection, t.item) not in found_items]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import attr
-import orjson
 from fastapi import Request
 from pydantic import BaseModel
 from stac_fastapi.pgstac.core import CoreCrudClient
@@ -33,25 +32,6 @@ class CoreClient(CoreCrudClient):
         if owner:
             clean["owner"] = owner
         return clean
-
-    async def get_search(self, request: Request, **kwargs: Any) -> ItemCollection:  # type: ignore[override]
-        try:
-            return await super().get_search(request, **kwargs)
-        except orjson.JSONDecodeError as e:  # `intersects` or `query` that is not JSON
-            raise InvalidQueryParameter(f"A search parameter is not valid JSON: {e}") from e
-
-    async def all_collections(self, request: Request, **kwargs: Any) -> Any:  # type: ignore[override]
-        try:
-            return await super().all_collections(request, **kwargs)
-        except orjson.JSONDecodeError as e:
-            raise InvalidQueryParameter(f"A parameter is not valid JSON: {e}") from e
-
-    async def item_collection(self, collection_id: str, request: Request,  # type: ignore[override]
-                              **kwargs: Any) -> ItemCollection:
-        try:
-            return await super().item_collection(collection_id, request, **kwargs)
-        except orjson.JSONDecodeError as e:
-            raise InvalidQueryParameter(f"A parameter is not valid JSON: {e}") from e
 
     async def _search_base(  # type: ignore[override]
         self, search_request: BaseModel, request: Request

@@ -10,6 +10,7 @@ import logging
 from http import HTTPStatus
 
 import asyncpg
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from stac_fastapi.types.errors import DatabaseError, ForeignKeyError
@@ -58,6 +59,12 @@ def add_error_handlers(app: FastAPI) -> None:
     async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:
         return error_response(400, str(exc).splitlines()[0], "InvalidQueryParameter")
 
+    async def on_bad_json_parameter(request: Request, exc: Exception) -> JSONResponse:
+        # stock clients decode `intersects` / `query` parameters themselves; bodies are
+        # FastAPI's (RequestValidationError), the database's JSON is always valid
+        return error_response(400, f"A parameter is not valid JSON: {exc}",
+                              "InvalidQueryParameter")
+
     async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
         logger.warning("database unavailable: %s", type(exc).__name__)
         return error_response(503, "The database is unavailable; retry shortly.",
@@ -74,6 +81,7 @@ def add_error_handlers(app: FastAPI) -> None:
         return error_response(500, "Internal error; it has been logged.")
 
     app.add_exception_handler(Exception, on_unexpected)
+    app.add_exception_handler(orjson.JSONDecodeError, on_bad_json_parameter)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
     app.add_exception_handler(DatabaseError, on_incomplete)
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import attr
 from fastapi import Body, Query
@@ -40,51 +40,39 @@ class DeleteCollection(CollectionUri):
     )
 
 
+ITEM = "/collections/{collection_id}/items/{item_id}"
+GEOJSON = {"content": {MimeTypes.geojson.value: {}}, "model": Item}
+
+
 @attr.s
 class ItemTransactionExtension(TransactionExtension):
-    def register_create_item(self) -> None:
+    """Replaces four stock routes: their bodies, status codes and documented responses."""
+
+    def _route(self, name: str, method: str, path: str, handler: Any, request_model: Any,
+               status: int, response: dict[str, Any],
+               response_class: type[Response] | None = None) -> None:
         self.router.add_api_route(
-            name="Create Item",
-            path="/collections/{collection_id}/items",
-            status_code=201,
-            responses={201: {"content": {MimeTypes.geojson.value: {}}, "model": Item,
-                             "description": "The stored item; `Location` is its URL."}},
-            response_class=self.response_class,
-            methods=["POST"],
-            endpoint=create_async_endpoint(self.client.create_item, PostItem),
+            name=name, path=path, methods=[method], status_code=status,
+            responses={status: response},
+            response_class=response_class or self.response_class,
+            endpoint=create_async_endpoint(handler, request_model),
             dependencies=self.route_dependencies,
         )
+
+    def register_create_item(self) -> None:
+        self._route("Create Item", "POST", "/collections/{collection_id}/items",
+                    self.client.create_item, PostItem, 201,
+                    {**GEOJSON, "description": "The stored item; `Location` is its URL."})
 
     def register_update_item(self) -> None:
-        self.router.add_api_route(
-            name="Update Item",
-            path="/collections/{collection_id}/items/{item_id}",
-            responses={200: {"content": {MimeTypes.geojson.value: {}}, "model": Item}},
-            response_class=self.response_class,
-            methods=["PUT"],
-            endpoint=create_async_endpoint(self.client.update_item, PutItem),
-            dependencies=self.route_dependencies,
-        )
+        self._route("Update Item", "PUT", ITEM, self.client.update_item, PutItem, 200,
+                    {**GEOJSON, "description": "The stored item."})
 
     def register_delete_item(self) -> None:
-        self.router.add_api_route(
-            name="Delete Item",
-            path="/collections/{collection_id}/items/{item_id}",
-            status_code=204,
-            responses={204: {"description": "Item deleted"}},
-            response_class=Response,
-            methods=["DELETE"],
-            endpoint=create_async_endpoint(self.client.delete_item, ItemUri),
-            dependencies=self.route_dependencies,
-        )
+        self._route("Delete Item", "DELETE", ITEM, self.client.delete_item, ItemUri, 204,
+                    {"description": "Item deleted"}, response_class=Response)
 
     def register_delete_collection(self) -> None:
-        self.router.add_api_route(
-            name="Delete Collection",
-            path="/collections/{collection_id}",
-            responses={200: {"content": {MimeTypes.json.value: {}}}},
-            response_class=self.response_class,
-            methods=["DELETE"],
-            endpoint=create_async_endpoint(self.client.delete_collection, DeleteCollection),
-            dependencies=self.route_dependencies,
-        )
+        self._route("Delete Collection", "DELETE", "/collections/{collection_id}",
+                    self.client.delete_collection, DeleteCollection, 200,
+                    {"content": {MimeTypes.json.value: {}}, "description": "Deleted."})

@@ -60,29 +60,33 @@ class Writer:
         """All of one dataset's items, or none of them."""
         outcome = Outcome()
         async with self.conn.transaction():
-            writable = []
-            for collection, item in items:
-                if await self._collection_ready(collection, outcome):
-                    writable.append((collection, item))
-                else:
-                    outcome.skipped.append((item["id"], f"collection {collection} does not "
-                                            "exist and your project may not create it"))
             prepared = []
-            for collection, item in writable:
-                existing = await self.conn.fetchrow(queries.ITEM_OWNERS, collection,
-                                                    [item["id"]])
-                if existing and existing["owner"] != self.owner:
-                    outcome.skipped.append((item["id"], "an item of another user has this id"))
+            by_collection: dict[str, list[dict[str, Any]]] = {}
+            for collection, item in items:
+                by_collection.setdefault(collection, []).append(item)
+            for collection, group in by_collection.items():  # one lookup per collection
+                if not await self._collection_ready(collection, outcome):
+                    outcome.skipped += [(item["id"], f"collection {collection} does not "
+                                         "exist and your project may not create it")
+                                        for item in group]
                     continue
-                try:
-                    prepared.append(prepare_item(item, collection, self.owner,
-                                                 self.invalid_id_chars,
-                                                 existing["created"] if existing else None))
-                except ItemRuleError as e:
-                    outcome.skipped.append((item["id"], str(e)))
-                    continue
-                (outcome.updated if existing else outcome.created).append(
-                    (collection, item["id"]))
+                existing = {row["id"]: row for row in await self.conn.fetch(
+                    queries.ITEM_OWNERS, collection, [item["id"] for item in group])}
+                for item in group:
+                    found = existing.get(item["id"])
+                    if found and found["owner"] != self.owner:
+                        outcome.skipped.append((item["id"], "an item of another user has "
+                                                "this id"))
+                        continue
+                    try:
+                        prepared.append(prepare_item(item, collection, self.owner,
+                                                     self.invalid_id_chars,
+                                                     found["created"] if found else None))
+                    except ItemRuleError as e:
+                        outcome.skipped.append((item["id"], str(e)))
+                        continue
+                    (outcome.updated if found else outcome.created).append(
+                        (collection, item["id"]))
             if prepared:
                 await self.conn.execute(queries.UPSERT_ITEMS, json.dumps(prepared))
             if catalog and prepared:
