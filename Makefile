@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
 PG_PACKAGES := postgresql postgresql-15-postgis-3
 
-.PHONY: run test lint system-deps
+.PHONY: run test lint bench system-deps
 
 run: system-deps $(VENV)/.run-$(HASH)
 	$(BIN)/geocatalog serve
@@ -18,6 +18,14 @@ test: system-deps $(VENV)/.test-$(HASH)
 
 lint: $(VENV)/.test-$(HASH)
 	$(BIN)/ruff check .
+
+# geocatalog against stock stac-fastapi-pgstac on one seeded database (~25 min; options:
+# `make bench BENCH_ARGS="--seconds 5 --runs 1"`). Results: the table, and .bench/results.json.
+bench: system-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
+	@command -v wrk >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; \
+	  else echo "missing wrk; run:  sudo apt-get install -y wrk"; exit 1; fi; }
+	$(BIN)/python -m tests.bench.run $(BENCH_ARGS)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
 # and Python's venv module, which Debian ships separately.
@@ -42,6 +50,10 @@ $(BIN)/python:
 $(VENV)/.run-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	rm -f $(VENV)/.run-* && touch $@
+
+$(VENV)/.bench-$(HASH): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[bench]"
+	rm -f $(VENV)/.bench-* && touch $@
 
 $(VENV)/.test-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test]"

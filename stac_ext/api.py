@@ -36,7 +36,8 @@ class DataExtensions(Extensions):
     on_item_delete: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
+        if self.settings.owner_search:
+            self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
 
     @property
@@ -67,7 +68,8 @@ def build_data_api(
     on_item_delete: list[str] | None = None,
 ) -> StacApi:
     """The STAC API with its routes under `settings.prefix_path` (`/data`) on a new app."""
-    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template)
+    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
+        if settings.generated_content else None
     policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
 
     api = instantiate_api(

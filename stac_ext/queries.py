@@ -26,3 +26,6 @@ UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"
 CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 
 GET_COLLECTION = "SELECT pgstac.get_collection($1)"
+
+#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text.
+SEARCH = "SELECT pgstac.search($1::text::jsonb)"

@@ -25,7 +25,6 @@ from stac_fastapi.extensions.transaction.request import (
     PatchOperation,
 )
 from stac_fastapi.pgstac.db import dbfunc
-from stac_fastapi.pgstac.models.links import ItemLinks
 from stac_fastapi.pgstac.transactions import BulkTransactionsClient as StockBulkClient
 from stac_fastapi.pgstac.transactions import TransactionsClient as StockTransactionsClient
 from stac_fastapi.types.errors import ConflictError, NotFoundError
@@ -36,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 
 from stac_ext import queries
 from stac_ext.content import ItemDecorator
+from stac_ext.item_links import ItemLinker
 from stac_ext.item_rules import ItemRuleError, prepare_item
 from stac_ext.models import ItemCollectionIn, ItemIn
 from stac_ext.policy import DataPolicy
@@ -93,7 +93,7 @@ async def stored_item(request: Request, collection_id: str, item_id: str) -> dic
 @attr.s
 class TransactionsClient(StockTransactionsClient):
     policy: DataPolicy = attr.ib(kw_only=True)
-    decorator: ItemDecorator = attr.ib(kw_only=True)
+    decorator: ItemDecorator | None = attr.ib(kw_only=True)
     #: SQL run with ($1 collection, $2 item) in the item delete's transaction, e.g. to
     #: remove catalog links to the item.
     on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
@@ -109,10 +109,10 @@ class TransactionsClient(StockTransactionsClient):
             raise HTTPException(status_code=400, detail=str(e)) from e
 
     async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
-        item["links"] = await ItemLinks(
-            collection_id=item["collection"], item_id=item["id"], request=request
-        ).get_links(extra_links=item.get("links"))
-        return self.decorator.decorate(item, get_base_url(request))
+        base_url = get_base_url(request)
+        item["links"] = ItemLinker(base_url).links(item["collection"], item["id"],
+                                                   item.get("links"))
+        return item if self.decorator is None else self.decorator.decorate(item, base_url)
 
     async def create_item(  # type: ignore[override]
         self, collection_id: str, item: ItemIn | ItemCollectionIn, request: Request, **kwargs: Any

@@ -147,6 +147,26 @@ async def test_loaded_items_and_config_changes(settings, client, collection, dat
     assert explorer["href"] == "https://new.example/?u=" + quote("s3://b/x.zarr", safe="")
 
 
+async def test_generated_content_and_owner_search_can_be_off(settings, client, collection):
+    """`GENERATED_CONTENT=false` / `OWNER_SEARCH=false` (what `make bench` compares against):
+    stock items, and `owner` is not a search parameter."""
+    doc = make_item("plain", collection_id=collection, data="s3://b/y.zarr")
+    assert (await client.post(f"/data/collections/{collection}/items", json=doc)).status_code \
+        == 201
+    app = create_app(settings.model_copy(update={"generated_content": False,
+                                                 "owner_search": False}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            item = (await c.get(f"/data/collections/{collection}/items/plain")).json()
+            search = await c.post("/data/search", json={"owner": "nobody", "ids": ["plain"]})
+    assert not rels(item, "example") and not rels(item, "explorer")
+    assert [link["rel"] for link in item["links"]] == ["collection", "parent", "root", "self"]
+    assert item["stac_extensions"] == []
+    # unknown to the search model: ignored, as stock ignores any unknown POST field
+    assert [f["id"] for f in search.json()["features"]] == ["plain"]
+
+
 @pytest.fixture
 def data_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """Serves `tmp_path` over real HTTP on loopback."""

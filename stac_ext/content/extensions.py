@@ -7,7 +7,7 @@ import inspect
 import json
 import pkgutil
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,17 +36,10 @@ def schema_uris() -> Mapping[str, str]:
     return uris
 
 
-def _prefixes(keys: Iterable[str]) -> set[str]:
-    return {key.split(":", 1)[0] for key in keys if ":" in key}
-
-
 def used_prefixes(item: Mapping[str, Any]) -> set[str]:
     """Prefixes of `prefix:name` fields in the item's properties, assets and links."""
-    found = _prefixes(item.get("properties") or {})
-    for asset in (item.get("assets") or {}).values():
-        if isinstance(asset, dict):
-            found |= _prefixes(asset)
-    for link in item.get("links") or []:
-        if isinstance(link, dict):
-            found |= _prefixes(link)
-    return found
+    assets = item.get("assets") or {}
+    objects: list[Any] = [item.get("properties") or {}, *assets.values(),
+                          *(item.get("links") or [])]
+    return {key.partition(":")[0] for obj in objects if isinstance(obj, dict)
+            for key in obj if ":" in key}

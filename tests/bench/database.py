@@ -1,0 +1,60 @@
+"""The benchmark's own database: an embedded cluster, migrated, loaded once with the data set."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import psycopg
+
+from stac_ext.database.cluster import Cluster
+from stac_ext.database.migrations import migrate
+from stac_ext.loader import load
+from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
+from tests.bench import dataset
+
+
+def prepare(data_dir: Path, port: int, total_items: int) -> str:
+    """Start (and first create) the cluster, migrate, load the data set; the DSN."""
+    cluster = Cluster(datadir=data_dir / "pg", port=port)
+    cluster.start()
+    dsn = cluster.dsn
+    migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        count = conn.execute("SELECT count(*) FROM pgstac.items WHERE collection = ANY(%s)",
+                             (list(dataset.COLLECTIONS),)).fetchone()
+        loaded = count is not None and count[0] == total_items
+        if not loaded:
+            conn.execute("DELETE FROM pgstac.collections WHERE id LIKE 'bench-%'")
+    if not loaded:
+        print(f"loading {total_items} items into {data_dir / 'pg'} ...", flush=True)
+        started = time.monotonic()
+        collections = [dataset.collection(c) for c in (*dataset.COLLECTIONS, dataset.WRITES)]
+        load(dsn, collections, dataset.items(total_items))
+        print(f"loaded in {time.monotonic() - started:.0f} s", flush=True)
+    reset_writes(dsn)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return dsn
+
+
+def reset_writes(dsn: str) -> None:
+    """Empty the collection POST item writes to (so every run starts alike)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM pgstac.items WHERE collection = %s", (dataset.WRITES,))
+
+
+def search_floor(dsn: str, bodies: list[dict[str, object]], repeat: int = 30) -> float:
+    """p50 ms of pgstac's own `search()` for these bodies, one connection, result as text."""
+    timings = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        for _ in range(repeat):
+            for body in bodies:
+                started = time.perf_counter()
+                conn.execute("SELECT search(%s::text::jsonb)::text",
+                             (json.dumps(body),)).fetchone()
+                timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)

@@ -1,0 +1,165 @@
+"""Our own features, absolute figures: a 100,000-catalog tree and 1,000 concurrent jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from datetime import datetime
+from typing import Any
+
+import httpx
+import psycopg
+
+from tests.bench.servers import Running
+
+TOPS = 10  # top-level catalogs, each the root of a 10,000-node subtree
+SUBTREE = 10_000
+CHAIN = 9  # under each top: c1/c2/.../c9, so the deepest catalog is at depth 10
+
+
+def _tree_rows(first_pk: int) -> list[tuple[int, int | None, str, str]]:
+    """(pk, parent pk, id, path) of 100,000 catalogs: per top, a chain to depth 10 and a
+    heap of fan-out 10 (depth 5) for the rest."""
+    rows: list[tuple[int, int | None, str, str]] = []
+    pk = first_pk
+    for t in range(TOPS):
+        top_pk, top_path = pk, f"bench-t{t}"
+        rows.append((top_pk, None, top_path, top_path))
+        pk += 1
+        parent_pk, parent_path = top_pk, top_path
+        for depth in range(1, CHAIN + 1):
+            path = f"{parent_path}/c{depth}"
+            rows.append((pk, parent_pk, f"c{depth}", path))
+            parent_pk, parent_path = pk, path
+            pk += 1
+        heap: list[tuple[int, str]] = []  # heap node k (1-based) -> (pk, path)
+        for k in range(1, SUBTREE - CHAIN):
+            ppk, ppath = (top_pk, top_path) if k <= 10 else heap[(k - 1) // 10 - 1]
+            path = f"{ppath}/n{k}"
+            rows.append((pk, ppk, f"n{k}", path))
+            heap.append((pk, path))
+            pk += 1
+    return rows
+
+
+def _build_tree(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        conn.execute("DELETE FROM catalogs.catalogs WHERE parent_pk IS NULL "
+                     "AND id LIKE 'bench-t%'")
+        first = conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM catalogs.catalogs"
+                             ).fetchone()
+        assert first is not None
+        rows = _tree_rows(first[0])
+        pks, parents, ids, paths = (list(col) for col in zip(*rows, strict=True))
+        conn.execute(
+            "INSERT INTO catalogs.catalogs (pk, parent_pk, id, path, description, owner) "
+            "OVERRIDING SYSTEM VALUE "
+            "SELECT pk, parent, id, path, 'benchmark catalog', 'bench-admin' "
+            "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[]) "
+            "AS t(pk, parent, id, path)", (pks, parents, ids, paths))
+        conn.execute("SELECT setval(pg_get_serial_sequence('catalogs.catalogs', 'pk'), "
+                     "(SELECT max(pk) FROM catalogs.catalogs))")
+        conn.execute("ANALYZE catalogs.catalogs")
+        return len(rows)
+
+
+def catalog_tree(dsn: str, running: Running, admin_token: str) -> dict[str, Any]:
+    """Deep GET p50 (sequential, one connection) and a 10,000-node force-delete."""
+    total = _build_tree(dsn)
+    deep = "/".join([f"bench-t{TOPS // 2}", *(f"c{d}" for d in range(1, CHAIN + 1))])
+    timings = []
+    with httpx.Client(base_url=running.url, timeout=60) as client:
+        for _ in range(20):  # warm-up
+            client.get(f"/catalogs/{deep}").raise_for_status()
+        for _ in range(300):
+            started = time.perf_counter()
+            client.get(f"/catalogs/{deep}").raise_for_status()
+            timings.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        answer = client.delete(f"/catalogs/bench-t{TOPS - 1}", params={"_force": "true"},
+                               headers={"Authorization": f"Bearer {admin_token}"})
+        delete_ms = (time.perf_counter() - started) * 1000
+        answer.raise_for_status()
+        deleted = len(answer.json()["deleted"])
+    with psycopg.connect(dsn) as conn:
+        left = conn.execute("SELECT count(*) FROM catalogs.catalogs WHERE path LIKE %s",
+                            (f"bench-t{TOPS - 1}%",)).fetchone()
+    return {"catalogs": total, "depth": CHAIN + 1, "deep_get_p50_ms": statistics.median(timings),
+            "deep_get_p95_ms": statistics.quantiles(timings, n=20)[-1],
+            "subtree": deleted, "force_delete_ms": delete_ms,
+            "left_after_delete": left[0] if left else None}
+
+
+def delay_ms(job: dict[str, Any]) -> float:
+    """accepted -> running: the job record's `created` to `started`."""
+    created = datetime.fromisoformat(job["created"])
+    started = datetime.fromisoformat(job["started"])
+    return (started - created).total_seconds() * 1000
+
+
+def echo_jobs(running: Running, token: str, count: int) -> dict[str, Any]:
+    return asyncio.run(_echo_jobs(running.url.removesuffix("/data") + "/processes", token,
+                                  count))
+
+
+async def _echo_jobs(base: str, token: str, count: int) -> dict[str, Any]:
+    """`count` executions submitted at once; then wait until every one is final."""
+    headers = {"Authorization": f"Bearer {token}", "Prefer": "respond-async"}
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=100)
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120,
+                                 limits=limits) as client:
+        async def submit(n: int) -> tuple[float, str]:
+            started = time.perf_counter()
+            answer = await client.post("/processes/echo/execution",
+                                       json={"inputs": {"message": f"job {n}"}})
+            answer.raise_for_status()
+            return (time.perf_counter() - started) * 1000, answer.json()["jobID"]
+
+        began = time.perf_counter()
+        submitted = await asyncio.gather(*(submit(n) for n in range(count)))
+        ids = {job_id for _, job_id in submitted}
+        final: dict[str, dict[str, Any]] = {}
+        deadline = time.monotonic() + 900
+        while len(final) < len(ids) and time.monotonic() < deadline:
+            await asyncio.sleep(1)
+            offset = 0
+            while True:
+                page = (await client.get("/jobs", params={
+                    "processID": "echo", "limit": 1000, "offset": offset,
+                    "status": "successful,failed,dismissed"})).json()
+                for job in page["jobs"]:
+                    if job["jobID"] in ids:
+                        final[job["jobID"]] = job
+                if not any(link["rel"] == "next" for link in page["links"]):
+                    break
+                offset += 1000
+        all_done = time.perf_counter() - began
+        idle = [await _one_job(client) for _ in range(20)]
+
+    successful = [j for j in final.values() if j["status"] == "successful"]
+    return {
+        "submitted": len(ids),
+        "submit_p50_ms": statistics.median(ms for ms, _ in submitted),
+        "queued_p50_ms": statistics.median(delay_ms(j) for j in successful)
+        if successful else float("nan"),
+        "queued_p95_ms": statistics.quantiles([delay_ms(j) for j in successful], n=20)[-1]
+        if len(successful) > 1 else float("nan"),
+        "successful": len(successful),
+        "failed": len(final) - len(successful),
+        "lost": len(ids) - len(final),
+        "all_done_s": all_done,
+        "idle_queued_p50_ms": statistics.median(delay_ms(j) for j in idle),
+    }
+
+
+async def _one_job(client: httpx.AsyncClient) -> dict[str, Any]:
+    """One job on an idle worker, followed until it is final."""
+    answer = await client.post("/processes/echo/execution", json={"inputs": {"message": "1"}})
+    answer.raise_for_status()
+    location = answer.headers["Location"]
+    while True:
+        job = (await client.get(location)).json()
+        if job["status"] in ("successful", "failed", "dismissed"):
+            return job
+        await asyncio.sleep(0.05)

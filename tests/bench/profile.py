@@ -1,0 +1,74 @@
+"""Where a server spends its CPU under the benchmark's load: py-spy, summarised.
+
+    .venv/bin/python -m tests.bench.profile "items limit=100" [--server stock-tuned]
+
+Uses the cluster `make bench` left in `.bench/` (run it once first).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stac_ext.database.cluster import Cluster
+from tests.bench import scenarios, servers, wrk
+
+app = typer.Typer(add_completion=False)
+
+
+def summarise(raw: Path, top: int) -> str:
+    """Inclusive share of samples per frame, busy samples only (idle waits dropped)."""
+    inclusive: Counter[str] = Counter()
+    busy = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if any(idle in frames[-1] for idle in ("Condition.wait", "Runner.run", "select")):
+            continue
+        busy += int(count)
+        for frame in set(frames):
+            inclusive[frame] += int(count)
+    rows = [f"{100 * n / busy:5.1f}%  {frame}" for frame, n in inclusive.most_common(top)
+            if "stac_ext" in frame or "pgstac" in frame or "fastapi" in frame
+            or "json" in frame or "asyncpg" in frame or "hydrat" in frame]
+    return f"{busy} busy samples\n" + "\n".join(rows)
+
+
+@app.command()
+def main(
+    scenario: Annotated[str, typer.Argument(help="a scenario name, as `make bench` prints")],
+    server: Annotated[str, typer.Option(help="geocatalog, stock or stock-tuned")] = "geocatalog",
+    seconds: Annotated[int, typer.Option()] = 10,
+    top: Annotated[int, typer.Option(help="frames listed")] = 80,
+    data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
+    pg_port: Annotated[int, typer.Option()] = 5449,
+) -> None:
+    data_dir = data_dir.resolve()
+    cluster = Cluster(datadir=data_dir / "pg", port=pg_port)
+    cluster.start()
+    peer = {"geocatalog": servers.geocatalog("geocatalog", cluster.dsn, data_dir),
+            "stock": servers.stock("stock", cluster.dsn),
+            "stock-tuned": servers.stock("stock-tuned", cluster.dsn, USE_API_HYDRATE="TRUE"),
+            }[server]
+    reqs = scenarios.requests(scenario, 21_000, peer.geocatalog)
+    with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "profile.txt"
+        wrk.run(running.url, reqs, seconds=2)
+        spy = subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking",
+             "-p", str(running.process.pid), "-d", str(seconds), "-r", "100", "-f", "raw",
+             "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        figures = wrk.run(running.url, reqs, seconds=seconds + 1)
+        spy.wait()
+        print(f"{server} / {scenario}: {figures.rps} req/s, p50 {figures.p50_ms} ms")
+        print(summarise(raw, top))
+
+
+if __name__ == "__main__":
+    app()

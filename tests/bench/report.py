@@ -1,0 +1,67 @@
+"""The printed table: per scenario, each server's req/s, p50, p95, and geocatalog's ratios."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from tests.bench import scenarios
+
+
+def _mean(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.fmean(r[key] for r in runs)
+
+
+def table(results: dict[str, Any]) -> str:
+    servers = results["servers"]
+    names = [n for n in ("stock", "stock-tuned", "geocatalog") if n in servers]
+    head = "| scenario | " + " | ".join(f"{n} req/s (p50 / p95 ms)" for n in names)
+    ratios = [("stock", "x stock"), ("stock-tuned", "x tuned")]
+    ratios = [(peer, label) for peer, label in ratios
+              if peer in servers and "geocatalog" in servers]
+    head += "".join(f" | {label}" for _, label in ratios) + " |"
+    lines = [head, "|" + "---|" * (1 + len(names) + len(ratios))]
+    for scenario in scenarios.SCENARIOS:
+        cells = []
+        for n in names:
+            runs = servers[n]["scenarios"].get(scenario.name)
+            cells.append("-" if not runs else f"{_mean(runs, 'rps'):.0f} "
+                         f"({_mean(runs, 'p50_ms'):.1f} / {_mean(runs, 'p95_ms'):.1f})")
+        for peer, _ in ratios:
+            ours = servers["geocatalog"]["scenarios"].get(scenario.name)
+            theirs = servers[peer]["scenarios"].get(scenario.name)
+            cells.append(f"{_mean(ours, 'rps') / _mean(theirs, 'rps'):.2f}"
+                         if ours and theirs else "-")
+        lines.append(f"| {scenario.name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("peak RSS per uvicorn worker (MB): " + ", ".join(
+        f"{n} {s['peak_rss_mb']:.0f}" for n, s in servers.items()))
+    if "geocatalog-bare" in servers and "geocatalog" in servers:
+        bare = servers["geocatalog-bare"]["scenarios"]
+        full = servers["geocatalog"]["scenarios"]
+        lines.append("generated content + owner extension cost (1 - full/bare req/s): " + ", ".join(
+            f"{name} {100 * (1 - _mean(full[name], 'rps') / _mean(bare[name], 'rps')):.1f}%"
+            for name in scenarios.HUNDREDS if name in bare and name in full))
+    if floor := results.get("sql_floor_ms"):
+        c1 = results.get("concurrency_1", {})
+        lines.append("pgstac search() SQL p50 (1 connection) vs geocatalog page p50 at "
+                     "concurrency 1: " + ", ".join(
+                         f"{name}: SQL {ms:.1f} ms, page {c1[name]['p50_ms']:.1f} ms "
+                         f"({c1[name]['p50_ms'] / ms:.2f}x)" if name in c1 else
+                         f"{name}: SQL {ms:.1f} ms" for name, ms in floor.items()))
+    for peer, verdict in results.get("same_answers", {}).items():
+        lines.append(f"same items in the same order as {peer}: "
+                     f"{'yes' if verdict['identical'] else 'NO: ' + ', '.join(verdict['differ'])}"
+                     f" ({verdict['queries']} queries)")
+    if cat := results.get("catalogs"):
+        lines.append(f"catalogs ({cat['catalogs']} catalogs, depth {cat['depth']}): deep GET p50 "
+                     f"{cat['deep_get_p50_ms']:.1f} ms; force-delete of {cat['subtree']} "
+                     f"nodes {cat['force_delete_ms']:.0f} ms")
+    if jobs := results.get("jobs"):
+        lines.append(f"jobs ({jobs['submitted']} concurrent echo): submit p50 "
+                     f"{jobs['submit_p50_ms']:.0f} ms, accepted->running p50 "
+                     f"{jobs['queued_p50_ms']:.0f} ms, successful {jobs['successful']}, "
+                     f"lost {jobs['lost']}, all done in {jobs['all_done_s']:.1f} s; "
+                     "one job on an idle worker: accepted->running p50 "
+                     f"{jobs['idle_queued_p50_ms']:.0f} ms")
+    return "\n".join(lines)

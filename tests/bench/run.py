@@ -1,0 +1,156 @@
+"""`make bench`: geocatalog vs stock stac-fastapi-pgstac on one database, then our own features.
+
+    .venv/bin/python -m tests.bench.run [--seconds 15] [--runs 2] [--items 21000]
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.settings import Settings
+from tests.bench import database, features, report, scenarios, servers, wrk
+
+app = typer.Typer(add_completion=False)
+PORT = 8097
+
+
+def _answers(running: servers.Running, total: int) -> dict[str, list[list[str]]]:
+    """The item ids (in order) each read request answers: compared across servers."""
+    seen: dict[str, list[list[str]]] = {}
+    with httpx.Client(timeout=60) as client:
+        for scenario in scenarios.SCENARIOS:
+            if not scenario.reads:
+                continue
+            ids = []
+            for r in scenarios.requests(scenario.name, total, running.server.geocatalog)[:12]:
+                answer = client.request(r.method, running.url + r.path,
+                                        content=r.body or None,
+                                        headers={"Content-Type": "application/json"})
+                answer.raise_for_status()
+                body = answer.json()
+                ids.append([f["id"] for f in body["features"]] if "features" in body
+                           else [body["id"]])
+            seen[scenario.name] = ids
+    return seen
+
+
+@app.command()
+def main(
+    seconds: Annotated[float, typer.Option(help="measured seconds per scenario")] = 15,
+    warmup: Annotated[float, typer.Option(help="warm-up seconds per scenario")] = 3,
+    runs: Annotated[int, typer.Option(help="runs of every server")] = 2,
+    items: Annotated[int, typer.Option(help="synthetic items")] = 21_000,
+    connections: Annotated[int, typer.Option(help="concurrent connections")] = 8,
+    data_dir: Annotated[Path, typer.Option(help="cluster and results")] = Path(".bench"),
+    pg_port: Annotated[int, typer.Option(help="the benchmark cluster's port")] = 5449,
+    only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
+    feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
+) -> None:
+    data_dir = data_dir.resolve()
+    dsn = database.prepare(data_dir, pg_port, items)
+    settings = Settings(database_url=dsn, geocatalog_data_dir=data_dir)
+    assert settings.local_issuer
+    issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+    token = issuer.mint("bench-writer", settings.data_client_id, [], [], 24 * 3600)
+
+    peers = [
+        servers.stock("stock", dsn),
+        servers.stock("stock-tuned", dsn, USE_API_HYDRATE="TRUE"),
+        servers.geocatalog("geocatalog", dsn, data_dir),
+        # the same server without generated content and the `owner` extension: their cost
+        servers.geocatalog("geocatalog-bare", dsn, data_dir, GENERATED_CONTENT="false",
+                           OWNER_SEARCH="false"),
+    ]
+    peers = [p for p in peers if not only or p.name in only]
+    results: dict[str, Any] = {
+        "machine": f"{platform.node()} {platform.machine()} {_cpus()} cores, "
+                   f"{platform.python_implementation()} {platform.python_version()}",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "settings": {"seconds": seconds, "warmup": warmup, "runs": runs, "items": items,
+                     "connections": connections},
+        "servers": {p.name: {"scenarios": {}, "peak_rss_mb": 0.0} for p in peers},
+    }
+    answers: dict[str, dict[str, list[list[str]]]] = {}
+    for run in range(runs):
+        for peer in peers:
+            database.reset_writes(dsn)
+            names = [s.name for s in scenarios.SCENARIOS]
+            if peer.name == "geocatalog-bare":
+                names = [*scenarios.HUNDREDS]
+            with servers.serving(peer, PORT) as running:
+                if run == 0 and peer.name != "geocatalog-bare":
+                    answers[peer.name] = _answers(running, items)
+                for name in names:
+                    reqs = scenarios.requests(name, items, peer.geocatalog)
+                    tag = f"r{run}-{peer.name}-{int(time.time())}"
+                    wrk.run(running.url, reqs, seconds=warmup, connections=connections,
+                            token=token, tag=tag + "w")
+                    figures = wrk.run(running.url, reqs, seconds=seconds,
+                                      connections=connections, token=token, tag=tag)
+                    results["servers"][peer.name]["scenarios"].setdefault(name, []).append(
+                        figures.as_dict())
+                    print(f"run {run + 1} {peer.name:16} {name:40} {figures.rps:8.1f} req/s "
+                          f"p50 {figures.p50_ms:6.1f} ms p95 {figures.p95_ms:6.1f} ms"
+                          f"{'  ERRORS ' + str(figures.errors) if figures.errors else ''}",
+                          flush=True)
+                if run == 0 and peer.geocatalog and peer.name == "geocatalog":
+                    results["concurrency_1"] = {
+                        name: wrk.run(running.url, scenarios.requests(name, items, True),
+                                      seconds=seconds / 2, connections=1, token=token,
+                                      tag="c1").as_dict()
+                        for name in scenarios.HUNDREDS[:2]}
+                rss = running.peak_rss_mb()
+                slot = results["servers"][peer.name]
+                slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], rss), 1)
+
+    results["sql_floor_ms"] = {name: round(database.search_floor(dsn, bodies), 2)
+                               for name, bodies in scenarios.search_bodies(items).items()}
+    results["same_answers"] = _compare(answers)
+    if feature_runs and any(p.name == "geocatalog" for p in peers):
+        admin = issuer.mint("bench-admin", settings.data_client_id, [],
+                            [settings.admin_right], 24 * 3600)
+        worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
+        with servers.serving(peers[[p.name for p in peers].index("geocatalog")],
+                             PORT) as running:
+            results["catalogs"] = features.catalog_tree(dsn, running, admin)
+            results["jobs"] = features.echo_jobs(running, worker, 1000)
+            results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
+                running.peak_rss_mb(), 1)
+
+    out = data_dir / "results.json"
+    out.write_text(json.dumps(results, indent=2))
+    print()
+    print(report.table(results))
+    print(f"\nraw figures: {out}")
+
+
+def _compare(answers: dict[str, dict[str, list[list[str]]]]) -> dict[str, Any]:
+    """geocatalog's answers against stock's: the same ids in the same order, per query."""
+    if "geocatalog" not in answers:
+        return {}
+    verdict = {}
+    for peer, seen in answers.items():
+        if peer == "geocatalog":
+            continue
+        differ = [name for name, ids in seen.items() if answers["geocatalog"].get(name) != ids]
+        verdict[peer] = {"identical": not differ, "differ": differ,
+                         "queries": sum(len(v) for v in seen.values())}
+    return verdict
+
+
+def _cpus() -> int:
+    return int(subprocess.run(["nproc"], capture_output=True, text=True).stdout or 0)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,89 @@
+"""The servers under test, each a real uvicorn process on loopback, started one at a time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+UVICORN = [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--no-access-log",
+           "--log-level", "warning", "--factory"]
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    app: str  # uvicorn factory
+    prefix: str  # where the STAC API lives: "" for stock, "/data" for geocatalog
+    env: dict[str, str] = field(default_factory=dict)
+    geocatalog: bool = False
+
+
+def stock(name: str, dsn: str, **extra: str) -> Server:
+    url = urlsplit(dsn)
+    env = {"PGUSER": url.username or "", "PGPASSWORD": url.password or "",
+           "PGHOST": url.hostname or "", "PGPORT": str(url.port), "PGDATABASE": url.path[1:],
+           # POST item needs the transaction extension, off in stock's defaults.
+           "ENABLE_TRANSACTIONS_EXTENSIONS": "true", **extra}
+    return Server(name, "stac_fastapi.pgstac.app:create_app", "", env)
+
+
+def geocatalog(name: str, dsn: str, data_dir: Path, **extra: str) -> Server:
+    env = {"DATABASE_URL": dsn, "GEOCATALOG_DATA_DIR": str(data_dir),
+           "LOAD_DEMO_DATA": "false", **extra}
+    return Server(name, "stac_ext.app:create_app", "/data", env, geocatalog=True)
+
+
+@dataclass
+class Running:
+    server: Server
+    url: str  # the STAC API root, no trailing slash
+    process: subprocess.Popen[bytes]
+
+    def peak_rss_mb(self) -> float:
+        """The worker's peak resident set (VmHWM): uvicorn runs one worker, itself."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+
+@contextmanager
+def serving(server: Server, port: int) -> Iterator[Running]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PG", "DATABASE_URL", "USE_API_HYDRATE"))}
+    env.update(server.env)
+    process = subprocess.Popen([*UVICORN, "--port", str(port), server.app], env=env)
+    running = Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
+    try:
+        _wait_ready(running)
+        yield running
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(running: Running, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if running.process.poll() is not None:
+            raise RuntimeError(f"{running.server.name} exited with {running.process.returncode}")
+        try:
+            if httpx.get(f"{running.url}/collections", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{running.server.name} did not answer within {timeout} s")

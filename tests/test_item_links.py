@@ -1,0 +1,40 @@
+"""ItemLinker builds the very links stock stac-fastapi-pgstac's ItemLinks builds."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi import FastAPI
+from stac_fastapi.pgstac.models.links import ItemLinks
+from stac_fastapi.types.requests import get_base_url
+from starlette.requests import Request
+
+from stac_ext.item_links import ItemLinker
+
+IDS = ["plain-1", "under_score", "a b", "x.y", "..", ".", "a/b", "a/../b", "é-ü", "q?x=1",
+       "h#frag", "p%20q", "c:d", "semi;colon", "//double"]
+STORED = [
+    {"rel": "license", "href": "../LICENSE", "type": "text/plain"},
+    {"rel": "self", "href": "http://elsewhere/self"},  # inferred: replaced
+    {"rel": "alternate", "href": "http://other.example/x.html", "title": "x"},
+    {"rel": "derived_from", "href": "collections/c/items/other"},
+]
+
+
+def _request(prefix: str) -> Request:
+    app = FastAPI()
+    app.state.router_prefix = prefix
+    return Request({"type": "http", "method": "GET", "scheme": "https", "app": app,
+                    "server": ("data.example", 443), "path": f"{prefix}/search",
+                    "root_path": "", "query_string": b"", "headers": []})
+
+
+@pytest.mark.parametrize("prefix", ["/data", ""])
+@pytest.mark.parametrize("collection_id", ["col-1", "odd coll", "x.y"])
+async def test_same_links_as_stock(prefix: str, collection_id: str) -> None:
+    request = _request(prefix)
+    linker = ItemLinker(get_base_url(request))
+    for item_id in IDS:
+        for stored in (None, [], STORED):
+            stock = await ItemLinks(collection_id=collection_id, item_id=item_id,
+                                    request=request).get_links(extra_links=stored)
+            assert linker.links(collection_id, item_id, stored) == stock, (item_id, stored)
