@@ -6,6 +6,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
+# Conformance tools whose pinned dependencies clash with ours: one venv each, from
+# tests/conformance/tools/<name>.txt (tests/test_conformance_tools.py runs them).
+TOOLS  := .tools
+CONFORMANCE_TOOLS := $(patsubst tests/conformance/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/conformance/tools/*.txt))
 PG_PACKAGES := postgresql postgresql-15-postgis-3
 
 .PHONY: run test lint bench system-deps
@@ -13,7 +17,7 @@ PG_PACKAGES := postgresql postgresql-15-postgis-3
 run: system-deps $(VENV)/.run-$(HASH)
 	$(BIN)/geocatalog serve
 
-test: system-deps $(VENV)/.test-$(HASH)
+test: system-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS)
 	$(BIN)/pytest
 
 lint: $(VENV)/.test-$(HASH)
@@ -50,6 +54,13 @@ $(BIN)/python:
 $(VENV)/.run-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	rm -f $(VENV)/.run-* && touch $@
+
+$(TOOLS)/%/.installed: tests/conformance/tools/%.txt
+	rm -rf $(TOOLS)/$*
+	$(PYTHON) -m venv $(TOOLS)/$*
+	$(TOOLS)/$*/bin/pip install --quiet --upgrade pip
+	$(TOOLS)/$*/bin/pip install --quiet -r $<
+	touch $@
 
 $(VENV)/.bench-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[bench]"

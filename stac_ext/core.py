@@ -122,8 +122,25 @@ class CoreClient(CoreCrudClient):
         base = {k: v for k, v in base.items() if v is not None}
         return hydrate(base, item, strip_unmatched_markers=settings.exclude_hydrate_markers)
 
-    async def item_collection(self, *args: Any, **kwargs: Any) -> Response:  # type: ignore[override]
-        return _encoded(await super().item_collection(*args, **kwargs))
+    async def item_collection(  # type: ignore[override]
+        self, collection_id: str, request: Request, *args: Any, **kwargs: Any
+    ) -> Response:
+        """Stock's, without its collection lookup before the search: a page with items
+        proves the collection exists, so it is looked up only when the page is empty."""
+        if not kwargs.get("fields"):  # with fields, the page is not a dict to look into
+            request.state.collection_lookup_deferred = collection_id
+        page = await super().item_collection(collection_id, request, *args, **kwargs)
+        if isinstance(page, dict) and not page.get("features"):
+            await self.get_collection(collection_id, request=request)  # 404 if missing
+        return _encoded(page)
+
+    async def get_collection(  # type: ignore[override]
+        self, collection_id: str, request: Request, **kwargs: Any
+    ) -> Any:
+        if getattr(request.state, "collection_lookup_deferred", None) == collection_id:
+            request.state.collection_lookup_deferred = None
+            return {}  # stock's item_collection ignores it: see item_collection
+        return await super().get_collection(collection_id, request, **kwargs)
 
     async def get_search(self, *args: Any, **kwargs: Any) -> Response:  # type: ignore[override]
         return _encoded(await super().get_search(*args, **kwargs))

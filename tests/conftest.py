@@ -15,9 +15,11 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from stac_ext.app import create_app
@@ -154,17 +156,18 @@ async def collection(admin: httpx.AsyncClient) -> str:
     return collection_id
 
 
-@pytest.fixture(scope="session")
-def live_server(settings: Settings) -> Iterator[str]:
-    """A real uvicorn process serving the app on a free port."""
+@contextmanager
+def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
+    """The app in a real uvicorn process on a free port (no job worker); its base URL."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": settings.database_url or "",
-           "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
-           "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false"}
+    environ = {**os.environ, "DATABASE_URL": settings.database_url or "",
+               "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
+               "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
+               **env}
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=env,
+        env=environ,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -183,6 +186,29 @@ def live_server(settings: Settings) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def live_server(settings: Settings) -> Iterator[str]:
+    """A real uvicorn process serving the app (the session database) on a free port."""
+    with uvicorn_serving(settings) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def seeded_server(settings: Settings) -> Iterator[str]:
+    """A real uvicorn serving a database of its own with the demo data set only: what the
+    external validators see does not depend on which tests ran before."""
+    name = unique("seeded_")
+    admin_url = (settings.database_url or "").rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = (settings.database_url or "").rsplit("/", 1)[0] + f"/{name}"
+    for command in (["migrate"], ["demo-data"]):
+        subprocess.run([sys.executable, "-m", "stac_ext.cli", *command], check=True,
+                       env={**os.environ, "DATABASE_URL": url}, capture_output=True)
+    with uvicorn_serving(settings, DATABASE_URL=url) as base:
+        yield base
 
 
 PROCESS_CLIENT = "geocatalog-processes"

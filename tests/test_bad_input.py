@@ -44,6 +44,10 @@ async def test_item_naming_another_collection(client: httpx.AsyncClient, collect
 async def test_unknown_collection_and_item(client: httpx.AsyncClient, collection: str):
     assert_stac_error(await client.get("/data/collections/nope-nope"), 404)
     assert_stac_error(await client.get("/data/collections/nope-nope/items"), 404)
+    assert_stac_error(await client.get("/data/collections/nope-nope/items",
+                                       params={"bbox": "0,0,1,1"}), 404)
+    empty = await client.get(f"/data/collections/{collection}/items")  # exists, no items
+    assert empty.status_code == 200 and empty.json()["features"] == []
     assert_stac_error(await client.get(f"/data/collections/{collection}/items/nope"), 404)
     assert_stac_error(await client.post("/data/collections/nope-nope/items",
                                         json=make_item("x")), 404)

@@ -46,11 +46,17 @@ def reset_writes(dsn: str) -> None:
         conn.execute("DELETE FROM pgstac.items WHERE collection = %s", (dataset.WRITES,))
 
 
-def search_floor(dsn: str, bodies: list[dict[str, object]], repeat: int = 30) -> float:
-    """p50 ms of pgstac's own `search()` for these bodies, one connection, result as text."""
+def search_floor(dsn: str, bodies: list[dict[str, object]], *, as_geocatalog: bool,
+                 repeat: int = 30) -> float:
+    """p50 ms of pgstac's own `search()` for these bodies, one connection, result as text:
+    as stock calls it (hydrated in the database), or as geocatalog does (no hydration, no
+    parallel workers)."""
     timings = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET search_path TO pgstac, public")
+        if as_geocatalog:
+            conn.execute("SET max_parallel_workers_per_gather = 0")
+            bodies = [{**body, "conf": {"nohydrate": True}} for body in bodies]
         for _ in range(repeat):
             for body in bodies:
                 started = time.perf_counter()

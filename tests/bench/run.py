@@ -113,8 +113,11 @@ def main(
                 slot = results["servers"][peer.name]
                 slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], rss), 1)
 
-    results["sql_floor_ms"] = {name: round(database.search_floor(dsn, bodies), 2)
-                               for name, bodies in scenarios.search_bodies(items).items()}
+    results["sql_floor_ms"] = {
+        name: {"as_stock": round(database.search_floor(dsn, bodies, as_geocatalog=False), 2),
+               "as_geocatalog": round(database.search_floor(dsn, bodies, as_geocatalog=True),
+                                      2)}
+        for name, bodies in scenarios.search_bodies(items).items()}
     results["same_answers"] = _compare(answers)
     if feature_runs and any(p.name == "geocatalog" for p in peers):
         admin = issuer.mint("bench-admin", settings.data_client_id, [],
