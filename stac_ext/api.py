@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
+from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.app import instantiate_api
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
@@ -21,6 +22,9 @@ from stac_ext.content.routes import ExampleExtension
 from stac_ext.core import CoreClient
 from stac_ext.owner import OwnerSearchExtension
 from stac_ext.policy import DataPolicy
+from stac_ext.query_ext import FullQueryExtension
+from stac_ext.query_params import no_unknown_query_params
+from stac_ext.search_lists import SingleValueListsExtension
 from stac_ext.settings import Settings
 from stac_ext.transaction_extension import ItemTransactionExtension
 from stac_ext.transactions import BulkTransactionsClient, TransactionsClient
@@ -36,6 +40,11 @@ class DataExtensions(Extensions):
     on_item_delete: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.search_map = {"query": FullQueryExtension(),
+                           "single_value_lists": SingleValueListsExtension(), **self.search_map}
+        self.item_collection_map = {
+            "query": FullQueryExtension(conformance_classes=[QueryConformanceClasses.ITEMS]),
+            **self.item_collection_map}
         if self.settings.owner_search:
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
@@ -88,6 +97,12 @@ def build_data_api(
                 {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
                  "method": "PUT"}],
         dependencies=[Depends(json_object_body)],
+    )
+    api.add_route_dependencies(
+        scopes=[{"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
+                {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
+                 "method": "GET"}],
+        dependencies=[Depends(no_unknown_query_params)],
     )
     return api
 

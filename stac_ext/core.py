@@ -23,6 +23,7 @@ from stac_ext import queries
 from stac_ext.content import ItemDecorator
 from stac_ext.item_links import ItemLinker
 from stac_ext.owner import fold_owner
+from stac_ext.query_ext import fold_query
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
                  "MultiPolygon", "GeometryCollection"}
@@ -38,8 +39,12 @@ class GeoJSON(Response):
 def _encoded(body: Any) -> Response:
     """The body as a response, encoded once by orjson: a plain dict would instead go through
     FastAPI's `jsonable_encoder`, which walks every value of every item (most of the CPU of
-    a 100-item page), then through the standard library's encoder."""
-    return body if isinstance(body, Response) else GeoJSON(body)
+    a 100-item page), then through the standard library's encoder. Stock answers pages
+    filtered by `fields` itself, as application/json: they are GeoJSON all the same."""
+    if isinstance(body, Response):
+        body.headers["content-type"] = GeoJSON.media_type
+        return body
+    return GeoJSON(body)
 
 
 @attr.s
@@ -67,7 +72,7 @@ class CoreClient(CoreCrudClient):
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
                                         + ", ".join(sorted(GEOJSON_TYPES)))
-        search_request = fold_owner(search_request)
+        search_request = fold_query(fold_owner(search_request))
         settings = request.app.state.settings
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate}

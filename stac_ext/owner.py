@@ -12,9 +12,10 @@ from typing import Annotated, Any
 import attr
 from fastapi import FastAPI, Query
 from pydantic import BaseModel, Field
-from stac_fastapi.pgstac.extensions.query import Operator
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.search import APIRequest
+
+from stac_ext.query_ext import Operator
 
 OWNER_CONFORMANCE = "https://geocatalog.example/spec/item-search-owner/v1.0"
 

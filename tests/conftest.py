@@ -6,6 +6,7 @@ port), or the one named by GEOCATALOG_TEST_DATABASE_URL.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -156,6 +157,25 @@ async def collection(admin: httpx.AsyncClient) -> str:
     return collection_id
 
 
+CHECKS_COLLECTION = "conformance-checks"
+
+
+def checks_collection() -> list[dict]:
+    """A collection for validators that need numeric and text properties to query: 12
+    items, `quality` 1..12, `station` names, one-letter `grade`s, NetCDF assets (so
+    generated content shows)."""
+    docs: list[dict] = [make_collection(CHECKS_COLLECTION)]
+    for n in range(1, 13):
+        item = make_item(f"check-{n:02d}", collection_id=CHECKS_COLLECTION, x=float(n),
+                         day=n, data=f"s3://checks/{n}.nc")
+        item["assets"]["data"]["type"] = "application/netcdf"
+        item["properties"].update(quality=n, station=f"station-{n:02d}-north",
+                                  grade=chr(ord("A") + n - 1), owner="demo")
+        item.update(stac_version="1.0.0", bbox=[n, 0, n + 1, 1], links=[])
+        docs.append(item)
+    return docs
+
+
 @contextmanager
 def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
     """The app in a real uvicorn process on a free port (no job worker); its base URL."""
@@ -196,17 +216,29 @@ def live_server(settings: Settings) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def seeded_server(settings: Settings) -> Iterator[str]:
-    """A real uvicorn serving a database of its own with the demo data set only: what the
-    external validators see does not depend on which tests ran before."""
+def seeded_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[str]:
+    """A real uvicorn serving a database of its own with the demo data set and the
+    `checks_collection`: what the external validators see does not depend on which tests
+    ran before."""
     name = unique("seeded_")
     admin_url = (settings.database_url or "").rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = (settings.database_url or "").rsplit("/", 1)[0] + f"/{name}"
-    for command in (["migrate"], ["demo-data"]):
+    seed = tmp_path_factory.mktemp("seed") / "checks.ndjson"
+    seed.write_text("\n".join(json.dumps(doc) for doc in checks_collection()))
+    for command in (["migrate"], ["demo-data"], ["load", str(seed)]):
         subprocess.run([sys.executable, "-m", "stac_ext.cli", *command], check=True,
                        env={**os.environ, "DATABASE_URL": url}, capture_output=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        # a numeric queryable: pgstac compares `quality` as a number, whatever the client
+        # sends ("5" from stac-api-validator's command line)
+        conn.execute("SET search_path TO pgstac, public")
+        conn.execute(
+            "INSERT INTO pgstac.queryables (name, collection_ids, definition, "
+            "property_wrapper) VALUES ('quality', %s, '{\"type\": \"number\"}', 'to_float')",
+            ([CHECKS_COLLECTION],))
     with uvicorn_serving(settings, DATABASE_URL=url) as base:
         yield base
 

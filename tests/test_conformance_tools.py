@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_RIGHT
+from tests.conftest import ADMIN_RIGHT, CHECKS_COLLECTION
 from tests.issuer import TestIssuer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,9 +35,23 @@ VALIDATOR_CLASSES = {
     "transaction": "/ogcapi-features/extensions/transaction", "browseable": "/browseable",
     "children": "/children",
 }
-DEMO_COLLECTION = "climate_forecast-sea_surface_temperature"
-NORTH_ATLANTIC = {"type": "Polygon",
-                  "coordinates": [[[-50, 30], [-20, 30], [-20, 50], [-50, 50], [-50, 30]]]}
+#: Where stac-api-validator 0.6.8 and our SPEC differ; each is listed in the README. Any other
+#: error fails the test.
+DISAGREEMENTS = [
+    # SPEC: DELETE of a missing item is 404 (the validator's clean-up DELETE expects 204)
+    r"Transaction Ext\] : DELETE .* unexpected status code 404 instead of 204",
+    # SPEC: PUT and PATCH answer 200 with the stored item (the validator expects 204)
+    r"Transaction Ext\] : (PUT|PATCH) .* unexpected status code 200 instead of 204",
+    # Fields: stock stac-fastapi-pgstac semantics (an explicit empty `include` = no
+    # include; `include` lists exactly what is returned; `fields: null` = no fields)
+    r"Fields Ext\] : POST .* body=\{\"fields\": null\} had unexpected status code 200",
+    r"Fields Ext\] : POST \{'fields': \{'exclude': \['geometry'\], 'include': (\[\]|None)\}\} "
+    r"response contained 'properties\.station'",
+    r"Fields Ext\] : POST \{'fields': \{'exclude': \['properties'\], 'include': "
+    r"\['properties\.station'\]\}\} response contained fewer than 5 fields",
+]
+CHECKS_AREA = {"type": "Polygon",
+               "coordinates": [[[0, -1], [20, -1], [20, 2], [0, 2], [0, -1]]]}
 
 
 def tool(name: str, executable: str) -> Path:
@@ -69,44 +83,62 @@ def test_stac_api_validator(seeded_server: str, issuer: TestIssuer) -> None:
     out = run_tool([
         tool("stac-api-validator", "stac-api-validator"), "--root-url", f"{data}/",
         *(arg for name in classes for arg in ("--conformance", name)),
-        "--collection", DEMO_COLLECTION, "--geometry", json.dumps(NORTH_ATLANTIC),
-        "--transaction-collection", DEMO_COLLECTION,
+        "--collection", CHECKS_COLLECTION, "--geometry", json.dumps(CHECKS_AREA),
+        "--transaction-collection", CHECKS_COLLECTION,
         "--headers", f"Authorization: Bearer {token}",
-        "--fields-nested-property", "properties.title",
-        "--query-comparison-field", "properties.datetime",
-        "--query-eq-value", "2021-01-01T00:00:00Z",
-        "--query-neq-value", "2021-01-01T00:00:00Z",
-        "--query-lt-value", "2022-01-01T00:00:00Z",
-        "--query-lte-value", "2022-01-01T00:00:00Z",
-        "--query-gt-value", "2021-01-01T00:00:00Z",
-        "--query-gte-value", "2021-01-01T00:00:00Z",
-        "--query-substring-field", "properties.title",
-        "--query-starts-with-value", "Sea",
-        "--query-ends-with-value", "2021",
-        "--query-contains-value", "surface",
-        "--query-in-field", "properties.owner",
-        "--query-in-values", "demo,nobody",
+        "--fields-nested-property", "properties.station",
+        "--query-comparison-field", "quality",
+        "--query-eq-value", "5", "--query-neq-value", "5",
+        "--query-lt-value", "5", "--query-lte-value", "5",
+        "--query-gt-value", "5", "--query-gte-value", "5",
+        "--query-substring-field", "station",
+        "--query-starts-with-value", "station-0",
+        "--query-ends-with-value", "north",
+        "--query-contains-value", "-1",
+        # its `in` check reads the property as a list of values (a string, as characters):
+        # one-letter grades read the same either way
+        "--query-in-field", "grade",
+        "--query-in-values", "A,L",
     ])
-    assert out.returncode == 0, (out.stdout + out.stderr)[-8000:]
-    assert token not in out.stdout + out.stderr
+    report = out.stdout + out.stderr
+    assert token not in report
+    # The validator exits 0 when it crashes: its verdict lines are what count.
+    assert "Failed." not in report and "Errors:" in report, report[-8000:]
+    errors = report.split("Errors:", 1)[1].strip().splitlines()
+    errors = [e for e in errors if e.startswith("- ")]
+    unexplained = [e for e in errors if not any(re.search(k, e) for k in DISAGREEMENTS)]
+    assert not unexplained, "\n".join(unexplained)
+
+
+#: ogctests 0.1.15 tests that disagree with what we claim; each is listed in the README.
+OGCTESTS_DISAGREEMENTS = {
+    # /ats/core/crs84: it requires the Part 2 (CRS by reference) class, which we do not
+    # implement; Part 1 core (CRS84 only) is what we claim and serve
+    "test_crs.py::test_ast2",
+    # the API definition is OpenAPI 3.1 (FastAPI's); it validates against the 3.0 schema
+    "test_apidefinition.py::test_ast6",
+}
 
 
 def test_ogctests_features_core(seeded_server: str) -> None:
-    """The OGC API - Features Part 1 core tests (ogctests bundles its own schemas)."""
-    out = run_tool([tool("ogctests", "python"), "-m", "ogctests", "features/core",
-                    "-i", f"{seeded_server}/data"])
+    """The OGC API - Features Part 1 core tests (ogctests bundles its own schemas). Its
+    command line exits 0 whatever the outcome: its runner's summary is read instead."""
+    out = run_tool([tool("ogctests", "python"), "-c",
+                    "import sys; from ogctests.main import run_ogctests; sys.exit(run_ogctests("
+                    "'features/core', sys.argv[1], ['-rfE', '--tb=short', '-p', "
+                    "'no:cacheprovider']))", f"{seeded_server}/data"])
+    report = out.stdout + out.stderr
+    failed = set(re.findall(r"^(?:FAILED|ERROR) \S*/(test_\w+\.py::test_\w+)", report, re.M))
+    assert failed <= OGCTESTS_DISAGREEMENTS, report[-8000:]
+    passed = re.search(r"(\d+) passed", report)
+    assert passed and int(passed.group(1)) >= 25, report[-3000:]
+
+
+def test_ogcapi_registry_processes(seeded_server: str) -> None:
+    """`/processes/api` satisfies the OGC API Processes classes `/processes` declares
+    (static check of the OpenAPI document; the tool runs in its own venv, see
+    tests/conformance/registry_check.py)."""
+    out = run_tool([tool("ogcapi-registry", "python"), CONFORMANCE / "registry_check.py",
+                    f"{seeded_server}/processes", "core", "json", "job-list", "dismiss"])
     assert out.returncode == 0, (out.stdout + out.stderr)[-8000:]
-
-
-@pytest.mark.parametrize("api", ["/processes", "/data"])
-async def test_ogcapi_registry(anon: httpx.AsyncClient, api: str) -> None:
-    """Each OpenAPI document satisfies the OGC conformance classes its API declares."""
-    from ogcapi_registry import parse_conformance_classes, validate_ogc_api
-
-    document = (await anon.get(f"{api}/api")).json()
-    declared = (await anon.get(f"{api}/conformance")).json()["conformsTo"]
-    classes = parse_conformance_classes(
-        [uri for uri in declared if uri.startswith("http://www.opengis.net/spec/")])
-    assert classes
-    result = validate_ogc_api(document, classes)
-    assert result.is_valid, result.errors
+    assert "processes-1/1.0/conf/core" in out.stdout
