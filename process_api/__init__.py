@@ -37,15 +37,6 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_EXPORTS[name]), name)
 
 
-__all__ = [
-           "MIGRATIONS_DIR",
-           "Engine",
-           "Process",
-           "ProcessesConfig",
-           "Registry",
-           "SecretBox",
-           "create_process_app",
-           "exception_body",
-           "install_engine_schema",
-           "lifespan_of",
-]
+# literal, so that linters see the lazy names as exported
+__all__ = ["MIGRATIONS_DIR", "Engine", "Process", "ProcessesConfig", "Registry", "SecretBox",
+           "create_process_app", "exception_body", "install_engine_schema", "lifespan_of"]

@@ -67,9 +67,8 @@ class CoreClient(CoreCrudClient):
     async def _search_base(  # type: ignore[override]
         self, search_request: BaseModel, request: Request
     ) -> ItemCollection:
-        """Stock's search (same SQL, same answer), with the per-item work done once: links by
-        `ItemLinker`, the collection base items fetched once per collection, generated
-        content added in the same loop."""
+        """Stock's search (same SQL, same answer), with the per-request work done once
+        (links by `ItemLinker`) and generated content added in the same loop."""
         intersects = getattr(search_request, "intersects", None)
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
@@ -96,11 +95,10 @@ class CoreClient(CoreCrudClient):
         exclude: set[str] = fields.exclude if fields and fields.exclude else set()
         base_url = get_base_url(request)
         linker = ItemLinker(base_url)
-        base_items: dict[str, dict[str, Any]] = {}
         features = []
         for item in result.get("features", []):
             if api_hydrate:
-                item = await self._hydrated(item, base_items, request, settings)
+                item = self._hydrated(item, settings)
                 collection_id, item_id = item.get("collection"), item.get("id")
                 item = filter_fields(item, include, exclude)
             else:
@@ -116,16 +114,12 @@ class CoreClient(CoreCrudClient):
                                             prev=prev_token).get_links()
         return result
 
-    async def _hydrated(self, item: dict[str, Any], base_items: dict[str, dict[str, Any]],
-                        request: Request, settings: Any) -> dict[str, Any]:
-        """The item merged with its collection's base item (pgstac >= 0.10 sends it along)."""
-        base = item.pop("pgstac:base_item", None)
-        if not isinstance(base, dict):
-            collection_id = item.get("collection")
-            if collection_id not in base_items:
-                base_items[collection_id] = await self._get_base_item(collection_id,
-                                                                      request=request)
-            base = base_items[collection_id]
+    @staticmethod
+    def _hydrated(item: dict[str, Any], settings: Any) -> dict[str, Any]:
+        """The item merged with its collection's base item, which pgstac (0.10, as our
+        migrations install) sends with every item. Each item gets its own copy: the
+        hydrater shares the base's values with the item it returns."""
+        base = item.pop("pgstac:base_item", None) or {}
         base = {k: v for k, v in base.items() if v is not None}
         return hydrate(base, item, strip_unmatched_markers=settings.exclude_hydrate_markers)
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.search import APIRequest
 
-from stac_ext.query_ext import Operator
+from stac_ext.query_ext import Operator, with_clauses
 
 OWNER_CONFORMANCE = "https://geocatalog.example/spec/item-search-owner/v1.0"
 
@@ -58,7 +58,4 @@ def fold_owner(search: BaseModel) -> BaseModel:
     if query and not current:
         return search.model_copy(update={"owner": None,
                                          "query": {**query, "owner": {Operator.eq: owner}}})
-    clause = _owner_clause(owner)
-    combined = clause if current is None else {"op": "and", "args": [current, clause]}
-    return search.model_copy(update={"owner": None, "filter_expr": combined,
-                                     "filter_lang": "cql2-json"})
+    return with_clauses(search, [_owner_clause(owner)], owner=None)

@@ -9,7 +9,7 @@ answers; other queries go to pgstac unchanged.
 
 from __future__ import annotations
 
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Any
 
 import attr
@@ -63,20 +63,23 @@ def _clause(name: str, op: str, value: Any) -> dict[str, Any]:
     return {"op": _COMPARISONS[op], "args": [prop, value]}
 
 
-def _name(op: Any) -> str:
-    return op.value if isinstance(op, Enum) else str(op)
-
-
 def fold_query(search: BaseModel) -> BaseModel:
     """The search request with a `query` using the operators pgstac lacks turned into CQL2."""
     query = getattr(search, "query", None)
-    if not query or not any(_name(op) in _FOLDED for ops in query.values()
+    if not query or not any(str(op) in _FOLDED for ops in query.values()
                             if isinstance(ops, dict) for op in ops):
         return search
-    args = [_clause(name, _name(op), value) for name, ops in query.items()
-            for op, value in (ops.items() if isinstance(ops, dict) else [("eq", ops)])]
+    clauses = [_clause(name, str(op), value) for name, ops in query.items()
+               for op, value in (ops.items() if isinstance(ops, dict) else [("eq", ops)])]
+    return with_clauses(search, clauses, query=None)
+
+
+def with_clauses(search: BaseModel, clauses: list[dict[str, Any]],
+                 **update: Any) -> BaseModel:
+    """A copy of the search request (with `update`) whose CQL2-JSON filter is its own
+    filter, if any, AND the clauses."""
     if current := getattr(search, "filter_expr", None):
-        args.append(current)
-    combined = args[0] if len(args) == 1 else {"op": "and", "args": args}
-    return search.model_copy(update={"query": None, "filter_expr": combined,
+        clauses = [current, *clauses]
+    combined = clauses[0] if len(clauses) == 1 else {"op": "and", "args": clauses}
+    return search.model_copy(update={**update, "filter_expr": combined,
                                      "filter_lang": "cql2-json"})

@@ -23,6 +23,8 @@ def _query_names(dependant: Any) -> set[str]:
 
 
 def _declared(route: APIRoute) -> frozenset[str]:
+    """Per route, once (routes are not hashable: keyed by identity; they live as long as
+    the app)."""
     names = _known.get(id(route))
     if names is None:
         names = _known[id(route)] = frozenset(_query_names(route.dependant))

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
 from stac_ext.settings import Settings
 from tests.issuer import TestIssuer
 from tests.processes import TEST_PROCESSES
+from tests.uvicorn_process import uvicorn_process
 
 
 def free_port() -> int:
@@ -184,28 +184,8 @@ def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
                "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
                "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
                **env}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "stac_ext.app:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=environ,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError("uvicorn exited during start-up")
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("uvicorn did not become healthy")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="session")

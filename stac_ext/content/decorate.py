@@ -19,16 +19,6 @@ def example_path(collection_id: str, item_id: str) -> str:
     return f"collections/{quote(collection_id, safe='')}/items/{quote(item_id, safe='')}/example.py"
 
 
-def _quoted_href(href: str, folders: dict[str, str]) -> str:
-    """`quote(href, safe="")`; an item's assets share a folder, which is quoted once
-    (quoting is per character, so the parts can be quoted apart)."""
-    cut = href.rfind("/") + 1
-    folder = folders.get(href[:cut])
-    if folder is None:
-        folder = folders[href[:cut]] = quote(href[:cut], safe="")
-    return folder + quote(href[cut:], safe="")
-
-
 def has_python_example(links: list[dict[str, Any]]) -> bool:
     return any(link.get("rel") == "example" and link.get("example:language") == "Python"
                for link in links)
@@ -53,7 +43,6 @@ class ItemDecorator:
     def _links(self, item: dict[str, Any], links: list[dict[str, Any]],
                base_url: str) -> list[dict[str, Any]]:
         generated: list[dict[str, Any]] = []
-        folders: dict[str, str] = {}
         assets = item.get("assets") if isinstance(item.get("assets"), dict) else {}
         formats = {key: asset_format(asset) for key, asset in assets.items()
                    if isinstance(asset, dict)}
@@ -72,7 +61,7 @@ class ItemDecorator:
                     "rel": "explorer", "type": "text/html",
                     "title": f"Open '{title}' in the data explorer",
                     "href": self.explorer_url_template.format(
-                        href=_quoted_href(str(assets[key]["href"]), folders)),
+                        href=quote(str(assets[key]["href"]), safe="")),
                 })
         for link in links:
             if link.get("rel") == "example" and link.get("type") == NOTEBOOK_TYPE:

@@ -43,7 +43,7 @@ def summarise(raw: Path, top: int) -> str:
 @app.command()
 def main(
     scenario: Annotated[str, typer.Argument(help="a scenario name, as `make bench` prints")],
-    server: Annotated[str, typer.Option(help="geocatalog, stock or stock-tuned")] = "geocatalog",
+    server: Annotated[str, typer.Option(help="a server `make bench` runs")] = "geocatalog",
     seconds: Annotated[int, typer.Option()] = 10,
     top: Annotated[int, typer.Option(help="frames listed")] = 80,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
@@ -52,10 +52,7 @@ def main(
     data_dir = data_dir.resolve()
     cluster = Cluster(datadir=data_dir / "pg", port=pg_port)
     cluster.start()
-    peer = {"geocatalog": servers.geocatalog("geocatalog", cluster.dsn, data_dir),
-            "stock": servers.stock("stock", cluster.dsn),
-            "stock-tuned": servers.stock("stock-tuned", cluster.dsn, USE_API_HYDRATE="TRUE"),
-            }[server]
+    peer = servers.peers(cluster.dsn, data_dir)[server]
     reqs = scenarios.requests(scenario, 21_000, peer.geocatalog)
     with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "profile.txt"

@@ -63,15 +63,8 @@ def main(
     issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
     token = issuer.mint("bench-writer", settings.data_client_id, [], [], 24 * 3600)
 
-    peers = [
-        servers.stock("stock", dsn),
-        servers.stock("stock-tuned", dsn, USE_API_HYDRATE="TRUE"),
-        servers.geocatalog("geocatalog", dsn, data_dir),
-        # the same server without generated content and the `owner` extension: their cost
-        servers.geocatalog("geocatalog-bare", dsn, data_dir, GENERATED_CONTENT="false",
-                           OWNER_SEARCH="false"),
-    ]
-    peers = [p for p in peers if not only or p.name in only]
+    everyone = servers.peers(dsn, data_dir)
+    peers = [p for p in everyone.values() if not only or p.name in only]
     results: dict[str, Any] = {
         "machine": f"{platform.node()} {platform.machine()} {_cpus()} cores, "
                    f"{platform.python_implementation()} {platform.python_version()}",
@@ -117,14 +110,13 @@ def main(
         name: {"as_stock": round(database.search_floor(dsn, bodies, as_geocatalog=False), 2),
                "as_geocatalog": round(database.search_floor(dsn, bodies, as_geocatalog=True),
                                       2)}
-        for name, bodies in scenarios.search_bodies(items).items()}
+        for name, bodies in scenarios.search_bodies().items()}
     results["same_answers"] = _compare(answers)
-    if feature_runs and any(p.name == "geocatalog" for p in peers):
+    if feature_runs and "geocatalog" in results["servers"]:
         admin = issuer.mint("bench-admin", settings.data_client_id, [],
                             [settings.admin_right], 24 * 3600)
         worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
-        with servers.serving(peers[[p.name for p in peers].index("geocatalog")],
-                             PORT) as running:
+        with servers.serving(everyone["geocatalog"], PORT) as running:
             results["catalogs"] = features.catalog_tree(dsn, running, admin)
             results["jobs"] = features.echo_jobs(running, worker, 1000)
             results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(

@@ -77,9 +77,8 @@ def requests(name: str, total_items: int, geocatalog: bool) -> list[Request]:
     raise KeyError(name)
 
 
-def search_bodies(total_items: int) -> dict[str, list[dict[str, object]]]:
+def search_bodies() -> dict[str, list[dict[str, object]]]:
     """The pgstac `search()` bodies of the 100-item scenarios (for the SQL floor)."""
-    del total_items
     return {
         "items limit=100": [{"collections": [c], "limit": 100} for c in dataset.COLLECTIONS],
         "GET /search bbox+datetime limit=100": [

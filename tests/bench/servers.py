@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
-
-UVICORN = [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--no-access-log",
-           "--log-level", "warning", "--factory"]
+from tests.uvicorn_process import uvicorn_process
 
 
 @dataclass(frozen=True)
@@ -42,6 +37,18 @@ def geocatalog(name: str, dsn: str, data_dir: Path, **extra: str) -> Server:
     return Server(name, "stac_ext.app:create_app", "/data", env, geocatalog=True)
 
 
+def peers(dsn: str, data_dir: Path) -> dict[str, Server]:
+    """Every server the benchmark compares, by name."""
+    return {server.name: server for server in [
+        stock("stock", dsn),
+        stock("stock-tuned", dsn, USE_API_HYDRATE="TRUE"),
+        geocatalog("geocatalog", dsn, data_dir),
+        # the same server without generated content and the `owner` extension: their cost
+        geocatalog("geocatalog-bare", dsn, data_dir, GENERATED_CONTENT="false",
+                   OWNER_SEARCH="false"),
+    ]}
+
+
 @dataclass
 class Running:
     server: Server
@@ -61,29 +68,6 @@ def serving(server: Server, port: int) -> Iterator[Running]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PG", "DATABASE_URL", "USE_API_HYDRATE"))}
     env.update(server.env)
-    process = subprocess.Popen([*UVICORN, "--port", str(port), server.app], env=env)
-    running = Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
-    try:
-        _wait_ready(running)
-        yield running
-    finally:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_ready(running: Running, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if running.process.poll() is not None:
-            raise RuntimeError(f"{running.server.name} exited with {running.process.returncode}")
-        try:
-            if httpx.get(f"{running.url}/collections", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{running.server.name} did not answer within {timeout} s")
+    with uvicorn_process(server.app, port, env, f"{server.prefix}/collections",
+                         "--no-access-log") as process:
+        yield Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
