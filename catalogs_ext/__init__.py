@@ -2,15 +2,21 @@
 
 May import stac-fastapi, FastAPI, asyncpg and the standard library; never `stac_ext` or
 `process_api`: the composition root hands it the writer dependency and the rights checks
-(`CatalogAccess`), and the database pools through stac-fastapi's `get_connection`.
+(`CatalogAccess`), where the data API serves collections and items (`DataPaths`), and the
+database pools through stac-fastapi's `get_connection`.
 """
 
 from pathlib import Path
 
-from catalogs_ext.extension import CONFORMANCE, CatalogAccess, CatalogsExtension
+from catalogs_ext.access import CatalogAccess
+from catalogs_ext.documents import DataPaths
+from catalogs_ext.extension import CONFORMANCE, CatalogTreeExtension
+from catalogs_ext.linking import CatalogRefused, catalog_for_items, link_items
+from catalogs_ext.models import CATALOG_PATH
 from catalogs_ext.queries import UNLINK_ITEM
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
-__all__ = ["CONFORMANCE", "MIGRATIONS_DIR", "UNLINK_ITEM", "CatalogAccess",
-           "CatalogsExtension"]
+__all__ = ["CATALOG_PATH", "CONFORMANCE", "MIGRATIONS_DIR", "UNLINK_ITEM", "CatalogAccess",
+           "CatalogRefused", "CatalogTreeExtension", "DataPaths", "catalog_for_items",
+           "link_items"]

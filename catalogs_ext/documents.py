@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 STAC_VERSION = "1.0.0"
 JSON = "application/json"
 GEOJSON = "application/geo+json"
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """Where the data API serves collections and items, relative to its root: handed in by
+    the composition root, which owns those URLs."""
+
+    collection: Callable[[str], str]
+    item: Callable[[str, str], str]
 
 
 def catalog_url(api_root: str, path: str | None) -> str:
@@ -34,7 +44,8 @@ def root_document(api_root: str, top_level: Sequence[Mapping[str, Any]]) -> dict
     }
 
 
-def catalog_document(api_root: str, row: Mapping[str, Any]) -> dict[str, Any]:
+def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
+                     ) -> dict[str, Any]:
     """One catalog: its fields, and links to its parent, sub-catalogs, collections, items."""
     path: str = row["path"]
     parent = path.rsplit("/", 1)[0] if "/" in path else None
@@ -45,12 +56,12 @@ def catalog_document(api_root: str, row: Mapping[str, Any]) -> dict[str, Any]:
     ]
     links += [_child(api_root, f"{path}/{c['id']}", c.get("title")) for c in row["children"]]
     for target in row["links"]:
-        collection = quote(target["collection"], safe="")
         if target["item"] is None:
-            link = {"rel": "child", "type": JSON, "href": f"{api_root}collections/{collection}"}
+            link = {"rel": "child", "type": JSON,
+                    "href": api_root + paths.collection(target["collection"])}
         else:
-            link = {"rel": "item", "type": GEOJSON, "href": f"{api_root}collections/"
-                    f"{collection}/items/{quote(target['item'], safe='')}"}
+            link = {"rel": "item", "type": GEOJSON,
+                    "href": api_root + paths.item(target["collection"], target["item"])}
         if target.get("title"):
             link["title"] = target["title"]
         links.append(link)

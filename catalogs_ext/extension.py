@@ -1,152 +1,32 @@
-"""The `/catalogs` routes, as a stac-fastapi ApiExtension registered under the API prefix."""
+"""The catalogs tree as a stac-fastapi ApiExtension, registered under the API prefix."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Protocol
-
 import attr
-from fastapi import APIRouter, Body, Depends, FastAPI, HTTPException, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from stac_fastapi.types.extension import ApiExtension
-from stac_fastapi.types.requests import get_base_url
 
-from catalogs_ext import queries
-from catalogs_ext.documents import catalog_document, catalog_url, root_document
-from catalogs_ext.links import split_links
-from catalogs_ext.models import CatalogIn
-from catalogs_ext.store import CatalogStore
+from catalogs_ext.access import CatalogAccess
+from catalogs_ext.documents import DataPaths
+from catalogs_ext.routes import read_router, write_router
 
 CONFORMANCE = "https://geocatalog.example/spec/catalogs-tree/v1.0"
 
 
-class User(Protocol):
-    username: str
-
-
-@dataclass(frozen=True)
-class CatalogAccess:
-    """What the composition root hands in: the writer dependency and the rights checks."""
-
-    writer: Callable[..., Any]  # FastAPI dependency: an authenticated data-API user
-    is_admin: Callable[[User], bool]
-    has_right: Callable[[User, str], bool]
-    update_right: str = "updateCatalog"
-
-
-Force = Annotated[bool, Query(alias="_force", description="PUT: replace the links; "
-                              "DELETE: remove the whole subtree.")]
-PATH_PATTERN = r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$"
-CatalogPath = Annotated[str, Path(description="Ids from the top-level catalog down, "
-                                  "separated by `/`.", pattern=PATH_PATTERN)]
-
-
-def _forbidden(why: str) -> HTTPException:
-    return HTTPException(status_code=403, detail=why)
-
-
 @attr.s
-class CatalogsExtension(ApiExtension):
+class CatalogTreeExtension(ApiExtension):
+    """`/catalogs`: GET the root and any catalog by its path of ids; POST, PUT, DELETE.
+
+    Named apart from stock's own `CatalogsExtension` (`ENABLE_CATALOGS_EXTENSION`), which
+    would mount on the same path: the composition root refuses to run both.
+    """
+
     access: CatalogAccess = attr.ib()
+    paths: DataPaths = attr.ib()
     conformance_classes: list[str] = attr.ib(factory=lambda: [CONFORMANCE])
     schema_href: str | None = attr.ib(default=None)
 
     def register(self, app: FastAPI) -> None:
-        app.include_router(self.router(app.state.router_prefix), tags=["Catalogs"])
-
-    def router(self, prefix: str) -> APIRouter:
-        access = self.access
-        router = APIRouter(prefix=f"{prefix}/catalogs")
-
-        async def created(request: Request, store: CatalogStore, path: str) -> JSONResponse:
-            api_root = get_base_url(request)
-            return JSONResponse(catalog_document(api_root, await store.read(path)),
-                                status_code=201,
-                                headers={"Location": catalog_url(api_root, path)})
-
-        async def create(request: Request, body: CatalogIn, user: User,
-                         parent_path: str | None) -> JSONResponse:
-            targets, others = split_links(body.links or [], get_base_url(request))
-            async with request.app.state.get_connection(request, "w") as conn, \
-                    conn.transaction():
-                store = CatalogStore(conn)
-                parent = None
-                if parent_path is not None:
-                    parent = await store.lock(parent_path, queries.LOCK_PARENT)
-                    if parent["owner"] != user.username and not access.is_admin(user):
-                        raise _forbidden("Only the owner of the parent catalog (or an "
-                                         "administrator) may add a catalog under it.")
-                refs = await store.check_targets(targets, None)
-                path = await store.create(parent, body, user.username, refs, others)
-                return await created(request, store, path)
-
-        @router.get("", summary="The root of the catalogs tree")
-        async def get_root(request: Request) -> dict:
-            async with request.app.state.get_connection(request, "r") as conn:
-                rows = await CatalogStore(conn).top_level()
-            return root_document(get_base_url(request), rows)
-
-        @router.get("/{path:path}", summary="A catalog, by its path of ids")
-        async def get_catalog(path: CatalogPath, request: Request) -> dict:
-            async with request.app.state.get_connection(request, "r") as conn:
-                row = await CatalogStore(conn).read(path)
-            return catalog_document(get_base_url(request), row)
-
-        @router.post("", status_code=201, summary="Create a top-level catalog")
-        async def post_root(request: Request, body: Annotated[CatalogIn, Body()],
-                            user: User = Depends(access.writer)) -> JSONResponse:
-            return await create(request, body, user, None)
-
-        @router.post("/{path:path}", status_code=201, summary="Create a sub-catalog")
-        async def post_child(path: CatalogPath, request: Request,
-                             body: Annotated[CatalogIn, Body()],
-                             user: User = Depends(access.writer)) -> JSONResponse:
-            return await create(request, body, user, path)
-
-        @router.put("/{path:path}", summary="Update a catalog (links only with _force)")
-        async def put_catalog(path: CatalogPath, request: Request,
-                              body: Annotated[CatalogIn, Body()], force: Force = False,
-                              user: User = Depends(access.writer)) -> dict:
-            if body.id != path.rsplit("/", 1)[-1]:
-                raise HTTPException(status_code=400, detail=f"The body's id ({body.id}) "
-                                    f"is not the catalog's ({path}).")
-            targets, others = split_links(body.links or [], get_base_url(request))
-            async with request.app.state.get_connection(request, "w") as conn, \
-                    conn.transaction():
-                store = CatalogStore(conn)
-                row = await store.lock(path)
-                if not access.is_admin(user) and not (
-                    row["owner"] == user.username and access.has_right(user, access.update_right)
-                ):
-                    raise _forbidden(f"Only the owner holding '{access.update_right}' (or an "
-                                     "administrator) may update this catalog.")
-                if body.links is not None:
-                    if not force:
-                        raise HTTPException(status_code=400, detail="`links` would replace "
-                                            "the catalog's links: repeat with `_force=true`, "
-                                            "or leave `links` out to update other fields.")
-                    refs = await store.check_targets(targets, path,
-                                                     await store.child_ids(row["pk"]))
-                    await store.replace_links(row["pk"], refs)
-                await store.update_fields(row["pk"], body,
-                                          others if body.links is not None else None)
-                return catalog_document(get_base_url(request), await store.read(path))
-
-        @router.delete("/{path:path}", summary="Delete a catalog (its subtree with _force)")
-        async def delete_catalog(path: CatalogPath, request: Request, force: Force = False,
-                                 user: User = Depends(access.writer)) -> dict:
-            async with request.app.state.get_connection(request, "w") as conn, \
-                    conn.transaction():
-                store = CatalogStore(conn)
-                row = await store.lock(path)
-                if row["owner"] != user.username and not access.is_admin(user):
-                    raise _forbidden("Only the owner (or an administrator) may delete "
-                                     "this catalog.")
-                if not force and await store.has_children(row["pk"]):
-                    raise HTTPException(status_code=409, detail=f"Catalog {path} has "
-                                        "children: repeat with `_force=true` to remove it "
-                                        "and its sub-catalogs.")
-                return {"deleted": await store.delete_subtree(row["pk"])}
-
-        return router
+        prefix = f"{app.state.router_prefix}/catalogs"
+        app.include_router(read_router(prefix, self.paths), tags=["Catalogs"])
+        app.include_router(write_router(prefix, self.paths, self.access), tags=["Catalogs"])

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 CATALOG_ID = r"^[A-Za-z0-9_.-]+$"
+#: A catalog's address: its ids from the top-level catalog down, `/`-separated.
+CATALOG_PATH = r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$"
 
 #: Fields the server owns: never stored from a body.
 SERVER_FIELDS = {"id", "type", "title", "description", "links", "owner", "created",

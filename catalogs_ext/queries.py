@@ -63,8 +63,6 @@ SET title = $2, description = $3, extra = $4::text::jsonb,
 WHERE pk = $1
 """
 
-TOUCH_CATALOG = "UPDATE catalogs.catalogs SET updated = now() WHERE pk = $1"
-
 DELETE_LINKS = "DELETE FROM catalogs.links WHERE catalog_pk = $1"
 
 INSERT_LINKS = """

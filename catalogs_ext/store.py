@@ -51,7 +51,8 @@ class CatalogStore:
         sub_catalogs = {f"{path}/{c}" for c in children}
         strange = [t.catalog_path for t in targets
                    if t.kind == "catalog" and t.catalog_path not in sub_catalogs]
-        wanted_collections = sorted({t.collection for t in refs if t.kind == "collection"})
+        wanted_collections = sorted({t.collection for t in refs
+                                     if t.kind == "collection" and t.collection})
         items = [t for t in refs if t.kind == "item"]
         found = {r["id"] for r in await self.conn.fetch(
             queries.EXISTING_COLLECTIONS, wanted_collections)} if wanted_collections else set()

@@ -3,40 +3,52 @@
 May import FastAPI, procrastinate, psycopg, jsonschema, joserfc and the standard library;
 never `stac_ext` or `catalogs_ext`: the composition root hands it the DSN, the secrets key
 and the auth dependency (`ProcessesConfig`).
+
+The public exports are the imports of the `TYPE_CHECKING` block below, listed once. At run
+time each loads from its module on first use: a job's child process imports modules of
+this package and must not pay for FastAPI and procrastinate (0.7 s of imports per job).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
-# Exports load on first use: each job's child process imports process modules from this
-# package and must not pay for FastAPI and procrastinate (0.7 s of imports per job).
-_EXPORTS = {
-    "ProcessesConfig": "process_api.app", "create_process_app": "process_api.app",
-    "lifespan_of": "process_api.app", "Engine": "process_api.engine",
-    "install_engine_schema": "process_api.engine", "exception_body": "process_api.errors",
-    "Process": "process_api.registry", "Registry": "process_api.registry",
-    "SecretBox": "process_api.secrets",
-}
-
 if TYPE_CHECKING:
-    from process_api.app import ProcessesConfig, create_process_app, lifespan_of
-    from process_api.engine import Engine, install_engine_schema
-    from process_api.errors import exception_body
-    from process_api.registry import Process, Registry
-    from process_api.secrets import SecretBox
+    from process_api.app import ProcessesConfig as ProcessesConfig
+    from process_api.app import create_process_app as create_process_app
+    from process_api.app import lifespan_of as lifespan_of
+    from process_api.definition import Context as Context
+    from process_api.definition import Process as Process
+    from process_api.engine import Engine as Engine
+    from process_api.engine import install_engine_schema as install_engine_schema
+    from process_api.entry import load_entry as load_entry
+    from process_api.errors import exception_body as exception_body
+    from process_api.processes.s3_manifest import s3_filesystem as s3_filesystem
+    from process_api.processes.sections import DISPLAY as DISPLAY
+    from process_api.processes.sections import RESOURCES as RESOURCES
+    from process_api.processes.sections import S3 as S3
+    from process_api.registry import Registry as Registry
+    from process_api.secrets import SecretBox as SecretBox
+
+
+@cache
+def _exports() -> dict[str, str]:
+    """name -> module, read from the `TYPE_CHECKING` block of this file."""
+    tree = ast.parse(Path(__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    return {alias.name: str(node.module) for node in block.body
+            if isinstance(node, ast.ImportFrom) for alias in node.names}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
+    module = _exports().get(name)
+    if module is None:
         raise AttributeError(f"module 'process_api' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-# literal, so that linters see the lazy names as exported
-__all__ = ["MIGRATIONS_DIR", "Engine", "Process", "ProcessesConfig", "Registry", "SecretBox",
-           "create_process_app", "exception_body", "install_engine_schema", "lifespan_of"]
+    return getattr(importlib.import_module(module), name)

@@ -52,6 +52,6 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     return app
 
 
-def lifespan_of(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
+def lifespan_of(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[Any]]:
     """The sub-app's lifespan, for the root app to run (a mount does not run it)."""
     return lambda: app.router.lifespan_context(app)

@@ -7,11 +7,12 @@ process's own prints go to stderr, so they cannot break the protocol.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 from typing import Any, TextIO
+
+from process_api.entry import load_entry
 
 EXIT_ERROR, EXIT_MEMORY = 1, 3
 
@@ -54,8 +55,7 @@ def main() -> int:
             resource.setrlimit(resource.RLIMIT_DATA, (size, size))
         if limits.get("cores"):
             os.sched_setaffinity(0, limits["cores"])
-        module, _, name = request["entry"].partition(":")
-        run = getattr(importlib.import_module(module), name)
+        run = load_entry(request["entry"])
         result = run(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
         protocol.write(json.dumps({"error": "memory"}) + "\n")

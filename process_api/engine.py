@@ -21,7 +21,9 @@ import procrastinate
 from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
-from process_api.registry import Process, Registry
+from process_api.child import EXIT_MEMORY
+from process_api.definition import Process
+from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore
@@ -29,7 +31,6 @@ from process_api.store import Job, JobStore
 logger = logging.getLogger("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
-QUEUE = "jobs"
 ENGINE_SCHEMA = "procrastinate"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
@@ -42,7 +43,7 @@ def engine_connector(dsn: str, max_size: int = 4) -> procrastinate.PsycopgConnec
 
 
 class Engine:
-    def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str = QUEUE,
+    def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str,
                  heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0) -> None:
         self.queue = queue
         self.dsn = dsn
@@ -87,7 +88,7 @@ class Engine:
         reaper = asyncio.create_task(self._reap_forever())
         try:
             await self.app.run_worker_async(
-                queues=[self.queue], concurrency=concurrency, name=name,
+                queues=[self.queue], concurrency=concurrency, name=name or "worker",
                 install_signal_handlers=install_signal_handlers,
                 update_heartbeat_interval=self.heartbeat,
                 stalled_worker_timeout=self.stalled,
@@ -111,6 +112,7 @@ class Engine:
         left running."""
         manager = self.app.job_manager
         for queued in await manager.get_stalled_jobs(seconds_since_heartbeat=self.stalled):
+            assert queued.id is not None  # jobs read from the queue have ids
             job = await self.store.by_queue_job(queued.id)
             process = self.registry.get(job["process_id"]) if job else None
             if job and job["status"] == "running" and process and \
@@ -165,7 +167,7 @@ class Engine:
             await self.store.finish(job_id, "successful", "finished", outcome["result"])
             return
         error = outcome.get("error") or "the process stopped without a result"
-        if error == "memory" or outcome.get("returncode") == 3:
+        if error == "memory" or outcome.get("returncode") == EXIT_MEMORY:
             limit = (resources.get("limits") or {}).get("memory")
             error = (f"Memory limit exceeded: the job needed more than its "
                      f"resources.limits.memory ({limit})." if limit else "Out of memory.")

@@ -63,6 +63,8 @@ def add_error_handlers(app: FastAPI) -> None:
         return JSONResponse(_body(503, "unavailable", "The database is unavailable; retry."),
                             status_code=503, headers={"Retry-After": "5"})
 
+    # `type: ignore[arg-type]`: Starlette types handlers as taking `Exception`; these
+    # take the subclass they are registered for.
     app.add_exception_handler(psycopg.DataError, on_bad_value)
     app.add_exception_handler(psycopg.OperationalError, on_unavailable)
     app.add_exception_handler(psycopg_pool.PoolTimeout, on_unavailable)

@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_MEMORY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$")
+#: Kubernetes quantities, as the `resources` schema section declares them.
+CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
+MEMORY_PATTERN = r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$"
+_MEMORY = re.compile(MEMORY_PATTERN)
 _FACTORS = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 

@@ -1,4 +1,4 @@
-"""Composition root: builds the one ASGI app serving `/data` (and, when wired, `/processes`).
+"""Composition root: builds the one ASGI app serving `/`, `/data` and `/processes`.
 
 Every package receives what it needs from here (settings, pools, dependencies); this is the
 only module that knows them all. `uvicorn --factory stac_ext.app:create_app` serves it.
@@ -6,16 +6,16 @@ only module that knows them all. `uvicorn --factory stac_ext.app:create_app` ser
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
+from stac_fastapi.types.extension import ApiExtension
 
 import catalogs_ext
-from catalogs_ext import CatalogAccess, CatalogsExtension
+from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
     Engine,
     Process,
@@ -24,25 +24,30 @@ from process_api import (
     SecretBox,
     create_process_app,
     lifespan_of,
+    load_entry,
 )
-from stac_ext.api import build_data_api
-from stac_ext.auth import AuthDependencies, Authenticator
+from stac_ext.auth import AuthDependencies, Authenticator, Principal
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
-from stac_ext.body_limit import BodyLimitMiddleware
-from stac_ext.errors import add_error_handlers
-from stac_ext.keyfiles import decode_key, load_or_create_key
-from stac_ext.openapi import (
+from stac_ext.content import ExampleExtension, ItemDecorator
+from stac_ext.data_api.api import DataExtensions, build_data_api
+from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.urls import collection_path, item_path
+from stac_ext.database.migration_sets import MIGRATIONS
+from stac_ext.publish import PUBLISH_DATASET
+from stac_ext.service.base_url import BaseUrlMiddleware
+from stac_ext.service.body_limit import BodyLimitMiddleware
+from stac_ext.service.errors import add_error_handlers
+from stac_ext.service.keyfiles import decode_key, load_or_create_key
+from stac_ext.service.landing import root_router
+from stac_ext.service.openapi import (
     OGC_ERROR,
     STAC_ERROR,
     complete_openapi,
     data_protected,
     processes_protected,
 )
-from stac_ext.proxy import BaseUrlMiddleware
-from stac_ext.publish import PUBLISH_DATASET
-from stac_ext.root import root_router
-from stac_ext.settings import Settings
+from stac_ext.settings import CATALOG_TREE, PYTHON_EXAMPLE, Settings
 
 logger = logging.getLogger("geocatalog")
 
@@ -65,19 +70,21 @@ def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None
 
 def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
     client_id = settings.data_client_id
-    return CatalogAccess(
-        writer=auth.client(client_id),
-        is_admin=lambda user: auth.is_admin(user, client_id),
-        has_right=lambda user, right: right in user.rights_for(client_id),
-    )
+
+    def is_admin(user: object) -> bool:
+        return isinstance(user, Principal) and auth.is_admin(user, client_id)
+
+    def has_right(user: object, right: str) -> bool:
+        return isinstance(user, Principal) and right in user.rights_for(client_id)
+
+    return CatalogAccess(writer=auth.client(client_id), is_admin=is_admin, has_right=has_right)
 
 
 def configured_processes(settings: Settings) -> list[Process]:
     """The processes named by EXTRA_PROCESSES (`module:NAME`, a Process or a list)."""
     found: list[Process] = []
-    for path in settings.extra_processes:
-        module, _, name = path.partition(":")
-        value = getattr(importlib.import_module(module), name)
+    for reference in settings.extra_processes:
+        value = load_entry(reference)
         found += list(value) if isinstance(value, list | tuple) else [value]
     return found
 
@@ -91,6 +98,20 @@ def build_engine(settings: Settings, processes: Iterable[Process] = ()) -> Engin
     return Engine(settings.dsn, registry, SecretBox(key),
                   queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
                   stalled_seconds=settings.job_stalled_seconds)
+
+
+def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:
+    """Stock's extensions and ours, in stock's maps (`ENABLED_EXTENSIONS` names keys)."""
+    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
+        if settings.generated_content else None
+    tree = CatalogTreeExtension(access=catalog_access(settings, auth),
+                                paths=DataPaths(collection=collection_path, item=item_path))
+    extra: dict[str, ApiExtension] = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree}
+    return DataExtensions(
+        settings=settings, extra_map=extra, decorator=decorator,
+        policy=DataPolicy(auth=auth, client_id=settings.data_client_id),
+        owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
+    )
 
 
 def create_app(settings: Settings | None = None, processes: Iterable[Process] = ()) -> FastAPI:
@@ -115,14 +136,10 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         finally:
             await close_db_connection(app)
 
-    app = build_data_api(
-        settings, auth, lifespan,
-        extensions=[CatalogsExtension(access=catalog_access(settings, auth))],
-        on_item_delete=[catalogs_ext.UNLINK_ITEM],
-    ).app
+    app = build_data_api(settings, data_extensions(settings, auth), lifespan).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
-                                   with_processes=True))
+                                   {m.schema: m.latest for m in MIGRATIONS}))
     app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router())

@@ -10,9 +10,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from stac_ext.database.cluster import Cluster, ClusterError
+from stac_ext.database.loader import LoadError, LoadMethod, load, read_stac
+from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate as run_migrations
-from stac_ext.loader import LoadError, LoadMethod, load, read_stac
-from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
 from stac_ext.settings import Settings
 
 app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
@@ -28,7 +28,7 @@ def _embedded(settings: Settings) -> Cluster:
     if not settings.embedded:
         typer.echo("DATABASE_URL is set: the database is managed elsewhere.", err=True)
         raise typer.Exit(2)
-    return Cluster.from_settings(settings)
+    return settings.cluster
 
 
 def _fail(message: str) -> typer.Exit:
@@ -65,7 +65,7 @@ def ensure_database(settings: Settings) -> None:
     """Start the embedded cluster when there is no DATABASE_URL."""
     if settings.embedded:
         try:
-            Cluster.from_settings(settings).start()
+            settings.cluster.start()
         except ClusterError as e:
             raise _fail(str(e)) from e
 
@@ -120,7 +120,8 @@ def _catalog_is_empty(dsn: str) -> bool:
     import psycopg
 
     with psycopg.connect(dsn) as conn:
-        return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM pgstac.collections)").fetchone()[0]
+        row = conn.execute("SELECT NOT EXISTS (SELECT 1 FROM pgstac.collections)").fetchone()
+        return bool(row and row[0])
 
 
 @app.command("token")

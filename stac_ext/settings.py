@@ -16,6 +16,13 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
+from stac_ext.database.cluster import Cluster
+
+#: Keys of our extensions in stock's `extra_map`, for `ENABLED_EXTENSIONS` (besides stock's
+#: keys and our search ones, `owner` and `single_value_lists`).
+CATALOG_TREE = "catalog_tree"
+PYTHON_EXAMPLE = "python_example"
+
 
 class Settings(PgstacApiSettings):
     """Service settings; each field is the upper-case environment variable of its name."""
@@ -104,6 +111,16 @@ class Settings(PgstacApiSettings):
             raise ValueError("JWKS_URL needs OIDC_ISSUER too: tokens' `iss` is checked against it")
         return self
 
+    @model_validator(mode="after")
+    def _one_catalogs_extension(self) -> Settings:
+        tree_on = self.enabled_extensions is None or CATALOG_TREE in self.enabled_extensions
+        if self.enable_catalogs_extension and tree_on:
+            raise ValueError(
+                "ENABLE_CATALOGS_EXTENSION=true mounts stock's catalogs extension on "
+                "/data/catalogs, where geocatalog's catalogs tree is: leave it unset (or "
+                f"leave `{CATALOG_TREE}` out of ENABLED_EXTENSIONS)")
+        return self
+
     @property
     def data_dir(self) -> Path:
         return self.geocatalog_data_dir.resolve()
@@ -144,15 +161,18 @@ class Settings(PgstacApiSettings):
             # answers stock stac-fastapi's unqualified call.
             server_settings=ServerSettings(
                 search_path="geocatalog,pgstac,public", application_name="geocatalog",
-                max_parallel_workers_per_gather=str(self.db_parallel_workers),
+                # any other PostgreSQL setting is allowed (extra="allow")
+                max_parallel_workers_per_gather=str(  # type: ignore[call-arg]
+                    self.db_parallel_workers),
             ),
         )
 
     @property
+    def cluster(self) -> Cluster:
+        """The embedded cluster (used when `database_url` is unset)."""
+        return Cluster(datadir=self.data_dir / "pg", port=self.geocatalog_pg_port)
+
+    @property
     def dsn(self) -> str:
         """The database URL: configured, or the embedded cluster's."""
-        if self.database_url:
-            return self.database_url
-        from stac_ext.database.cluster import Cluster
-
-        return Cluster.from_settings(self).dsn
+        return self.database_url or self.cluster.dsn

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from process_api.definition import Context, Process
 from process_api.processes.sections import RESOURCES
-from process_api.registry import Context, Process
 
 
 def echo(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
@@ -31,7 +31,7 @@ ECHO = Process(
                            "resources": RESOURCES}},
     outputs={"type": "object", "properties": {"message": {"type": ["string", "null"]},
                                               "object": {"type": ["object", "null"]}}},
-    entry="process_api.processes.basic:echo", sync_execute=False,
+    entry="process_api.processes.basic:echo",
 )
 
 SLEEP = Process(

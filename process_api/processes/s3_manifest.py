@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from process_api.definition import Context, Process
 from process_api.processes.sections import CREDENTIALS, DEMO, DISPLAY, RESOURCES, S3
-from process_api.registry import Context, Process
 
 _CHUNK = 1 << 20
 _DEMO_OBJECTS = {"demo/readme.txt": b"geocatalog demo object\n", "demo/empty.bin": b""}

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-CPU = {"type": "string", "pattern": r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$",
+from process_api.resources import CPU_PATTERN, MEMORY_PATTERN
+
+CPU = {"type": "string", "pattern": CPU_PATTERN,
        "description": "Kubernetes CPU quantity: `2`, `0.5`, `500m`"}
-MEMORY = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|K|M|G|T)?$",
+MEMORY = {"type": "string", "pattern": MEMORY_PATTERN,
           "description": "Kubernetes memory quantity: `512Mi`, `4Gi`, `1G`"}
 _QUANTITIES = {"type": "object", "additionalProperties": False,
                "properties": {"cpu": CPU, "memory": MEMORY}}

@@ -7,7 +7,6 @@ Only active when neither OIDC_ISSUER nor JWKS_URL is set. Never for production.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from pathlib import Path
@@ -15,6 +14,8 @@ from pathlib import Path
 from fastapi import APIRouter
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
+
+from stac_ext.service.keyfiles import write_once
 
 ALGORITHM = "RS256"
 
@@ -28,16 +29,12 @@ class LocalIssuer:
         self._key = self._load_or_create()
 
     def _load_or_create(self) -> RSAKey:
-        if self.key_file.exists():
-            return RSAKey.import_key(json.loads(self.key_file.read_text()))
-        key = RSAKey.generate_key(2048, parameters={"kid": uuid.uuid4().hex[:16],
-                                                     "use": "sig", "alg": ALGORITHM},
-                                  private=True)
-        self.key_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(key.as_dict(private=True), f)
-        return key
+        if not self.key_file.exists():  # of two processes starting together, one key wins
+            key = RSAKey.generate_key(2048, parameters={"kid": uuid.uuid4().hex[:16],
+                                                         "use": "sig", "alg": ALGORITHM},
+                                      private=True)
+            write_once(self.key_file, json.dumps(key.as_dict(private=True)))
+        return RSAKey.import_key(json.loads(self.key_file.read_text()))
 
     @property
     def public_keys(self) -> KeySet:
@@ -70,6 +67,6 @@ class LocalIssuer:
 
         @router.get("/jwks")
         async def jwks() -> dict:
-            return self.public_keys.as_dict()
+            return dict(self.public_keys.as_dict())
 
         return router

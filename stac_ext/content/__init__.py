@@ -2,8 +2,13 @@
 
 Nothing here is stored: every item the API returns passes through `ItemDecorator`, so a
 change of configuration shows on the next request, however the item entered the catalog.
+`ExampleExtension` serves the generated Python examples that items link to.
+
+May import pystac, stac-fastapi and `stac_ext.data_api` (item URLs, named SQL); the data
+API receives the decorator from the composition root and never imports this package.
 """
 
 from stac_ext.content.decorate import ItemDecorator
+from stac_ext.content.routes import ExampleExtension
 
-__all__ = ["ItemDecorator"]
+__all__ = ["ExampleExtension", "ItemDecorator"]

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from stac_ext.content.extensions import schema_uris, used_prefixes
 from stac_ext.content.formats import Format, asset_format
+from stac_ext.data_api.urls import item_path
 
 NOTEBOOK_TYPE = "application/x-ipynb+json"
 EXAMPLE_FORMATS = {Format.netcdf, Format.zarr}
@@ -16,7 +17,7 @@ EXPLORER_FORMATS = {Format.zarr, Format.parquet, Format.csv}
 
 def example_path(collection_id: str, item_id: str) -> str:
     """Where the generated Python example of an item is served, under the API root."""
-    return f"collections/{quote(collection_id, safe='')}/items/{quote(item_id, safe='')}/example.py"
+    return f"{item_path(collection_id, item_id)}/example.py"
 
 
 def has_python_example(links: list[dict[str, Any]]) -> bool:
@@ -43,7 +44,7 @@ class ItemDecorator:
     def _links(self, item: dict[str, Any], links: list[dict[str, Any]],
                base_url: str) -> list[dict[str, Any]]:
         generated: list[dict[str, Any]] = []
-        assets = item.get("assets") if isinstance(item.get("assets"), dict) else {}
+        assets: dict[str, Any] = item["assets"] if isinstance(item.get("assets"), dict) else {}
         formats = {key: asset_format(asset) for key, asset in assets.items()
                    if isinstance(asset, dict)}
         if (EXAMPLE_FORMATS & set(formats.values()) and not has_python_example(links)

@@ -63,7 +63,10 @@ def _identifier(key: str, used: set[str]) -> str:
 
 def render_example(item: dict[str, Any]) -> str | None:
     """The example's source, or None when the item has no NetCDF or Zarr asset."""
-    blocks, calls, packages, used = [], [], set(), set()
+    blocks: list[str] = []
+    calls: list[str] = []
+    packages: set[str] = set()
+    used: set[str] = set()
     for key, asset in (item.get("assets") or {}).items():
         fmt = asset_format(asset) if isinstance(asset, dict) else None
         if fmt not in (Format.netcdf, Format.zarr) or not asset.get("href"):

@@ -8,8 +8,8 @@ from fastapi.responses import PlainTextResponse
 from stac_fastapi.types.errors import NotFoundError
 from stac_fastapi.types.extension import ApiExtension
 
-from stac_ext import queries
 from stac_ext.content.example import render_example
+from stac_ext.data_api import queries
 
 
 @attr.s

@@ -1,1 +1,6 @@
-"""Database lifecycle: the embedded cluster and schema migrations. Imports nothing of ours."""
+"""Database lifecycle: the embedded cluster, schema migrations, the migration sets of
+every package (`migration_sets`: the only module here that names `catalogs_ext` and
+`process_api`, for their migration folders) and bulk loading through pypgstac.
+
+May import psycopg, pypgstac, pystac and `stac_ext.service.keyfiles`.
+"""

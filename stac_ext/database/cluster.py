@@ -14,10 +14,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from stac_ext.settings import Settings
+from stac_ext.service.keyfiles import write_once
 
 SUPERUSER = "geocatalog"
 DATABASE = "geocatalog"
@@ -49,10 +47,6 @@ class Cluster:
 
     datadir: Path
     port: int
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Cluster:
-        return cls(datadir=settings.data_dir / "pg", port=settings.geocatalog_pg_port)
 
     @property
     def password_file(self) -> Path:
@@ -119,8 +113,8 @@ class Cluster:
             )
         finally:
             pwfile.unlink(missing_ok=True)
-        self.password_file.touch(mode=0o600)
-        self.password_file.write_text(password)
+        self.password_file.unlink(missing_ok=True)  # left by an initdb that failed
+        write_once(self.password_file, password)
 
     def running(self) -> bool:
         return self.initialized and self._run("pg_ctl", "status", "-D", self.datadir,

@@ -44,6 +44,10 @@ class MigrationSet:
                  if (m := _FILE.match(p.name))]
         return sorted(found)
 
+    @property
+    def latest(self) -> int:
+        return max((version for version, _ in self.files()), default=0)
+
 
 #: Installs a library's own schema (e.g. the job engine's); returns what it did, or None.
 Bootstrap = Callable[[psycopg.Connection], str | None]
@@ -100,6 +104,5 @@ def _apply_set(
         applied.append(f"{migration_set.schema} {path.stem}")
         echo(f"applied {applied[-1]}")
     if not applied:
-        latest = max((v for v, _ in migration_set.files()), default=0)
-        echo(f"{migration_set.schema} {latest:03d} (up to date)")
+        echo(f"{migration_set.schema} {migration_set.latest:03d} (up to date)")
     return applied

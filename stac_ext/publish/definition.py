@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from process_api import Process
-from process_api.processes.sections import DISPLAY, RESOURCES, S3
+from catalogs_ext import CATALOG_PATH
+from process_api import DISPLAY, RESOURCES, S3, Process
 
 _ITEM_REF = {"type": "object", "required": ["id", "collection", "url"],
              "properties": {"id": {"type": "string"}, "collection": {"type": "string"},
@@ -19,7 +19,7 @@ PUBLISH_DATASET = Process(
         "properties": {
             "source": {"type": "string", "pattern": "^(s3://[^/]+(/.*)?|https?://.+)$",
                        "description": "s3://bucket/prefix, or an https URL of one file"},
-            "catalog": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$",
+            "catalog": {"type": "string", "pattern": CATALOG_PATH,
                         "description": "path of a catalog of yours to link the items into"},
             "s3": S3, "resources": RESOURCES, "display": DISPLAY,
         },

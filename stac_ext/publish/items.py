@@ -9,20 +9,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from stac_ext.content.formats import Format
+from stac_ext.data_api.collection_ids import STANDARD_NAME, collection_id
 from stac_ext.publish.inspect import MEDIA_TYPES, Description, Variable, valid_bbox
 
 CONVENTION = "climate_forecast"
-_STANDARD_NAME = re.compile(r"^[a-z0-9_]+$")
 
 
 @dataclass(frozen=True)
 class Skip:
     variable: str
     reason: str
-
-
-def collection_id(standard_name: str) -> str:
-    return f"{CONVENTION}-{standard_name}"
 
 
 def _slug(text: str) -> str:
@@ -56,11 +52,11 @@ def build_items(description: Description, title_prefix: str | None
             skipped.append(Skip(variable.name, missing))
         elif not variable.standard_name:
             skipped.append(Skip(variable.name, "no CF standard_name"))
-        elif not _STANDARD_NAME.match(variable.standard_name):
+        elif not STANDARD_NAME.match(variable.standard_name):
             skipped.append(Skip(variable.name, f"standard_name {variable.standard_name!r} "
                                 "is not a CF standard name"))
         else:
-            items.append((collection_id(variable.standard_name),
+            items.append((collection_id(CONVENTION, variable.standard_name),
                           _item(description, variable, title_prefix)))
     return items, skipped
 

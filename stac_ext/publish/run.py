@@ -7,9 +7,10 @@ from typing import Any
 
 import asyncpg
 
-from process_api.processes.s3_manifest import s3_filesystem
-from process_api.registry import Context
+from process_api import Context, s3_filesystem
 from stac_ext.content.formats import Format, asset_format
+from stac_ext.data_api.item_rules import ItemRules
+from stac_ext.data_api.urls import api_root, item_path
 from stac_ext.publish.inspect import (
     Description,
     describe_csv,
@@ -100,13 +101,13 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
     source = inputs["source"]
     s3 = inputs.get("s3") or {}
     fs, paths = list_files(source, s3)
-    base = context.service_url or (f"{settings.base_url}/" if settings.base_url else "/")
+    api = api_root(context.service_url or settings.base_url or "/", settings.prefix_path)
     title = (inputs.get("display") or {}).get("friendlyName")
     result: dict[str, Any] = {"created": [], "updated": [], "skipped": [], "warnings": [],
                               "collectionsCreated": [], "catalog": inputs.get("catalog")}
     conn = await asyncpg.connect(settings.dsn)
     try:
-        writer = Writer(conn, context.owner, may_create, settings.invalid_id_chars)
+        writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings))
         if inputs.get("catalog"):
             await writer.catalog_pk(inputs["catalog"])  # fail early: before any write
         for n, path in enumerate(paths, 1):
@@ -132,17 +133,18 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
                 result["warnings"].append({"file": href, "message": "CSV carries no CF "
                                            "metadata (standard_name, extent): not published"})
             outcome = await writer.write(items, inputs.get("catalog")) if items else Outcome()
-            _report(result, outcome, base, href)
+            report(result, outcome, api, href)
             context.progress(int(100 * n / len(paths)), f"published {name}")
     finally:
         await conn.close()
     return result
 
 
-def _report(result: dict[str, Any], outcome: Outcome, base: str, href: str) -> None:
+def report(result: dict[str, Any], outcome: Outcome, api: str, href: str) -> None:
+    """Add one file's outcome to the results; `api` is the data API's root URL."""
     for key, pairs in (("created", outcome.created), ("updated", outcome.updated)):
         result[key] += [{"id": item, "collection": collection, "file": href,
-                         "url": f"{base}data/collections/{collection}/items/{item}"}
+                         "url": api + item_path(collection, item)}
                         for collection, item in pairs]
     result["skipped"] += [{"file": href, "variable": item, "reason": reason}
                           for item, reason in outcome.skipped]

@@ -9,9 +9,9 @@ from typing import Any
 
 import asyncpg
 
-from catalogs_ext import queries as catalog_queries
-from stac_ext import queries
-from stac_ext.item_rules import ItemRuleError, prepare_item
+from catalogs_ext import CatalogRefused, catalog_for_items, link_items
+from stac_ext.data_api import queries
+from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 
 
 class PublishError(RuntimeError):
@@ -40,20 +40,17 @@ def new_collection(collection_id: str, standard_name: str) -> dict[str, Any]:
 
 class Writer:
     def __init__(self, conn: asyncpg.Connection, owner: str, may_create_collections: bool,
-                 invalid_id_chars: Sequence[str]) -> None:
+                 rules: ItemRules) -> None:
         self.conn = conn
         self.owner = owner
         self.may_create_collections = may_create_collections
-        self.invalid_id_chars = invalid_id_chars
+        self.rules = rules
 
     async def catalog_pk(self, path: str) -> int:
-        row = await self.conn.fetchrow(catalog_queries.LOCK_PARENT, path)
-        if row is None:
-            raise PublishError(f"The target catalog {path} does not exist.")
-        if row["owner"] != self.owner:
-            raise PublishError(f"The target catalog {path} is not yours: items can only be "
-                               "linked into a catalog you own.")
-        return row["pk"]
+        try:
+            return await catalog_for_items(self.conn, path, self.owner)
+        except CatalogRefused as e:
+            raise PublishError(str(e)) from None
 
     async def write(self, items: Sequence[tuple[str, dict[str, Any]]],
                     catalog: str | None) -> Outcome:
@@ -79,9 +76,8 @@ class Writer:
                                                 "this id"))
                         continue
                     try:
-                        prepared.append(prepare_item(item, collection, self.owner,
-                                                     self.invalid_id_chars,
-                                                     found["created"] if found else None))
+                        prepared.append(self.rules.prepare(item, collection, self.owner,
+                                                           found["created"] if found else None))
                     except ItemRuleError as e:
                         outcome.skipped.append((item["id"], str(e)))
                         continue
@@ -90,11 +86,8 @@ class Writer:
             if prepared:
                 await self.conn.execute(queries.UPSERT_ITEMS, json.dumps(prepared))
             if catalog and prepared:
-                pk = await self.catalog_pk(catalog)
-                await self.conn.execute(catalog_queries.INSERT_LINKS, pk,
-                                        [i["collection"] for i in prepared],
-                                        [i["id"] for i in prepared],
-                                        [i["properties"]["title"] for i in prepared])
+                await link_items(self.conn, await self.catalog_pk(catalog), [
+                    (i["collection"], i["id"], i["properties"]["title"]) for i in prepared])
         return outcome
 
     async def _collection_ready(self, collection: str, outcome: Outcome) -> bool:

@@ -63,7 +63,7 @@ def complete_openapi(app: FastAPI, error_schema: dict[str, Any],
             app.openapi_schema = _complete(generate(), error_schema, protected)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way
 
 
 STAC_ERROR = {"type": "object", "required": ["code", "description"],

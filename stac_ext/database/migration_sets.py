@@ -9,7 +9,7 @@ import process_api
 from stac_ext.database.migrations import Bootstrap, MigrationSet
 
 MIGRATIONS = [
-    MigrationSet("geocatalog", Path(__file__).parent / "migrations"),
+    MigrationSet("geocatalog", Path(__file__).parent.parent / "migrations"),
     MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR),
     MigrationSet("processes", process_api.MIGRATIONS_DIR),
 ]

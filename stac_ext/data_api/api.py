@@ -1,4 +1,9 @@
-"""The `/data` STAC API: stock stac-fastapi-pgstac, built with our clients and extensions."""
+"""The `/data` STAC API: stock stac-fastapi-pgstac, built with our clients and extensions.
+
+Our extensions go through stock's extension maps (`search_map`, `item_collection_map`,
+`extra_map`), so `ENABLED_EXTENSIONS` switches them as it switches stock's (keys: `owner`,
+`single_value_lists`, and those the composition root puts in `extra_map`).
+"""
 
 from __future__ import annotations
 
@@ -13,30 +18,29 @@ from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.app import instantiate_api
+from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
 
-from stac_ext.auth import AuthDependencies
-from stac_ext.content import ItemDecorator
-from stac_ext.content.routes import ExampleExtension
-from stac_ext.core import CoreClient
-from stac_ext.owner import OwnerSearchExtension
-from stac_ext.policy import DataPolicy
-from stac_ext.query_ext import FullQueryExtension
-from stac_ext.query_params import no_unknown_query_params
-from stac_ext.search_lists import SingleValueListsExtension
-from stac_ext.settings import Settings
-from stac_ext.transaction_extension import ItemTransactionExtension
-from stac_ext.transactions import BulkTransactionsClient, TransactionsClient
+from stac_ext.data_api.item_links import Decorator
+from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.read_client import CoreClient
+from stac_ext.data_api.search.owner import OwnerSearchExtension
+from stac_ext.data_api.search.query_operators import FullQueryExtension
+from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
+from stac_ext.data_api.unknown_params import no_unknown_query_params
+from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
+from stac_ext.data_api.write_routes import ItemTransactionExtension
 
 
 @dataclass
 class DataExtensions(Extensions):
-    """Stock default extensions, with our transactions, `owner` search and own extensions."""
+    """Stock's extensions, with ours in its maps and our transaction clients."""
 
-    policy: DataPolicy | None = None
-    decorator: ItemDecorator | None = None
-    own: list[ApiExtension] = field(default_factory=list)
+    policy: DataPolicy = field(kw_only=True)
+    decorator: Decorator | None = None
+    owner_search: bool = True
+    #: SQL run in an item delete's transaction with ($1 collection, $2 item)
     on_item_delete: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -45,13 +49,15 @@ class DataExtensions(Extensions):
         self.item_collection_map = {
             "query": FullQueryExtension(conformance_classes=[QueryConformanceClasses.ITEMS]),
             **self.item_collection_map}
-        if self.settings.owner_search:
+        if self.owner_search:
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
 
     @property
     def transaction(self) -> list[ApiExtension]:
-        if not self.settings.enable_transactions_extensions or self.policy is None:
+        """Stock's switch (`ENABLE_TRANSACTIONS_EXTENSIONS`), our clients and routes: stock
+        offers no map for these."""
+        if not self.settings.enable_transactions_extensions:
             return []
         writer = [Depends(self.policy.auth.client(self.policy.client_id))]
         return [
@@ -65,28 +71,21 @@ class DataExtensions(Extensions):
         ]
 
     @property
-    def extra(self) -> list[ApiExtension]:
-        return [*super().extra, ExampleExtension(), *self.own]
+    def catalog(self) -> list[ApiExtension]:
+        """Stock's catalogs extension, only when asked for (stock would log at every start
+        that it is off; the settings refuse it beside our catalogs tree)."""
+        return super().catalog if self.settings.enable_catalogs_extension else []
 
 
 def build_data_api(
     settings: Settings,
-    auth: AuthDependencies,
+    extensions: DataExtensions,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
-    extensions: list[ApiExtension] | None = None,
-    on_item_delete: list[str] | None = None,
 ) -> StacApi:
     """The STAC API with its routes under `settings.prefix_path` (`/data`) on a new app."""
-    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
-        if settings.generated_content else None
-    policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
-
     api = instantiate_api(
-        client=partial(CoreClient, decorator=decorator),  # type: ignore[arg-type]
-        extensions=DataExtensions(settings=settings, policy=policy, decorator=decorator,
-                                  own=extensions or [], on_item_delete=on_item_delete or []),
-        lifespan=lifespan,
-        settings=settings,
+        client=partial(CoreClient, decorator=extensions.decorator),  # type: ignore[arg-type]  # stock asks for the class; a partial makes the same
+        extensions=extensions, lifespan=lifespan, settings=settings,
     )
     prefix = settings.prefix_path
     api.add_route_dependencies(

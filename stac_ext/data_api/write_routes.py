@@ -13,7 +13,7 @@ from stac_pydantic import Item
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import Response
 
-from stac_ext.models import ItemCollectionIn, ItemIn
+from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 
 
 @attr.s

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.search import APIRequest
 
-from stac_ext.query_ext import Operator, with_clauses
+from stac_ext.data_api.search.filters import Search, with_clauses
+from stac_ext.data_api.search.query_operators import Operator
 
 OWNER_CONFORMANCE = "https://geocatalog.example/spec/item-search-owner/v1.0"
 
@@ -48,7 +49,7 @@ def _owner_clause(owner: str) -> dict[str, Any]:
     return {"op": "=", "args": [{"property": "owner"}, owner]}
 
 
-def fold_owner(search: BaseModel) -> BaseModel:
+def fold_owner(search: Search) -> Search:
     """The search request with its `owner` turned into a filter (or query) clause."""
     owner = getattr(search, "owner", None)
     if not owner:

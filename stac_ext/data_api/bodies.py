@@ -48,7 +48,9 @@ class ItemIn(Item):
 
     @model_validator(mode="before")
     @classmethod
-    def validate_bbox(cls, values: Any) -> Any:  # replaces stac-pydantic's "bbox required"
+    def derive_bbox(cls, values: Any) -> Any:
+        """stac-pydantic requires `bbox`: derived from the geometry when a client left it
+        out (geojson-pydantic's own `validate_bbox` still checks its order)."""
         if isinstance(values, dict) and values.get("geometry") and values.get("bbox") is None:
             bbox = geometry_bbox(values["geometry"])
             if bbox is not None:
@@ -61,4 +63,4 @@ class ItemIn(Item):
 class ItemCollectionIn(ItemCollection):
     """A FeatureCollection of items to create at once."""
 
-    features: Sequence[ItemIn]  # type: ignore[assignment]
+    features: Sequence[ItemIn]

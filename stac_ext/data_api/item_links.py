@@ -10,15 +10,23 @@ same byte for byte (tests compare both).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 from stac_fastapi.pgstac.models.links import INFERRED_LINK_RELS
+
+from stac_ext.data_api.urls import collection_path, item_path
 
 _PLAIN = re.compile(r"[A-Za-z0-9_\-]+")
 _GEOJSON = "application/geo+json"
 _JSON = "application/json"
 _INFERRED = frozenset(INFERRED_LINK_RELS)
+
+
+class Decorator(Protocol):
+    """Adds generated content to an item on its way out (`stac_ext.content` has one)."""
+
+    def decorate(self, item: dict[str, Any], base_url: str) -> dict[str, Any]: ...
 
 
 class ItemLinker:
@@ -36,7 +44,7 @@ class ItemLinker:
     def collection_href(self, collection_id: str) -> str:
         href = self._collections.get(collection_id)
         if href is None:
-            href = self._join(f"collections/{collection_id}", collection_id)
+            href = self._join(collection_path(collection_id, encode=False), collection_id)
             self._collections[collection_id] = href
         return href
 
@@ -50,7 +58,7 @@ class ItemLinker:
             {"rel": "parent", "type": _JSON, "href": collection},
             {"rel": "root", "type": _JSON, "href": self.base_url},
             {"rel": "self", "type": _GEOJSON,
-             "href": self._join(f"collections/{collection_id}/items/{item_id}",
+             "href": self._join(item_path(collection_id, item_id, encode=False),
                                 collection_id, item_id)},
         ]
         if stored:

@@ -7,7 +7,9 @@ echo could leak what a client sent, so we replace those handlers too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from http import HTTPStatus
+from typing import Any
 
 import asyncpg
 import orjson
@@ -37,9 +39,10 @@ def error_response(status: int, description: str, code: str | None = None,
                         headers=headers)
 
 
-def _describe(exc: RequestValidationError) -> str:
+def describe_errors(errors: Sequence[Mapping[str, Any]], first_only: bool = False) -> str:
+    """Validation errors (pydantic's or FastAPI's) as `where: what`, `; `-separated."""
     parts = []
-    for err in exc.errors():
+    for err in errors[:1] if first_only else errors:
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid request"
@@ -47,14 +50,15 @@ def _describe(exc: RequestValidationError) -> str:
 
 def add_error_handlers(app: FastAPI) -> None:
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(400, _describe(exc), "InvalidRequest")
+        return error_response(400, describe_errors(exc.errors()), "InvalidRequest")
 
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         if request.url.path.startswith("/processes"):  # a path the process API did not match
             return JSONResponse(exception_body(exc.status_code, detail),
                                 status_code=exc.status_code, headers=exc.headers)
-        return error_response(exc.status_code, detail, headers=exc.headers)
+        return error_response(exc.status_code, detail,
+                              headers=dict(exc.headers) if exc.headers else None)
 
     async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:
         return error_response(400, str(exc).splitlines()[0], "InvalidQueryParameter")
@@ -80,6 +84,8 @@ def add_error_handlers(app: FastAPI) -> None:
         logger.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "Internal error; it has been logged.")
 
+    # `type: ignore[arg-type]`: Starlette types handlers as taking `Exception`; these
+    # take the subclass they are registered for.
     app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(orjson.JSONDecodeError, on_bad_json_parameter)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)

@@ -16,6 +16,8 @@ import attr
 from pydantic import BaseModel
 from stac_fastapi.pgstac.extensions import QueryExtension
 
+from stac_ext.data_api.search.filters import Search, with_clauses
+
 
 class Operator(StrEnum):
     eq = "eq"
@@ -37,7 +39,7 @@ class QueryPostRequest(BaseModel):
 
 @attr.s
 class FullQueryExtension(QueryExtension):
-    POST = QueryPostRequest
+    POST = QueryPostRequest  # type: ignore[assignment]  # every operator, not stock's six
 
 
 _FOLDED = {"startsWith", "endsWith", "contains", "in"}
@@ -63,7 +65,7 @@ def _clause(name: str, op: str, value: Any) -> dict[str, Any]:
     return {"op": _COMPARISONS[op], "args": [prop, value]}
 
 
-def fold_query(search: BaseModel) -> BaseModel:
+def fold_query(search: Search) -> Search:
     """The search request with a `query` using the operators pgstac lacks turned into CQL2."""
     query = getattr(search, "query", None)
     if not query or not any(str(op) in _FOLDED for ops in query.values()
@@ -72,14 +74,3 @@ def fold_query(search: BaseModel) -> BaseModel:
     clauses = [_clause(name, str(op), value) for name, ops in query.items()
                for op, value in (ops.items() if isinstance(ops, dict) else [("eq", ops)])]
     return with_clauses(search, clauses, query=None)
-
-
-def with_clauses(search: BaseModel, clauses: list[dict[str, Any]],
-                 **update: Any) -> BaseModel:
-    """A copy of the search request (with `update`) whose CQL2-JSON filter is its own
-    filter, if any, AND the clauses."""
-    if current := getattr(search, "filter_expr", None):
-        clauses = [current, *clauses]
-    combined = clauses[0] if len(clauses) == 1 else {"op": "and", "args": clauses}
-    return search.model_copy(update={**update, "filter_expr": combined,
-                                     "filter_lang": "cql2-json"})

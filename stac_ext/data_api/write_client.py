@@ -8,10 +8,8 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import attr
 import jsonpatch
@@ -33,29 +31,23 @@ from stac_pydantic import Collection
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import JSONResponse, Response
 
-from stac_ext import queries
-from stac_ext.content import ItemDecorator
-from stac_ext.item_links import ItemLinker
-from stac_ext.item_rules import ItemRuleError, prepare_item
-from stac_ext.models import ItemCollectionIn, ItemIn
-from stac_ext.policy import DataPolicy
-
-COLLECTION_ID = re.compile(r"^[a-z0-9_]+-[a-z0-9_]+$")
-
-
-def item_url(request: Request, collection_id: str, item_id: str) -> str:
-    return (f"{get_base_url(request)}collections/{quote(collection_id, safe='')}"
-            f"/items/{quote(item_id, safe='')}")
+from stac_ext.data_api import queries
+from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
+from stac_ext.data_api.collection_ids import collection_id_problem
+from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
+from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.urls import item_path
+from stac_ext.service.errors import describe_errors
 
 
 def check_collection_id(collection_id: str) -> None:
-    if not COLLECTION_ID.match(collection_id):
-        raise HTTPException(
-            status_code=400,
-            detail=f"Collection id {collection_id!r} must be '<convention>-<standard_name>': "
-            "lower-case letters, digits and '_' on each side of one '-', "
-            "e.g. 'climate_forecast-sea_surface_temperature'.",
-        )
+    if problem := collection_id_problem(collection_id):
+        raise HTTPException(status_code=400, detail=problem)
+
+
+def rules(request: Request) -> ItemRules:
+    return ItemRules.from_settings(request.app.state.settings)
 
 
 def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
@@ -92,8 +84,10 @@ async def stored_item(request: Request, collection_id: str, item_id: str) -> dic
 
 @attr.s
 class TransactionsClient(StockTransactionsClient):
+    # `type: ignore[override]` below: our bodies (minimal items: `ItemIn`) and answers
+    # (201 + Location, 204) where stock's signatures name stac-pydantic models and dicts.
     policy: DataPolicy = attr.ib(kw_only=True)
-    decorator: ItemDecorator | None = attr.ib(kw_only=True)
+    decorator: Decorator | None = attr.ib(kw_only=True)
     #: SQL run with ($1 collection, $2 item) in the item delete's transaction, e.g. to
     #: remove catalog links to the item.
     on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
@@ -102,9 +96,7 @@ class TransactionsClient(StockTransactionsClient):
     def _prepare(request: Request, item: ItemIn, collection_id: str, owner: str,
                  created: str | None = None, expected_id: str | None = None) -> dict[str, Any]:
         try:
-            return prepare_item(item, collection_id, owner,
-                                request.app.state.settings.invalid_id_chars, created,
-                                expected_id)
+            return rules(request).prepare(item, collection_id, owner, created, expected_id)
         except ItemRuleError as e:
             raise HTTPException(status_code=400, detail=str(e)) from e
 
@@ -120,8 +112,8 @@ class TransactionsClient(StockTransactionsClient):
         owner = self.policy.principal(request).username
         await require_collection(request, collection_id)
         many = isinstance(item, ItemCollectionIn)
-        features = [self._prepare(request, f, collection_id, owner)
-                    for f in (item.features if many else [item])]  # type: ignore[union-attr]
+        posted = item.features if isinstance(item, ItemCollectionIn) else [item]
+        features = [self._prepare(request, f, collection_id, owner) for f in posted]
         async with request.app.state.get_connection(request, "w") as conn:
             if many:
                 await dbfunc(conn, "create_items", features)
@@ -133,7 +125,7 @@ class TransactionsClient(StockTransactionsClient):
         return JSONResponse(
             await self._respond_item(request, body), status_code=201,
             media_type=MimeTypes.geojson.value,
-            headers={"Location": item_url(request, collection_id, body["id"])},
+            headers={"Location": get_base_url(request) + item_path(collection_id, body["id"])},
         )
 
     async def _replace_item(self, request: Request, collection_id: str, item_id: str,
@@ -204,9 +196,8 @@ class TransactionsClient(StockTransactionsClient):
         try:  # a patch may not make the collection invalid, nor rename it
             collection = Collection.model_validate(patched)
         except ValidationError as e:
-            first = e.errors()[0]
             raise HTTPException(status_code=400, detail="The patched collection is invalid: "
-                                f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from e
+                                + describe_errors(e.errors(), first_only=True)) from e
         return await self.update_collection(collection_id, collection, request)
 
     async def delete_collection(  # type: ignore[override]
@@ -240,7 +231,7 @@ class BulkTransactionsClient(StockBulkClient):
             existing = {row["id"]: dict(row) for row in rows}
         refused: list[dict[str, str]] = []
         accepted: list[dict[str, Any]] = []
-        invalid_chars = request.app.state.settings.invalid_id_chars
+        item_rules = rules(request)
         for item_id, raw in items.items.items():
             found = existing.get(item_id)
             if found and found["owner"] != principal.username and not self.policy.is_admin(
@@ -249,9 +240,9 @@ class BulkTransactionsClient(StockBulkClient):
                 refused.append({"id": item_id, "msg": "owned by another user"})
                 continue
             try:  # the same rules as a single POST (minimal items, derived bbox)
-                accepted.append(prepare_item(
+                accepted.append(item_rules.prepare(
                     raw, collection_id, found["owner"] if found else principal.username,
-                    invalid_chars, found["created"] if found else None, expected_id=item_id))
+                    found["created"] if found else None, expected_id=item_id))
             except ItemRuleError as e:
                 refused.append({"id": item_id, "msg": str(e)})
         if accepted:

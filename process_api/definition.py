@@ -1,0 +1,48 @@
+"""What a process is: its declaration (`Process`) and what its run function receives
+(`Context`). A process's `entry` names a function `run(inputs, context)`, importable as
+`module:function`, run in a child OS process of a worker."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: Every process runs asynchronously and can be dismissed (OGC job control options).
+JOB_CONTROL_OPTIONS = ["async-execute", "dismiss"]
+
+
+class Context(Protocol):
+    """What a running process knows of its job, and may tell it."""
+
+    job_id: str | None
+    owner: str  # the caller: the process runs as them
+    project: str | None  # the caller's group project, or None (personal)
+    service_url: str | None  # the service root the job was submitted through
+
+    def progress(self, percent: int, message: str | None = None) -> None: ...
+
+
+RunFunction = Callable[[dict[str, Any], Context], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Process:
+    """One computation the service offers."""
+
+    id: str  # may carry a version suffix, e.g. `publish-dataset@1.2`
+    title: str
+    description: str
+    version: str
+    inputs: Mapping[str, Any]  # JSON Schema of `processInputs`
+    outputs: Mapping[str, Any]  # JSON Schema of the results
+    entry: str  # `module:function` of the run function
+    retries: int = 0  # how often a job whose worker died is started again
+
+    def __post_init__(self) -> None:
+        if not _ID.match(self.id):
+            raise ValueError(f"process id {self.id!r}: use [A-Za-z0-9_.-]")
+        if ":" not in self.entry:
+            raise ValueError(f"process {self.id}: entry must be 'module:function'")

@@ -1,0 +1,8 @@
+"""The `/data` STAC API: stock stac-fastapi-pgstac with our read client (`read_client`),
+write clients and routes (`write_client`, `write_routes`), the rules every item write
+follows (`item_rules`, `policy`), item links and URLs, request bodies, named SQL, and the
+search extensions (`search/`).
+
+May import stac-fastapi, pgstac's clients, `stac_ext.auth` and `stac_ext.content`; never
+`catalogs_ext` or `process_api` (the composition root wires them).
+"""

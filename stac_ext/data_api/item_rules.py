@@ -1,0 +1,96 @@
+"""The rules every item write follows, whoever writes (API, bulk API, publishing process).
+
+`ItemRules.prepare` validates an item for a collection and sets what the server owns:
+`properties.owner`, `created`, `updated`, and `collection`. Configured by the stock
+settings `INVALID_ID_CHARS` and `VALIDATE_EXTENSIONS`, as stock's own validation is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+from stac_pydantic.extensions import validate_extensions
+
+from stac_ext.data_api.bodies import ItemIn
+from stac_ext.service.errors import describe_errors
+
+
+class ItemRuleError(ValueError):
+    """The item breaks a rule; the message says which (an HTTP 400 in the API)."""
+
+
+class RuleSettings(Protocol):
+    @property
+    def invalid_id_chars(self) -> Sequence[str]: ...
+    @property
+    def validate_extensions(self) -> bool: ...
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def stamp(item: dict[str, Any], owner: str, created: str | None = None) -> dict[str, Any]:
+    """Server-set properties: the owner, creation and update times."""
+    now = utc_now()
+    properties = item.setdefault("properties", {})
+    properties["owner"] = owner
+    properties["created"] = created or now
+    properties["updated"] = now
+    return item
+
+
+@dataclass(frozen=True)
+class ItemRules:
+    invalid_id_chars: Sequence[str] = ()
+    #: Validate each item against the schemas its `stac_extensions` name (fetched once
+    #: per process by stac-pydantic, as stock does with `VALIDATE_EXTENSIONS=true`).
+    validate_extensions: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: RuleSettings) -> ItemRules:
+        return cls(settings.invalid_id_chars, settings.validate_extensions)
+
+    def prepare(self, item: dict[str, Any] | ItemIn, collection_id: str, owner: str,
+                created: str | None = None, expected_id: str | None = None
+                ) -> dict[str, Any]:
+        """A validated, stamped copy of `item`, ready for pgstac."""
+        try:
+            model = item if isinstance(item, ItemIn) else ItemIn.model_validate(item)
+        except ValidationError as e:
+            raise ItemRuleError("Invalid item: "
+                                + describe_errors(e.errors(), first_only=True)) from e
+        body: dict[str, Any] = model.model_dump(mode="json")
+        self.check(body, collection_id, expected_id)
+        body["collection"] = collection_id
+        return stamp(body, owner, created)
+
+    def check(self, item: dict[str, Any], collection_id: str,
+              expected_id: str | None = None) -> None:
+        item_id = str(item.get("id", ""))
+        chars = self.invalid_id_chars
+        if chars and re.search("[" + re.escape("".join(chars)) + "]", item_id):
+            raise ItemRuleError(f"Item id {item_id!r} may not contain any of "
+                                f"{' '.join(chars)}")
+        if item.get("geometry") is None:
+            raise ItemRuleError(f"Item {item_id!r} has no geometry (required).")
+        if item.get("collection") not in (None, collection_id):
+            raise ItemRuleError(f"Item {item_id!r} names the collection "
+                                f"{item['collection']!r}, but it is written to "
+                                f"{collection_id!r}: an item belongs to exactly one "
+                                "collection.")
+        if expected_id is not None and expected_id != item_id:
+            raise ItemRuleError(f"Item id in the body ({item_id}) differs from the path "
+                                f"({expected_id}).")
+        if self.validate_extensions and item.get("stac_extensions"):
+            try:
+                validate_extensions(item, reraise_exception=True)
+            except Exception as e:  # a schema that fails to load fails the item too
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise ItemRuleError(f"Item {item_id!r} fails the schemas of its "
+                                    f"stac_extensions: {first}") from e

@@ -1,0 +1,6 @@
+"""Search extensions of `/data/search` and the items pages, each an ApiExtension without
+routes that stock merges into its request models: `owner`, the Query extension's full
+operator list, single strings for id lists; and the filter composition they share.
+
+May import stac-fastapi and pydantic; nothing else of ours.
+"""
