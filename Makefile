@@ -22,6 +22,7 @@ test: system-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS)
 
 lint: $(VENV)/.test-$(HASH)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # geocatalog against stock stac-fastapi-pgstac on one seeded database (~25 min; options:
 # `make bench BENCH_ARGS="--seconds 5 --runs 1"`). Results: the table, and .bench/results.json.

@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -24,18 +21,13 @@ import pytest
 
 from stac_ext.app import create_app
 from stac_ext.database.cluster import Cluster
+from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
-from stac_ext.schemas import BOOTSTRAPS, MIGRATIONS
 from stac_ext.settings import Settings
-from tests.issuer import TestIssuer
-from tests.processes import TEST_PROCESSES
-from tests.uvicorn_process import uvicorn_process
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.http import free_port, http_client, uvicorn_serving
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
+from tests.support.processes import TEST_PROCESSES
+from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
 
 @pytest.fixture(scope="session")
@@ -83,15 +75,6 @@ async def app(settings: Settings) -> AsyncIterator:
         yield application
 
 
-def http_client(app, token: str | None = None) -> httpx.AsyncClient:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                             base_url="http://testserver", headers=headers)
-
-
-ADMIN_RIGHT = "manageCollections"
-
-
 @pytest.fixture
 async def anon(app) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(app) as c:
@@ -99,93 +82,31 @@ async def anon(app) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def client(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+async def alice_data(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
     """alice: a plain user of the data API."""
     async with http_client(app, issuer.token("alice")) as c:
         yield c
 
 
 @pytest.fixture
-async def bob(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+async def bob_data(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(app, issuer.token("bob")) as c:
         yield c
 
 
 @pytest.fixture
-async def admin(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+async def admin_data(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(app, issuer.token("root", rights=[ADMIN_RIGHT])) as c:
         yield c
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex[:8]}"
-
-
-def make_collection(collection_id: str) -> dict:
-    return {
-        "type": "Collection", "stac_version": "1.0.0", "id": collection_id,
-        "description": f"test collection {collection_id}", "license": "CC-BY-4.0",
-        "extent": {"spatial": {"bbox": [[-180, -90, 180, 90]]},
-                   "temporal": {"interval": [["2020-01-01T00:00:00Z", None]]}},
-        "links": [],
-    }
-
-
-def make_item(item_id: str, collection_id: str | None = None, x: float = 0.0,
-              day: int = 1, **assets: str) -> dict:
-    """SPEC's minimal item: no links, no bbox."""
-    item = {
-        "id": item_id, "type": "Feature",
-        "properties": {"datetime": f"2021-01-{day:02d}T00:00:00Z"},
-        "geometry": {"type": "Polygon",
-                     "coordinates": [[[x, 0], [x + 1, 0], [x + 1, 1], [x, 1], [x, 0]]]},
-        "assets": {name: {"href": href, "title": name, "roles": ["data"]}
-                   for name, href in (assets or {"data": "https://example.org/a.tif"}).items()},
-        "stac_extensions": [],
-    }
-    if collection_id:
-        item["collection"] = collection_id
-    return item
-
-
 @pytest.fixture
-async def collection(admin: httpx.AsyncClient) -> str:
+async def collection(admin_data: httpx.AsyncClient) -> str:
     """A fresh, empty collection."""
     collection_id = unique("test_conv-var_")
-    r = await admin.post("/data/collections", json=make_collection(collection_id))
+    r = await admin_data.post("/data/collections", json=make_collection(collection_id))
     assert r.status_code == 201, r.text
     return collection_id
-
-
-CHECKS_COLLECTION = "conformance-checks"
-
-
-def checks_collection() -> list[dict]:
-    """A collection for validators that need numeric and text properties to query: 12
-    items, `quality` 1..12, `station` names, one-letter `grade`s, NetCDF assets (so
-    generated content shows)."""
-    docs: list[dict] = [make_collection(CHECKS_COLLECTION)]
-    for n in range(1, 13):
-        item = make_item(f"check-{n:02d}", collection_id=CHECKS_COLLECTION, x=float(n),
-                         day=n, data=f"s3://checks/{n}.nc")
-        item["assets"]["data"]["type"] = "application/netcdf"
-        item["properties"].update(quality=n, station=f"station-{n:02d}-north",
-                                  grade=chr(ord("A") + n - 1), owner="demo")
-        item.update(stac_version="1.0.0", bbox=[n, 0, n + 1, 1], links=[])
-        docs.append(item)
-    return docs
-
-
-@contextmanager
-def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
-    """The app in a real uvicorn process on a free port (no job worker); its base URL."""
-    port = free_port()
-    environ = {**os.environ, "DATABASE_URL": settings.database_url or "",
-               "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
-               "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
-               **env}
-    with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
-        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="session")
@@ -223,11 +144,8 @@ def seeded_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory
         yield base
 
 
-PROCESS_CLIENT = "geocatalog-processes"
-
-
 @pytest.fixture
-async def alice(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
+async def alice_processes(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncClient]:
     """alice with a token of the process API, member of the project `ocean-lab`."""
     token = issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"])
     async with http_client(app, token) as c:

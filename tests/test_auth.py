@@ -12,8 +12,9 @@ from joserfc import jwt
 from joserfc.jwk import OctKey, RSAKey
 
 from stac_ext.auth import Principal
-from tests.conftest import http_client, make_item
-from tests.issuer import TestIssuer
+from tests.support.http import http_client
+from tests.support.issuer import TestIssuer
+from tests.support.stac import make_item
 
 
 def b64(data: dict) -> str:
@@ -102,13 +103,13 @@ async def test_rotated_key_is_fetched_once_more(app, issuer: TestIssuer, collect
 
 
 async def test_collection_writes_need_the_admin_right(
-    client: httpx.AsyncClient, admin: httpx.AsyncClient, app, issuer: TestIssuer
+    alice_data: httpx.AsyncClient, admin_data: httpx.AsyncClient, app, issuer: TestIssuer
 ) -> None:
     body = {"type": "Collection", "id": "test_conv-governed", "description": "d",
             "license": "CC-BY-4.0", "links": [], "stac_version": "1.0.0",
             "extent": {"spatial": {"bbox": [[-10, -10, 10, 10]]},
                        "temporal": {"interval": [["2020-01-01T00:00:00Z", None]]}}}
-    r = await client.post("/data/collections", json=body)
+    r = await alice_data.post("/data/collections", json=body)
     assert r.status_code == 403
     assert "manageCollections" in r.json()["description"]
     # the right given for our client (resource_access) counts as well as a realm role
@@ -116,7 +117,7 @@ async def test_collection_writes_need_the_admin_right(
     claims["resource_access"] = {"geocatalog": {"roles": ["manageCollections"]}}
     async with http_client(app, issuer.sign(claims)) as carol:
         assert (await carol.post("/data/collections", json=body)).status_code == 201
-        assert (await client.delete("/data/collections/test_conv-governed")).status_code == 403
+        assert (await alice_data.delete("/data/collections/test_conv-governed")).status_code == 403
         assert (await carol.delete("/data/collections/test_conv-governed")).status_code == 200
 
 

@@ -9,7 +9,8 @@ import pystac
 import pytest
 
 from catalogs_ext import CONFORMANCE
-from tests.conftest import http_client, make_item, unique
+from tests.support.http import http_client
+from tests.support.stac import make_item, unique
 
 API = "http://testserver/data/"
 
@@ -23,55 +24,55 @@ def links(doc: dict, rel: str) -> list[str]:
 
 
 @pytest.fixture
-async def linked(client: httpx.AsyncClient, collection: str) -> tuple[str, str]:
+async def linked(alice_data: httpx.AsyncClient, collection: str) -> tuple[str, str]:
     """A collection holding an item `it` (alice's)."""
-    r = await client.post(f"/data/collections/{collection}/items", json=make_item("it"))
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("it"))
     assert r.status_code == 201
     return collection, "it"
 
 
 @pytest.fixture
-async def editor(app, issuer) -> httpx.AsyncClient:
+async def alice_editor_data(app, issuer) -> httpx.AsyncClient:
     """alice with the `updateCatalog` right."""
     async with http_client(app, issuer.token("alice", rights=["updateCatalog"])) as c:
         yield c
 
 
-async def test_create_read_three_levels(client: httpx.AsyncClient, linked) -> None:
+async def test_create_read_three_levels(alice_data: httpx.AsyncClient, linked) -> None:
     collection, item = linked
     top = unique("top")
-    r = await client.post("/data/catalogs", json=catalog(top, title="Top"))
+    r = await alice_data.post("/data/catalogs", json=catalog(top, title="Top"))
     assert r.status_code == 201, r.text
     assert r.headers["Location"] == f"{API}catalogs/{top}"
     assert r.json()["owner"] == "alice"
 
-    r = await client.post(f"/data/catalogs/{top}", json=catalog("mid", links=[
+    r = await alice_data.post(f"/data/catalogs/{top}", json=catalog("mid", links=[
         {"rel": "child", "href": f"{API}collections/{collection}"}]))
     assert r.status_code == 201, r.text
-    r = await client.post(f"/data/catalogs/{top}/mid", json=catalog("leaf", links=[
+    r = await alice_data.post(f"/data/catalogs/{top}/mid", json=catalog("leaf", links=[
         {"rel": "item", "href": f"collections/{collection}/items/{item}", "title": "It"}]))
     assert r.status_code == 201, r.text
 
-    root = (await client.get("/data/catalogs")).json()
+    root = (await alice_data.get("/data/catalogs")).json()
     assert root["type"] == "Catalog"
     assert f"{API}catalogs/{top}" in links(root, "child")
 
-    leaf = (await client.get(f"/data/catalogs/{top}/mid/leaf")).json()
+    leaf = (await alice_data.get(f"/data/catalogs/{top}/mid/leaf")).json()
     assert leaf["stac_version"] and leaf["id"] == "leaf" and leaf["description"]
     assert links(leaf, "self") == [f"{API}catalogs/{top}/mid/leaf"]
     assert links(leaf, "parent") == [f"{API}catalogs/{top}/mid"]
     assert links(leaf, "root") == [f"{API}catalogs"]
     assert links(leaf, "item") == [f"{API}collections/{collection}/items/{item}"]
     assert [link["title"] for link in leaf["links"] if link["rel"] == "item"] == ["It"]
-    mid = (await client.get(f"/data/catalogs/{top}/mid")).json()
+    mid = (await alice_data.get(f"/data/catalogs/{top}/mid")).json()
     assert set(links(mid, "child")) == {f"{API}catalogs/{top}/mid/leaf",
                                         f"{API}collections/{collection}"}
     for link in mid["links"]:
         if link["rel"] == "child":
-            assert (await client.get(link["href"])).status_code == 200
+            assert (await alice_data.get(link["href"])).status_code == 200
 
 
-async def test_create_refuses_links_to_nothing(client: httpx.AsyncClient, linked) -> None:
+async def test_create_refuses_links_to_nothing(alice_data: httpx.AsyncClient, linked) -> None:
     collection, _ = linked
     bad_links = [
         {"rel": "child", "href": f"{API}collections/nope-nope"},
@@ -82,123 +83,126 @@ async def test_create_refuses_links_to_nothing(client: httpx.AsyncClient, linked
     ]
     for link in bad_links:
         cid = unique("refused")
-        r = await client.post("/data/catalogs", json=catalog(cid, links=[link]))
+        r = await alice_data.post("/data/catalogs", json=catalog(cid, links=[link]))
         assert r.status_code == 400, (link, r.text)
         assert r.json()["description"]
-        assert (await client.get(f"/data/catalogs/{cid}")).status_code == 404
+        assert (await alice_data.get(f"/data/catalogs/{cid}")).status_code == 404
 
 
-async def test_create_errors(client: httpx.AsyncClient, anon: httpx.AsyncClient,
-                             bob: httpx.AsyncClient) -> None:
+async def test_create_errors(alice_data: httpx.AsyncClient, anon: httpx.AsyncClient,
+                             bob_data: httpx.AsyncClient) -> None:
     top = unique("dup")
-    assert (await client.post("/data/catalogs", json=catalog(top))).status_code == 201
-    r = await client.post("/data/catalogs", json=catalog(top))
+    assert (await alice_data.post("/data/catalogs", json=catalog(top))).status_code == 201
+    r = await alice_data.post("/data/catalogs", json=catalog(top))
     assert r.status_code == 409 and r.json()["code"]
     for bad in ("a/b", "ünï", "has space", "", "x" * 300):
-        assert (await client.post("/data/catalogs", json=catalog(bad))).status_code == 400
-    assert (await client.post("/data/catalogs", json={**catalog("t"), "type": "Collection"})
+        assert (await alice_data.post("/data/catalogs", json=catalog(bad))).status_code == 400
+    assert (await alice_data.post("/data/catalogs", json={**catalog("t"), "type": "Collection"})
             ).status_code == 400
     assert (await anon.post("/data/catalogs", json=catalog(unique("a")))).status_code == 401
-    assert (await bob.post(f"/data/catalogs/{top}", json=catalog("x"))).status_code == 403
-    assert (await client.post("/data/catalogs/nowhere-at-all",
+    assert (await bob_data.post(f"/data/catalogs/{top}", json=catalog("x"))).status_code == 403
+    assert (await alice_data.post("/data/catalogs/nowhere-at-all",
                               json=catalog("x"))).status_code == 404
-    assert (await client.get("/data/catalogs/nowhere/at/all")).status_code == 404
+    assert (await alice_data.get("/data/catalogs/nowhere/at/all")).status_code == 404
 
 
-async def test_put_rules(client, editor, bob, admin, linked) -> None:
+async def test_put_rules(alice_data, alice_editor_data, bob_data, admin_data, linked) -> None:
     collection, item = linked
     top = unique("put")
-    assert (await client.post("/data/catalogs", json=catalog(top))).status_code == 201
-    assert (await client.post(f"/data/catalogs/{top}", json=catalog("sub"))).status_code == 201
+    assert (await alice_data.post("/data/catalogs", json=catalog(top))).status_code == 201
+    assert (await alice_data.post(f"/data/catalogs/{top}", json=catalog("sub"))).status_code == 201
     url = f"/data/catalogs/{top}"
 
     # owner without updateCatalog, and another user: 403
-    assert (await client.put(url, json=catalog(top, description="x"))).status_code == 403
-    assert (await bob.put(url, json=catalog(top, description="x"))).status_code == 403
+    assert (await alice_data.put(url, json=catalog(top, description="x"))).status_code == 403
+    assert (await bob_data.put(url, json=catalog(top, description="x"))).status_code == 403
     # without links: other fields are updated (rule 4)
-    r = await editor.put(url, json=catalog(top, description="new text", keywords=["k"]))
+    r = await alice_editor_data.put(url, json=catalog(top, description="new text", keywords=["k"]))
     assert r.status_code == 200, r.text
     assert r.json()["description"] == "new text" and r.json()["keywords"] == ["k"]
     # links without _force: 400, nothing changes (rule 3)
     new_links = [{"rel": "child", "href": f"{API}collections/{collection}"},
                  {"rel": "item", "href": f"{API}collections/{collection}/items/{item}"}]
-    r = await editor.put(url, json=catalog(top, description="changed", links=new_links))
+    r = await alice_editor_data.put(url, json=catalog(top, description="changed", links=new_links))
     assert r.status_code == 400 and "_force=true" in r.json()["description"]
-    doc = (await editor.get(url)).json()
+    doc = (await alice_editor_data.get(url)).json()
     assert doc["description"] == "new text" and not links(doc, "item")
     # with _force: links replaced, the sub-catalog stays
-    r = await editor.put(f"{url}?_force=true", json=catalog(top, links=new_links))
+    r = await alice_editor_data.put(f"{url}?_force=true", json=catalog(top, links=new_links))
     assert r.status_code == 200, r.text
-    doc = (await editor.get(url)).json()
+    doc = (await alice_editor_data.get(url)).json()
     assert links(doc, "item") == [f"{API}collections/{collection}/items/{item}"]
     assert f"{API}catalogs/{top}/sub" in links(doc, "child")
     # replace again with only the item: the collection link goes, the sub-catalog stays
-    r = await admin.put(f"{url}?_force=1", json=catalog(top, links=new_links[1:]))
+    r = await admin_data.put(f"{url}?_force=1", json=catalog(top, links=new_links[1:]))
     assert r.status_code == 200
-    doc = (await editor.get(url)).json()
+    doc = (await alice_editor_data.get(url)).json()
     assert links(doc, "child") == [f"{API}catalogs/{top}/sub"]
     # SPEC form /catalogs/{catalogId}/{childCatalogId}
-    r = await editor.put(f"{url}/sub", json=catalog("sub", description="child text"))
+    r = await alice_editor_data.put(f"{url}/sub", json=catalog("sub", description="child text"))
     assert r.status_code == 200 and r.json()["description"] == "child text"
     # invalid _force, mismatched id, link to nothing
-    assert (await editor.put(f"{url}?_force=maybe", json=catalog(top))).status_code == 400
-    assert (await editor.put(url, json=catalog("other"))).status_code == 400
-    r = await editor.put(f"{url}?_force=true", json=catalog(top, links=[
+    r = await alice_editor_data.put(f"{url}?_force=maybe", json=catalog(top))
+    assert r.status_code == 400
+    assert (await alice_editor_data.put(url, json=catalog("other"))).status_code == 400
+    r = await alice_editor_data.put(f"{url}?_force=true", json=catalog(top, links=[
         {"rel": "item", "href": f"{API}collections/{collection}/items/ghost"}]))
     assert r.status_code == 400
-    assert links((await editor.get(url)).json(), "item")  # unchanged
+    assert links((await alice_editor_data.get(url)).json(), "item")  # unchanged
 
 
-async def test_delete_rules(client, bob, admin, linked) -> None:
+async def test_delete_rules(alice_data, bob_data, admin_data, linked) -> None:
     collection, item = linked
     top = unique("del")
-    assert (await client.post("/data/catalogs", json=catalog(top, links=[
+    assert (await alice_data.post("/data/catalogs", json=catalog(top, links=[
         {"rel": "item", "href": f"{API}collections/{collection}/items/{item}"}]))
     ).status_code == 201
     for sub in ("a", "a/b", "a/b/c"):
         parent, _, cid = f"{top}/{sub}".rpartition("/")
-        assert (await client.post(f"/data/catalogs/{parent}", json=catalog(cid))
+        assert (await alice_data.post(f"/data/catalogs/{parent}", json=catalog(cid))
                 ).status_code == 201
     # siblings whose ids look like the deleted one, and the same ids under another parent
     lookalikes = [f"{top}_", f"{top}x", f"{top}.a"]
     for cid in lookalikes:
-        assert (await client.post("/data/catalogs", json=catalog(cid))).status_code == 201
-        assert (await client.post(f"/data/catalogs/{cid}", json=catalog("a"))).status_code == 201
+        assert (await alice_data.post("/data/catalogs", json=catalog(cid))).status_code == 201
+        r = await alice_data.post(f"/data/catalogs/{cid}", json=catalog("a"))
+        assert r.status_code == 201
 
-    r = await client.delete(f"/data/catalogs/{top}")
+    r = await alice_data.delete(f"/data/catalogs/{top}")
     assert r.status_code == 409
-    assert (await client.get(f"/data/catalogs/{top}/a/b/c")).status_code == 200
-    assert (await bob.delete(f"/data/catalogs/{top}?_force=true")).status_code == 403
-    assert (await client.delete(f"/data/catalogs/{top}?_force=yes-please")).status_code == 400
+    assert (await alice_data.get(f"/data/catalogs/{top}/a/b/c")).status_code == 200
+    assert (await bob_data.delete(f"/data/catalogs/{top}?_force=true")).status_code == 403
+    assert (await alice_data.delete(f"/data/catalogs/{top}?_force=yes-please")).status_code == 400
 
-    r = await client.delete(f"/data/catalogs/{top}?_force=true")
+    r = await alice_data.delete(f"/data/catalogs/{top}?_force=true")
     assert r.status_code == 200, r.text
     assert r.json()["deleted"] == sorted([top, f"{top}/a", f"{top}/a/b", f"{top}/a/b/c"])
-    assert (await client.get(f"/data/catalogs/{top}")).status_code == 404
+    assert (await alice_data.get(f"/data/catalogs/{top}")).status_code == 404
     for cid in lookalikes:
-        assert (await client.get(f"/data/catalogs/{cid}/a")).status_code == 200
-        assert (await admin.delete(f"/data/catalogs/{cid}?_force=true")).status_code == 200
+        assert (await alice_data.get(f"/data/catalogs/{cid}/a")).status_code == 200
+        assert (await admin_data.delete(f"/data/catalogs/{cid}?_force=true")).status_code == 200
     # never deletes a collection or an item
-    assert (await client.get(f"/data/collections/{collection}/items/{item}")).status_code == 200
+    assert (await alice_data.get(f"/data/collections/{collection}/items/{item}")).status_code == 200
     # a leaf deletes without _force
     leaf = unique("leaf")
-    assert (await client.post("/data/catalogs", json=catalog(leaf))).status_code == 201
-    assert (await client.delete(f"/data/catalogs/{leaf}?_force=false")).json() == {
+    assert (await alice_data.post("/data/catalogs", json=catalog(leaf))).status_code == 201
+    assert (await alice_data.delete(f"/data/catalogs/{leaf}?_force=false")).json() == {
         "deleted": [leaf]}
 
 
-async def test_links_follow_item_and_collection_deletes(client, admin, app, linked) -> None:
+async def test_links_follow_item_and_collection_deletes(alice_data, admin_data, app,
+                                                        linked) -> None:
     collection, item = linked
-    r = await client.post(f"/data/collections/{collection}/items", json=make_item("other"))
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("other"))
     assert r.status_code == 201
     top = unique("integrity")
-    assert (await client.post("/data/catalogs", json=catalog(top, links=[
+    assert (await alice_data.post("/data/catalogs", json=catalog(top, links=[
         {"rel": "child", "href": f"{API}collections/{collection}"},
         {"rel": "item", "href": f"{API}collections/{collection}/items/{item}"},
         {"rel": "item", "href": f"{API}collections/{collection}/items/other"},
     ]))).status_code == 201
 
-    assert (await client.delete(f"/data/collections/{collection}/items/{item}")
+    assert (await alice_data.delete(f"/data/collections/{collection}/items/{item}")
             ).status_code == 204
     async with app.state.writepool.acquire() as conn:
         assert await conn.fetchval(
@@ -206,13 +210,13 @@ async def test_links_follow_item_and_collection_deletes(client, admin, app, link
             item, collection) == 0
         # removed by other means: the link row stays but is not served
         await conn.execute("SELECT pgstac.delete_item('other', $1)", collection)
-    doc = (await client.get(f"/data/catalogs/{top}")).json()
+    doc = (await alice_data.get(f"/data/catalogs/{top}")).json()
     assert links(doc, "item") == []
     assert links(doc, "child") == [f"{API}collections/{collection}"]
 
-    assert (await admin.delete(f"/data/collections/{collection}?_force=true")
+    assert (await admin_data.delete(f"/data/collections/{collection}?_force=true")
             ).status_code == 200
-    doc = (await client.get(f"/data/catalogs/{top}")).json()
+    doc = (await alice_data.get(f"/data/catalogs/{top}")).json()
     assert links(doc, "child") == []
 
 
@@ -223,21 +227,21 @@ async def test_conformance_declares_the_tree(anon: httpx.AsyncClient) -> None:
                 and c != CONFORMANCE)]
 
 
-async def test_concurrent_creates_under_a_force_deleted_parent(client: httpx.AsyncClient,
+async def test_concurrent_creates_under_a_force_deleted_parent(alice_data: httpx.AsyncClient,
                                                                app) -> None:
     top = unique("race")
-    assert (await client.post("/data/catalogs", json=catalog(top))).status_code == 201
+    assert (await alice_data.post("/data/catalogs", json=catalog(top))).status_code == 201
     for n in range(5):
-        assert (await client.post(f"/data/catalogs/{top}", json=catalog(f"s{n}"))
+        assert (await alice_data.post(f"/data/catalogs/{top}", json=catalog(f"s{n}"))
                 ).status_code == 201
 
     async def create(n: int) -> int:
-        r = await client.post(f"/data/catalogs/{top}/s{n % 5}", json=catalog(f"c{n}"))
+        r = await alice_data.post(f"/data/catalogs/{top}/s{n % 5}", json=catalog(f"c{n}"))
         return r.status_code
 
     async def delete() -> int:
         await asyncio.sleep(0.01)
-        return (await client.delete(f"/data/catalogs/{top}?_force=true")).status_code
+        return (await alice_data.delete(f"/data/catalogs/{top}?_force=true")).status_code
 
     results = await asyncio.gather(*(create(n) for n in range(40)), delete())
     assert results[-1] == 200
@@ -252,22 +256,24 @@ async def test_concurrent_creates_under_a_force_deleted_parent(client: httpx.Asy
     assert orphans == 0 and left == 0
 
 
-async def test_concurrent_puts_apply_whole_link_sets(editor: httpx.AsyncClient, linked):
+async def test_concurrent_puts_apply_whole_link_sets(alice_editor_data: httpx.AsyncClient, linked):
     collection, _ = linked
     for n in range(6):
-        r = await editor.post(f"/data/collections/{collection}/items", json=make_item(f"p{n}"))
+        r = await alice_editor_data.post(f"/data/collections/{collection}/items",
+                                         json=make_item(f"p{n}"))
         assert r.status_code == 201
     top = unique("puts")
-    assert (await editor.post("/data/catalogs", json=catalog(top))).status_code == 201
+    assert (await alice_editor_data.post("/data/catalogs", json=catalog(top))).status_code == 201
     sets = [[f"{API}collections/{collection}/items/p{n}", f"{API}collections/{collection}"
              f"/items/p{(n + 1) % 6}"] for n in range(6)]
 
     async def put(hrefs: list[str]) -> int:
         body = catalog(top, links=[{"rel": "item", "href": h} for h in hrefs])
-        return (await editor.put(f"/data/catalogs/{top}?_force=true", json=body)).status_code
+        r = await alice_editor_data.put(f"/data/catalogs/{top}?_force=true", json=body)
+        return r.status_code
 
     assert set(await asyncio.gather(*(put(s) for s in sets * 3))) == {200}
-    final = links((await editor.get(f"/data/catalogs/{top}")).json(), "item")
+    final = links((await alice_editor_data.get(f"/data/catalogs/{top}")).json(), "item")
     assert final in sets
 
 

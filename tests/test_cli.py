@@ -15,7 +15,8 @@ import httpx
 import pystac
 import pytest
 
-from tests.conftest import free_port, make_collection, make_item, unique
+from tests.support.http import free_port
+from tests.support.stac import make_collection, make_item, unique
 
 
 def geocatalog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -44,7 +45,7 @@ def _item_doc(collection: str, item_id: str) -> dict:
     return doc
 
 
-async def test_load_ndjson_with_methods(client: httpx.AsyncClient, db_env, tmp_path: Path):
+async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, tmp_path: Path):
     collection = unique("test_conv-loaded_")
     path = tmp_path / "data.ndjson"
     lines = [make_collection(collection)] + [_item_doc(collection, f"n{n}") for n in range(5)]
@@ -53,7 +54,7 @@ async def test_load_ndjson_with_methods(client: httpx.AsyncClient, db_env, tmp_p
     out = geocatalog("load", str(path), env=db_env)
     assert out.returncode == 0, out.stderr
     assert "loaded 5 items" in out.stdout
-    page = (await client.get(f"/data/collections/{collection}/items?limit=100")).json()
+    page = (await alice_data.get(f"/data/collections/{collection}/items?limit=100")).json()
     assert sorted(f["id"] for f in page["features"]) == [f"n{n}" for n in range(5)]
 
     assert geocatalog("load", str(path), env=db_env).returncode != 0  # insert: duplicates
@@ -61,14 +62,14 @@ async def test_load_ndjson_with_methods(client: httpx.AsyncClient, db_env, tmp_p
     changed[0]["properties"]["title"] = "changed"
     path.write_text(json.dumps(changed[0]))
     assert geocatalog("load", str(path), "--method", "ignore", env=db_env).returncode == 0
-    got = (await client.get(f"/data/collections/{collection}/items/n0")).json()
+    got = (await alice_data.get(f"/data/collections/{collection}/items/n0")).json()
     assert "title" not in got["properties"]
     assert geocatalog("load", str(path), "--method", "upsert", env=db_env).returncode == 0
-    got = (await client.get(f"/data/collections/{collection}/items/n0")).json()
+    got = (await alice_data.get(f"/data/collections/{collection}/items/n0")).json()
     assert got["properties"]["title"] == "changed"
 
 
-async def test_load_static_catalog_folder(client: httpx.AsyncClient, db_env, tmp_path: Path):
+async def test_load_static_catalog_folder(alice_data: httpx.AsyncClient, db_env, tmp_path: Path):
     collection_id = unique("test_conv-static_")
     catalog = pystac.Catalog("root", "a static catalog")
     collection = pystac.Collection.from_dict(make_collection(collection_id))
@@ -79,7 +80,7 @@ async def test_load_static_catalog_folder(client: httpx.AsyncClient, db_env, tmp
 
     out = geocatalog("load", str(tmp_path / "stac"), env=db_env)
     assert out.returncode == 0, out.stderr
-    page = (await client.get(f"/data/collections/{collection_id}/items")).json()
+    page = (await alice_data.get(f"/data/collections/{collection_id}/items")).json()
     assert sorted(f["id"] for f in page["features"]) == ["s0", "s1", "s2"]
 
 

@@ -2,7 +2,7 @@
 
 import httpx
 
-from tests.conftest import make_collection, make_item, unique
+from tests.support.stac import make_collection, make_item, unique
 
 
 async def listed_ids(client: httpx.AsyncClient) -> set[str]:
@@ -15,40 +15,40 @@ async def listed_ids(client: httpx.AsyncClient) -> set[str]:
     return ids
 
 
-async def test_empty_collection_is_not_listed(client: httpx.AsyncClient, collection: str):
-    assert (await client.get(f"/data/collections/{collection}")).status_code == 200
-    assert collection not in await listed_ids(client)
+async def test_empty_collection_is_not_listed(alice_data: httpx.AsyncClient, collection: str):
+    assert (await alice_data.get(f"/data/collections/{collection}")).status_code == 200
+    assert collection not in await listed_ids(alice_data)
 
 
 async def test_collection_listed_once_it_has_an_item_and_gone_when_emptied(
-    client: httpx.AsyncClient, collection: str
+    alice_data: httpx.AsyncClient, collection: str
 ) -> None:
-    r = await client.post(f"/data/collections/{collection}/items", json=make_item("only"))
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("only"))
     assert r.status_code == 201, r.text
-    assert collection in await listed_ids(client)
+    assert collection in await listed_ids(alice_data)
 
-    r = await client.delete(f"/data/collections/{collection}/items/only")
+    r = await alice_data.delete(f"/data/collections/{collection}/items/only")
     assert r.status_code == 204
-    assert collection not in await listed_ids(client)
+    assert collection not in await listed_ids(alice_data)
 
 
 async def test_collections_page_with_next_links_and_counts(
-    client: httpx.AsyncClient, admin: httpx.AsyncClient
+    alice_data: httpx.AsyncClient, admin_data: httpx.AsyncClient
 ) -> None:
     made = set()
     for _ in range(3):
         cid = unique("test_conv-paged_")
-        r = await admin.post("/data/collections", json=make_collection(cid))
+        r = await admin_data.post("/data/collections", json=make_collection(cid))
         assert r.status_code == 201
-        assert (await client.post(f"/data/collections/{cid}/items",
+        assert (await alice_data.post(f"/data/collections/{cid}/items",
                                   json=make_item("i"))).status_code == 201
         made.add(cid)
-    first = (await client.get("/data/collections?limit=1")).json()
+    first = (await alice_data.get("/data/collections?limit=1")).json()
     assert first["numberReturned"] == 1
     assert first["numberMatched"] >= 3
     seen, url, pages = [], "/data/collections?limit=1", 0
     while url:
-        page = (await client.get(url)).json()
+        page = (await alice_data.get(url)).json()
         seen += [c["id"] for c in page["collections"]]
         url = next((link["href"] for link in page["links"] if link["rel"] == "next"), None)
         pages += 1

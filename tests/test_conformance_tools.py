@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_RIGHT, CHECKS_COLLECTION
-from tests.issuer import TestIssuer
+from tests.support.issuer import ADMIN_RIGHT, TestIssuer
+from tests.support.stac import CHECKS_COLLECTION
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT / "tests" / "conformance"

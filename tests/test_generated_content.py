@@ -19,7 +19,8 @@ import pytest
 import xarray as xr
 
 from stac_ext.app import create_app
-from tests.conftest import free_port, make_item
+from tests.support.http import free_port
+from tests.support.stac import make_item
 
 EXAMPLE_LINKS = "https://stac-extensions.github.io/example-links/v0.0.1/schema.json"
 EO = "https://stac-extensions.github.io/eo/v1.1.0/schema.json"
@@ -51,28 +52,28 @@ async def every_view(client: httpx.AsyncClient, collection: str, item_id: str) -
     return views
 
 
-async def test_extension_uris_from_fields(client: httpx.AsyncClient, collection: str) -> None:
+async def test_extension_uris_from_fields(alice_data: httpx.AsyncClient, collection: str) -> None:
     item = make_item("ext")
     item["properties"]["eo:cloud_cover"] = 12
     item["properties"]["cube:dimensions"] = {}
     item["assets"]["data"]["proj:code"] = "EPSG:4326"
     item["stac_extensions"] = [EO, "https://example.org/custom/v1/schema.json"]
-    created = await post(client, collection, item)
-    for view in [created, *await every_view(client, collection, "ext")]:
+    created = await post(alice_data, collection, item)
+    for view in [created, *await every_view(alice_data, collection, "ext")]:
         uris = view["stac_extensions"]
         assert uris[:2] == [EO, "https://example.org/custom/v1/schema.json"]
         assert sorted(uris[2:]) == sorted([CUBE, PROJ])
         assert len(uris) == len(set(uris))
 
 
-async def test_python_example_for_netcdf_and_zarr(client: httpx.AsyncClient, collection):
-    await post(client, collection, make_item("nc", data="https://d.example/t.nc"))
-    await post(client, collection, make_item("zarr", data="s3://bucket/t.zarr"))
+async def test_python_example_for_netcdf_and_zarr(alice_data: httpx.AsyncClient, collection):
+    await post(alice_data, collection, make_item("nc", data="https://d.example/t.nc"))
+    await post(alice_data, collection, make_item("zarr", data="s3://bucket/t.zarr"))
     typed = make_item("typed", data="https://d.example/download?id=1")
     typed["assets"]["data"]["type"] = "application/x-netcdf"
-    await post(client, collection, typed)
+    await post(alice_data, collection, typed)
     for item_id in ("nc", "zarr", "typed"):
-        for view in await every_view(client, collection, item_id):
+        for view in await every_view(alice_data, collection, item_id):
             [example] = rels(view, "example")
             assert example["type"] == "text/x-python"
             assert example["example:language"] == "Python"
@@ -82,27 +83,27 @@ async def test_python_example_for_netcdf_and_zarr(client: httpx.AsyncClient, col
             assert EXAMPLE_LINKS in view["stac_extensions"]
 
 
-async def test_no_example_when_one_exists_or_format_is_other(client, collection):
+async def test_no_example_when_one_exists_or_format_is_other(alice_data, collection):
     own = make_item("own", data="https://d.example/t.nc")
     own["links"] = [{"rel": "example", "href": "https://d.example/mine.py",
                      "type": "text/x-python", "example:language": "Python"}]
-    await post(client, collection, own)
-    await post(client, collection, make_item("tif", data="https://d.example/t.tif"))
-    [view] = (await every_view(client, collection, "own"))[:1]
+    await post(alice_data, collection, own)
+    await post(alice_data, collection, make_item("tif", data="https://d.example/t.tif"))
+    [view] = (await every_view(alice_data, collection, "own"))[:1]
     assert [link["href"] for link in rels(view, "example")] == ["https://d.example/mine.py"]
     assert view["stac_extensions"].count(EXAMPLE_LINKS) == 1
-    for view in await every_view(client, collection, "tif"):
+    for view in await every_view(alice_data, collection, "tif"):
         assert not rels(view, "example") and not rels(view, "explorer")
         assert EXAMPLE_LINKS not in view["stac_extensions"]
-    assert (await client.get(f"/data/collections/{collection}/items/tif/example.py")
+    assert (await alice_data.get(f"/data/collections/{collection}/items/tif/example.py")
             ).status_code == 404
 
 
-async def test_explorer_links_for_zarr_parquet_csv(client: httpx.AsyncClient, collection):
+async def test_explorer_links_for_zarr_parquet_csv(alice_data: httpx.AsyncClient, collection):
     hrefs = {"z": "s3://b/cube.zarr", "p": "https://d.example/t.parquet",
              "c": "https://d.example/a b.csv", "n": "https://d.example/t.nc"}
-    await post(client, collection, make_item("explore", **hrefs))
-    for view in await every_view(client, collection, "explore"):
+    await post(alice_data, collection, make_item("explore", **hrefs))
+    for view in await every_view(alice_data, collection, "explore"):
         got = sorted(link["href"] for link in rels(view, "explorer"))
         expected = sorted(f"https://explorer.example/data-explorer?source={quote(h, safe='')}"
                           for k, h in hrefs.items() if k != "n")
@@ -111,20 +112,20 @@ async def test_explorer_links_for_zarr_parquet_csv(client: httpx.AsyncClient, co
                    for link in rels(view, "explorer"))
 
 
-async def test_notebook_link_per_notebook_example(client: httpx.AsyncClient, collection):
+async def test_notebook_link_per_notebook_example(alice_data: httpx.AsyncClient, collection):
     item = make_item("nb")
     item["links"] = [{"rel": "example", "href": "https://d.example/run.ipynb",
                       "type": "application/x-ipynb+json", "title": "Walkthrough",
                       "example:language": "Python", "example:container": True}]
-    await post(client, collection, item)
-    for view in await every_view(client, collection, "nb"):
+    await post(alice_data, collection, item)
+    for view in await every_view(alice_data, collection, "nb"):
         [notebook] = rels(view, "notebook")
         assert notebook["href"] == ("https://notebooks.example/hub/user-redirect/lab?fromURL="
                                     + quote("https://d.example/run.ipynb", safe=""))
         assert "Walkthrough" in notebook["title"]
 
 
-async def test_loaded_items_and_config_changes(settings, client, collection, database_url,
+async def test_loaded_items_and_config_changes(settings, alice_data, collection, database_url,
                                                tmp_path: Path) -> None:
     doc = make_item("loaded", collection_id=collection, data="s3://b/x.zarr")
     doc.update(stac_version="1.0.0", bbox=[0, 0, 1, 1], links=[])
@@ -134,7 +135,7 @@ async def test_loaded_items_and_config_changes(settings, client, collection, dat
                          env={**os.environ, "DATABASE_URL": database_url},
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    [view] = (await every_view(client, collection, "loaded"))[:1]
+    [view] = (await every_view(alice_data, collection, "loaded"))[:1]
     assert rels(view, "example") and rels(view, "explorer")
 
     other = settings.model_copy(update={"explorer_url_template": "https://new.example/?u={href}"})
@@ -147,11 +148,11 @@ async def test_loaded_items_and_config_changes(settings, client, collection, dat
     assert explorer["href"] == "https://new.example/?u=" + quote("s3://b/x.zarr", safe="")
 
 
-async def test_generated_content_and_owner_search_can_be_off(settings, client, collection):
+async def test_generated_content_and_owner_search_can_be_off(settings, alice_data, collection):
     """`GENERATED_CONTENT=false` / `OWNER_SEARCH=false` (what `make bench` compares against):
     stock items, and `owner` is not a search parameter."""
     doc = make_item("plain", collection_id=collection, data="s3://b/y.zarr")
-    assert (await client.post(f"/data/collections/{collection}/items", json=doc)).status_code \
+    assert (await alice_data.post(f"/data/collections/{collection}/items", json=doc)).status_code \
         == 201
     app = create_app(settings.model_copy(update={"generated_content": False,
                                                  "owner_search": False}))
@@ -178,7 +179,7 @@ def data_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     server.shutdown()
 
 
-async def test_generated_example_runs(client: httpx.AsyncClient, collection, data_server):
+async def test_generated_example_runs(alice_data: httpx.AsyncClient, collection, data_server):
     base, folder = data_server
     temperature = xr.Dataset(
         {"sst": (("time", "lat", "lon"), np.arange(8, dtype="float32").reshape(2, 2, 2),
@@ -187,10 +188,10 @@ async def test_generated_example_runs(client: httpx.AsyncClient, collection, dat
     )
     temperature.to_netcdf(folder / "sst.nc", engine="h5netcdf")
     temperature.to_zarr(folder / "sst.zarr", consolidated=True, zarr_format=2)
-    created = await post(client, collection, make_item(
+    created = await post(alice_data, collection, make_item(
         "runnable", nc=f"{base}/sst.nc", zarr=f"{base}/sst.zarr"))
     [example] = rels(created, "example")
-    r = await client.get(example["href"])
+    r = await alice_data.get(example["href"])
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/x-python")
     script = folder / "example.py"

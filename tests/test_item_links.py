@@ -8,7 +8,7 @@ from stac_fastapi.pgstac.models.links import ItemLinks
 from stac_fastapi.types.requests import get_base_url
 from starlette.requests import Request
 
-from stac_ext.item_links import ItemLinker
+from stac_ext.data_api.item_links import ItemLinker
 
 IDS = ["plain-1", "under_score", "a b", "x.y", "..", ".", "a/b", "a/../b", "é-ü", "q?x=1",
        "h#frag", "p%20q", "c:d", "semi;colon", "//double"]

@@ -2,15 +2,16 @@
 
 import httpx
 
-from tests.conftest import make_item
+from stac_ext.data_api.bodies import geometry_bbox
+from tests.support.stac import make_item
 
 
 async def test_minimal_item_is_created_and_read_back(
-    client: httpx.AsyncClient, collection: str
+    alice_data: httpx.AsyncClient, collection: str
 ) -> None:
     item = make_item("minimal-1")
     assert "links" not in item and "bbox" not in item
-    r = await client.post(f"/data/collections/{collection}/items", json=item)
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
     assert r.status_code == 201, r.text
     location = r.headers["Location"]
     assert location == f"http://testserver/data/collections/{collection}/items/minimal-1"
@@ -18,7 +19,7 @@ async def test_minimal_item_is_created_and_read_back(
     assert created["bbox"] == [0, 0, 1, 1]
     assert created["collection"] == collection
 
-    got = await client.get(location)
+    got = await alice_data.get(location)
     assert got.status_code == 200
     stored = got.json()
     assert stored["id"] == "minimal-1"
@@ -28,29 +29,51 @@ async def test_minimal_item_is_created_and_read_back(
     assert stored["stac_version"]
 
 
-async def test_duplicate_item_is_409(client: httpx.AsyncClient, collection: str) -> None:
+async def test_duplicate_item_is_409(alice_data: httpx.AsyncClient, collection: str) -> None:
     url = f"/data/collections/{collection}/items"
-    assert (await client.post(url, json=make_item("dup"))).status_code == 201
-    r = await client.post(url, json=make_item("dup"))
+    assert (await alice_data.post(url, json=make_item("dup"))).status_code == 201
+    r = await alice_data.post(url, json=make_item("dup"))
     assert r.status_code == 409
     assert r.json()["code"]
 
 
-async def test_delete_item_is_204_then_404(client: httpx.AsyncClient, collection: str) -> None:
+async def test_delete_item_is_204_then_404(alice_data: httpx.AsyncClient, collection: str) -> None:
     url = f"/data/collections/{collection}/items"
-    assert (await client.post(url, json=make_item("gone"))).status_code == 201
-    r = await client.delete(f"{url}/gone")
+    assert (await alice_data.post(url, json=make_item("gone"))).status_code == 201
+    r = await alice_data.delete(f"{url}/gone")
     assert r.status_code == 204
     assert r.content == b""
-    assert (await client.get(f"{url}/gone")).status_code == 404
+    assert (await alice_data.get(f"{url}/gone")).status_code == 404
 
 
 async def test_feature_collection_post_creates_all(
-    client: httpx.AsyncClient, collection: str
+    alice_data: httpx.AsyncClient, collection: str
 ) -> None:
     body = {"type": "FeatureCollection",
             "features": [make_item(f"fc-{n}", x=n) for n in range(3)]}
-    r = await client.post(f"/data/collections/{collection}/items", json=body)
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=body)
     assert r.status_code == 201, r.text
-    page = (await client.get(f"/data/collections/{collection}/items")).json()
+    page = (await alice_data.get(f"/data/collections/{collection}/items")).json()
     assert sorted(f["id"] for f in page["features"]) == ["fc-0", "fc-1", "fc-2"]
+
+
+# -- unit tests: the bbox a minimal item gets from its geometry --------------------------
+
+def test_bbox_of_a_polygon_and_a_point() -> None:
+    polygon = {"type": "Polygon", "coordinates": [[[0, 0], [2, 0], [2, 3], [0, 3], [0, 0]]]}
+    assert geometry_bbox(polygon) == [0, 0, 2, 3]
+    assert geometry_bbox({"type": "Point", "coordinates": [5.5, -1]}) == [5.5, -1, 5.5, -1]
+
+
+def test_bbox_of_a_collection_spans_its_members_and_ignores_heights() -> None:
+    geometry = {"type": "GeometryCollection", "geometries": [
+        {"type": "Point", "coordinates": [-10, 5, 100]},
+        {"type": "LineString", "coordinates": [[1, 1], [20, -7]]},
+        {"type": "GeometryCollection", "geometries": []}]}
+    assert geometry_bbox(geometry) == [-10, -7, 20, 5]
+
+
+def test_no_bbox_without_positions() -> None:
+    assert geometry_bbox(None) is None
+    assert geometry_bbox({"type": "Polygon", "coordinates": []}) is None
+    assert geometry_bbox({"type": "GeometryCollection", "geometries": []}) is None

@@ -16,16 +16,17 @@ import pytest
 from owslib.ogcapi.processes import Processes
 
 from stac_ext.app import create_app
-from tests.conftest import PROCESS_CLIENT, http_client
-from tests.processes import TEST_PROCESSES
-from tests.test_processes import execute, wait_for
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
+from tests.support.processes import TEST_PROCESSES
 
 
 def start_worker(settings, queue: str) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "JOB_QUEUE": queue,
            "GEOCATALOG_DATA_DIR": str(settings.data_dir), "OIDC_ISSUER": settings.oidc_issuer,
            "JOB_HEARTBEAT_SECONDS": "0.5", "JOB_STALLED_SECONDS": "3",
-           "EXTRA_PROCESSES": "tests.processes:TEST_PROCESSES"}
+           "EXTRA_PROCESSES": "tests.support.processes:TEST_PROCESSES"}
     return subprocess.Popen([sys.executable, "-m", "stac_ext.cli", "worker", "--concurrency",
                              "2"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -84,13 +85,13 @@ async def test_api_restart_between_submit_and_completion(app, settings, issuer) 
         assert (await c.get(f"{url}/results")).json() == {"slept": 1.5}
 
 
-async def test_secrets_never_leave(alice: httpx.AsyncClient, app, caplog) -> None:
+async def test_secrets_never_leave(alice_processes: httpx.AsyncClient, app, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     password, secret, token = "PW-5e1f9a", "SK-93b2c7", "TK-77d0e4"
     inputs = {"demo": True, "credentials": {"username": "u", "password": password},
               "s3": {"accessKeyId": "AKIA-visible", "secretAccessKey": secret,
                      "sessionToken": token}}
-    r = await execute(alice, "s3-manifest", inputs)
+    r = await execute(alice_processes, "s3-manifest", inputs)
     assert r.status_code == 201, r.text
     url = r.headers["Location"]
     seen = [r.text]
@@ -98,13 +99,13 @@ async def test_secrets_never_leave(alice: httpx.AsyncClient, app, caplog) -> Non
         seen.append(str(await conn.fetch("SELECT j::text FROM processes.jobs j")))
         seen.append(str(await conn.fetch(
             "SELECT args::text FROM procrastinate.procrastinate_jobs")))
-    job = await wait_for(alice, url, "successful", "failed")
+    job = await wait_for(alice_processes, url, "successful", "failed")
     assert job["status"] == "successful", job
-    failing = await execute(alice, "test-fail", {"token": token})
-    failed = await wait_for(alice, failing.headers["Location"], "failed")
+    failing = await execute(alice_processes, "test-fail", {"token": token})
+    failed = await wait_for(alice_processes, failing.headers["Location"], "failed")
     assert "***" in failed["message"]
     for path in (url, f"{url}/results", failing.headers["Location"], "/processes/jobs"):
-        seen.append((await alice.get(path)).text)
+        seen.append((await alice_processes.get(path)).text)
     async with app.state.writepool.acquire() as conn:
         rows = await conn.fetch("SELECT j::text AS row, secrets FROM processes.jobs j "
                                 "WHERE id = $1", uuid.UUID(job["jobID"]))

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from stac_ext.app import create_app
-from tests.conftest import make_item
+from tests.support.stac import make_item
 
 
 def all_hrefs(doc: object) -> list[str]:
@@ -45,22 +45,22 @@ async def seed(client: httpx.AsyncClient, collection: str) -> None:
         assert r.status_code == 201
 
 
-async def test_every_link_carries_the_prefix(client: httpx.AsyncClient, collection: str):
-    await seed(client, collection)
-    hrefs = await crawl(client, collection)
+async def test_every_link_carries_the_prefix(alice_data: httpx.AsyncClient, collection: str):
+    await seed(alice_data, collection)
+    hrefs = await crawl(alice_data, collection)
     rels = set()
     for path in ("/data/", f"/data/collections/{collection}/items?limit=1"):
-        rels |= {link["rel"] for link in (await client.get(path)).json()["links"]}
+        rels |= {link["rel"] for link in (await alice_data.get(path)).json()["links"]}
     assert {"self", "root", "next", "collection", "parent"} <= rels
     assert hrefs
     internal = [h for h in hrefs if "testserver" in h]
     assert internal and all(h.startswith("http://testserver/data/") for h in internal), hrefs
 
 
-async def test_links_follow_forwarded_headers(client: httpx.AsyncClient, collection: str):
-    await seed(client, collection)
-    client.headers.update({"X-Forwarded-Proto": "https", "X-Forwarded-Host": "geo.example.org"})
-    hrefs = await crawl(client, collection)
+async def test_links_follow_forwarded_headers(alice_data: httpx.AsyncClient, collection: str):
+    await seed(alice_data, collection)
+    alice_data.headers.update({"X-Forwarded-Proto": "https", "X-Forwarded-Host": "geo.example.org"})
+    hrefs = await crawl(alice_data, collection)
     internal = [h for h in hrefs if "geo.example.org" in h or "testserver" in h]
     assert internal and all(h.startswith("https://geo.example.org/data/") for h in internal)
 
@@ -76,9 +76,9 @@ async def base_url_client(settings) -> httpx.AsyncClient:
 
 
 async def test_links_follow_configured_base_url(
-    client: httpx.AsyncClient, base_url_client: httpx.AsyncClient, collection: str
+    alice_data: httpx.AsyncClient, base_url_client: httpx.AsyncClient, collection: str
 ) -> None:
-    await seed(client, collection)
+    await seed(alice_data, collection)
     hrefs = await crawl(base_url_client, collection)
     assert not [h for h in hrefs if "internal" in h]
     internal = [h for h in hrefs if "public.example" in h]

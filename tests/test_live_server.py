@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from pystac_client import Client
 
-from tests.conftest import make_collection, make_item, unique
+from tests.support.stac import make_collection, make_item, unique
 
 
 def test_pystac_client_pages_through_every_item_once(live_server: str, issuer) -> None:

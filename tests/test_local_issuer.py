@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import httpx
 
 from stac_ext.app import create_app
-from tests.conftest import make_item
+from tests.support.stac import make_item
 
 
 async def test_local_issuer_session(settings, collection: str, tmp_path, caplog) -> None:
@@ -47,3 +50,25 @@ def test_token_command_refuses_when_a_provider_is_set(tmp_path) -> None:
                               "OIDC_ISSUER": "https://idp.example/realms/x"},
                          capture_output=True, text=True)
     assert out.returncode == 1 and "identity provider" in out.stderr
+
+
+def _start_issuer(key_file: str, ready: Any) -> str:
+    from stac_ext.auth.local_issuer import LocalIssuer
+
+    ready.wait()  # every process creates its issuer at the same moment
+    return LocalIssuer(Path(key_file), "http://127.0.0.1:8080/auth").public_keys.as_dict(
+        )["keys"][0]["n"]
+
+
+def test_processes_starting_together_share_one_key(tmp_path: Path) -> None:
+    """Two API processes (or the API and `geocatalog token`) on a fresh data dir: one key
+    is made, both use it; neither fails because the other made it first."""
+    context = multiprocessing.get_context("spawn")
+    for attempt in range(5):
+        key_file = tmp_path / f"attempt-{attempt}" / "issuer-key.json"
+        with context.Manager() as manager, context.Pool(4) as pool:
+            ready = manager.Barrier(4)
+            moduli = pool.starmap(_start_issuer, [(str(key_file), ready)] * 4)
+        assert len(set(moduli)) == 1
+        assert oct(key_file.stat().st_mode)[-3:] == "600"
+        assert [p.name for p in key_file.parent.iterdir()] == ["issuer-key.json"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.conftest import make_item
+from tests.support.stac import make_item
 
 
 @pytest.fixture
-async def mixed(client: httpx.AsyncClient, bob: httpx.AsyncClient, collection: str) -> str:
+async def mixed(alice_data: httpx.AsyncClient, bob_data: httpx.AsyncClient, collection: str) -> str:
     url = f"/data/collections/{collection}/items"
     for n in range(4):
-        for user, prefix in ((client, "a"), (bob, "b")):
+        for user, prefix in ((alice_data, "a"), (bob_data, "b")):
             r = await user.post(url, json=make_item(f"{prefix}{n}", x=n * 10, day=n + 1))
             assert r.status_code == 201
     return collection

@@ -3,45 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import Any
 
 import httpx
 import pytest
 
 from process_api.errors import OGC
-from tests.conftest import PROCESS_CLIENT, http_client
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
 
 
 @pytest.fixture
-async def bob(app, issuer) -> httpx.AsyncClient:
+async def bob_processes(app, issuer) -> httpx.AsyncClient:
     async with http_client(app, issuer.token("bob", client=PROCESS_CLIENT)) as c:
         yield c
 
 
 @pytest.fixture
-async def carol(app, issuer) -> httpx.AsyncClient:
+async def carol_processes(app, issuer) -> httpx.AsyncClient:
     """Another member of alice's project."""
     token = issuer.token("carol", client=PROCESS_CLIENT, groups=["/ocean-lab"])
     async with http_client(app, token) as c:
         yield c
-
-
-async def execute(client: httpx.AsyncClient, process: str, inputs: dict[str, Any],
-                  **body: Any) -> httpx.Response:
-    return await client.post(f"/processes/processes/{process}/execution",
-                             json={"processInputs": inputs, **body})
-
-
-async def wait_for(client: httpx.AsyncClient, url: str, *statuses: str,
-                   seconds: float = 60) -> dict:
-    """Poll a job until it reaches one of `statuses` (bounded; not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        job = (await client.get(url)).json()
-        if job["status"] in statuses or time.monotonic() > deadline:
-            return job
-        await asyncio.sleep(0.1)
 
 
 def assert_ogc(r: httpx.Response, status: int, name: str | None = None) -> None:
@@ -55,20 +38,23 @@ def assert_ogc(r: httpx.Response, status: int, name: str | None = None) -> None:
 
 async def test_landing_and_conformance(anon: httpx.AsyncClient) -> None:
     landing = (await anon.get("/processes/")).json()
-    rels = {link["rel"] for link in landing["links"]}
-    assert {"self", "service-desc", "service-doc"} <= rels
-    for link in landing["links"]:
-        assert (await anon.get(link["href"])).status_code in (200, 401), link
+    ogc = "http://www.opengis.net/def/rel/ogc/1.0/"
+    statuses = {link["rel"]: (await anon.get(link["href"])).status_code
+                for link in landing["links"]}
+    assert statuses == {"self": 200, "service-desc": 200, "service-doc": 200,
+                        f"{ogc}conformance": 200, f"{ogc}processes": 200,
+                        f"{ogc}job-list": 401}  # jobs are their owners' only
     classes = (await anon.get("/processes/conformance")).json()["conformsTo"]
     assert "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core" in classes
     assert not [c for c in classes if c.endswith(("ogc-process-description", "oas30"))]
     assert (await anon.get("/processes/api")).json()["openapi"].startswith("3.")
     root = (await anon.get("/")).json()
-    assert any(link["rel"] == "processes" for link in root["links"])
+    assert [link["href"] for link in root["links"] if link["rel"] == "processes"] == [
+        "http://testserver/processes/"]
 
 
 async def test_list_is_public_describe_needs_the_process_client(
-    anon: httpx.AsyncClient, client: httpx.AsyncClient, alice: httpx.AsyncClient
+    anon: httpx.AsyncClient, alice_data: httpx.AsyncClient, alice_processes: httpx.AsyncClient
 ) -> None:
     listed = (await anon.get("/processes/processes")).json()["processes"]
     by_id = {p["id"]: p for p in listed}
@@ -76,130 +62,134 @@ async def test_list_is_public_describe_needs_the_process_client(
     for p in listed:
         assert {"id", "title", "description", "version", "jobControlOptions", "links"} <= set(p)
     assert_ogc(await anon.get("/processes/processes/echo"), 401)
-    assert_ogc(await client.get("/processes/processes/echo"), 403)  # a data-API token
-    described = (await alice.get("/processes/processes/s3-manifest")).json()
+    assert_ogc(await alice_data.get("/processes/processes/echo"), 403)  # a data-API token
+    described = (await alice_processes.get("/processes/processes/s3-manifest")).json()
     assert described["inputs"]["properties"]["s3"]["properties"]["secretAccessKey"][
         "writeOnly"] is True
     assert described["outputs"]["type"] == "object"
-    assert_ogc(await alice.get("/processes/processes/nope"), 404, "no-such-process")
+    assert_ogc(await alice_processes.get("/processes/processes/nope"), 404, "no-such-process")
 
 
-async def test_full_flow_echo(alice: httpx.AsyncClient) -> None:
+async def test_full_flow_echo(alice_processes: httpx.AsyncClient) -> None:
     inputs = {"message": "hello", "object": {"a": [1, 2]}}
-    r = await execute(alice, "echo", inputs)
+    r = await execute(alice_processes, "echo", inputs)
     assert r.status_code == 201, r.text
     location = r.headers["Location"]
     info = r.json()
     assert location == f"http://testserver/processes/jobs/{info['jobID']}"
     assert info["status"] == "accepted" and info["type"] == "process"
     assert info["processID"] == "echo" and info["created"]
-    job = await wait_for(alice, location, "successful", "failed")
+    job = await wait_for(alice_processes, location, "successful", "failed")
     assert job["status"] == "successful", job
     assert job["progress"] == 100 and job["started"] and job["finished"]
-    r = await alice.get(f"{location}/results")
+    r = await alice_processes.get(f"{location}/results")
     assert r.status_code == 200
     assert r.json() == inputs
 
 
-async def test_standard_inputs_form_and_prefer(alice: httpx.AsyncClient) -> None:
-    r = await alice.post("/processes/processes/echo/execution",
+async def test_standard_inputs_form_and_prefer(alice_processes: httpx.AsyncClient) -> None:
+    r = await alice_processes.post("/processes/processes/echo/execution",
                          json={"inputs": {"message": "std"}},
                          headers={"Prefer": "respond-sync"})
     assert r.status_code == 201, r.text
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed")
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "successful"
-    assert (await alice.get(f"{r.headers['Location']}/results")).json()["message"] == "std"
+    results = (await alice_processes.get(f"{r.headers['Location']}/results")).json()
+    assert results["message"] == "std"
 
 
-async def test_schema_rejection_lists_paths(alice: httpx.AsyncClient) -> None:
-    before = len((await alice.get("/processes/jobs?limit=1000")).json()["jobs"])
-    r = await execute(alice, "sleep", {"seconds": "long", "extra": 1,
+async def test_schema_rejection_lists_paths(alice_processes: httpx.AsyncClient) -> None:
+    before = len((await alice_processes.get("/processes/jobs?limit=1000")).json()["jobs"])
+    r = await execute(alice_processes, "sleep", {"seconds": "long", "extra": 1,
                                        "resources": {"limits": {"memory": "lots"}}})
     assert_ogc(r, 400, "invalid-input")
     detail = r.json()["detail"]
     assert "seconds" in detail and "extra" in detail and "resources/limits/memory" in detail
-    assert_ogc(await execute(alice, "sleep", {}), 400)
-    assert len((await alice.get("/processes/jobs?limit=1000")).json()["jobs"]) == before
+    assert_ogc(await execute(alice_processes, "sleep", {}), 400)
+    assert len((await alice_processes.get("/processes/jobs?limit=1000")).json()["jobs"]) == before
 
 
-async def test_projects_and_other_users(alice, bob, carol) -> None:
-    assert_ogc(await execute(alice, "echo", {"message": "x"},
+async def test_projects_and_other_users(alice_processes, bob_processes, carol_processes) -> None:
+    assert_ogc(await execute(alice_processes, "echo", {"message": "x"},
                              metadata={"project": "not-mine"}), 403)
-    r = await execute(alice, "echo", {"message": "lab"}, metadata={"project": "ocean-lab"})
+    r = await execute(alice_processes, "echo", {"message": "lab"},
+                      metadata={"project": "ocean-lab"})
     assert r.status_code == 201
     url = r.headers["Location"]
-    assert (await carol.get(url)).json()["project"] == "ocean-lab"  # same project
-    await wait_for(alice, url, "successful")
-    assert (await carol.get(f"{url}/results")).status_code == 200
-    assert_ogc(await bob.get(url), 404, "no-such-job")
-    assert_ogc(await bob.get(f"{url}/results"), 404, "no-such-job")
-    assert_ogc(await bob.delete(url), 404, "no-such-job")
-    assert_ogc(await bob.get("/processes/jobs/not-a-uuid"), 404, "no-such-job")
+    assert (await carol_processes.get(url)).json()["project"] == "ocean-lab"  # same project
+    await wait_for(alice_processes, url, "successful")
+    assert (await carol_processes.get(f"{url}/results")).status_code == 200
+    assert_ogc(await bob_processes.get(url), 404, "no-such-job")
+    assert_ogc(await bob_processes.get(f"{url}/results"), 404, "no-such-job")
+    assert_ogc(await bob_processes.delete(url), 404, "no-such-job")
+    assert_ogc(await bob_processes.get("/processes/jobs/not-a-uuid"), 404, "no-such-job")
 
-    personal = (await execute(alice, "echo", {"message": "mine"})).headers["Location"]
-    assert_ogc(await carol.get(personal), 404, "no-such-job")
-    ids = {j["jobID"] for j in (await carol.get("/processes/jobs?limit=1000")).json()["jobs"]}
+    personal = (await execute(alice_processes, "echo", {"message": "mine"})).headers["Location"]
+    assert_ogc(await carol_processes.get(personal), 404, "no-such-job")
+    jobs = (await carol_processes.get("/processes/jobs?limit=1000")).json()["jobs"]
+    ids = {j["jobID"] for j in jobs}
     assert url.rsplit("/", 1)[1] in ids and personal.rsplit("/", 1)[1] not in ids
 
 
-async def test_job_list_filters_and_paging(alice: httpx.AsyncClient) -> None:
+async def test_job_list_filters_and_paging(alice_processes: httpx.AsyncClient) -> None:
     for n in range(3):
-        assert (await execute(alice, "echo", {"message": str(n)})).status_code == 201
-    page = (await alice.get("/processes/jobs", params={"processID": "echo", "limit": 2})).json()
+        assert (await execute(alice_processes, "echo", {"message": str(n)})).status_code == 201
+    page = (await alice_processes.get("/processes/jobs",
+                                      params={"processID": "echo", "limit": 2})).json()
     assert len(page["jobs"]) == 2 and all(j["processID"] == "echo" for j in page["jobs"])
     next_url = next(link["href"] for link in page["links"] if link["rel"] == "next")
-    second = (await alice.get(next_url)).json()["jobs"]
+    second = (await alice_processes.get(next_url)).json()["jobs"]
     assert not {j["jobID"] for j in second} & {j["jobID"] for j in page["jobs"]}
-    r = await alice.get("/processes/jobs", params={"status": "successful,failed"})
+    r = await alice_processes.get("/processes/jobs", params={"status": "successful,failed"})
     assert all(j["status"] in ("successful", "failed") for j in r.json()["jobs"])
-    assert_ogc(await alice.get("/processes/jobs", params={"status": "sleeping"}), 400)
+    assert_ogc(await alice_processes.get("/processes/jobs", params={"status": "sleeping"}), 400)
 
 
-async def test_dismiss_running_and_queued(alice: httpx.AsyncClient, settings) -> None:
+async def test_dismiss_running_and_queued(alice_processes: httpx.AsyncClient, settings) -> None:
     # fill every slot of the in-process worker, then one more waits in the queue
-    running = [(await execute(alice, "sleep", {"seconds": 60})).headers["Location"]
+    running = [(await execute(alice_processes, "sleep", {"seconds": 60})).headers["Location"]
                for _ in range(settings.worker_concurrency)]
     for url in running:
-        assert (await wait_for(alice, url, "running"))["status"] == "running"
-    queued = (await execute(alice, "sleep", {"seconds": 60})).headers["Location"]
+        assert (await wait_for(alice_processes, url, "running"))["status"] == "running"
+    queued = (await execute(alice_processes, "sleep", {"seconds": 60})).headers["Location"]
     await asyncio.sleep(1)
-    assert (await alice.get(queued)).json()["status"] == "accepted"
+    assert (await alice_processes.get(queued)).json()["status"] == "accepted"
 
-    r = await alice.delete(queued)
+    r = await alice_processes.delete(queued)
     assert r.status_code == 200 and r.json()["status"] == "dismissed"
     for url in running:
-        assert (await alice.delete(url)).json()["status"] == "dismissed"
+        assert (await alice_processes.delete(url)).json()["status"] == "dismissed"
     for url in running:  # the slots free up: the dismissed queued job must not start
-        job = await wait_for(alice, url, "dismissed")
+        job = await wait_for(alice_processes, url, "dismissed")
         assert job["status"] == "dismissed"
-    marker = (await execute(alice, "echo", {"message": "after"})).headers["Location"]
-    assert (await wait_for(alice, marker, "successful"))["status"] == "successful"
-    job = (await alice.get(queued)).json()
+    marker = (await execute(alice_processes, "echo", {"message": "after"})).headers["Location"]
+    assert (await wait_for(alice_processes, marker, "successful"))["status"] == "successful"
+    job = (await alice_processes.get(queued)).json()
     assert job["status"] == "dismissed" and "started" not in job
-    assert_ogc(await alice.get(f"{queued}/results"), 404, "result-not-ready")
+    assert_ogc(await alice_processes.get(f"{queued}/results"), 404, "result-not-ready")
 
 
-async def test_memory_limit_is_enforced(alice: httpx.AsyncClient) -> None:
-    r = await execute(alice, "test-hog", {"mebibytes": 600,
+async def test_memory_limit_is_enforced(alice_processes: httpx.AsyncClient) -> None:
+    r = await execute(alice_processes, "test-hog", {"mebibytes": 600,
                                           "resources": {"limits": {"memory": "256Mi"}}})
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed")
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "failed"
     assert "Memory limit exceeded" in job["message"] and "256Mi" in job["message"]
-    r = await alice.get(f"{r.headers['Location']}/results")
+    r = await alice_processes.get(f"{r.headers['Location']}/results")
     assert_ogc(r, 404, "job-results-failed")
-    ok = await execute(alice, "test-hog", {"mebibytes": 20,
+    ok = await execute(alice_processes, "test-hog", {"mebibytes": 20,
                                            "resources": {"limits": {"memory": "512Mi",
                                                                     "cpu": "500m"}}})
-    job = await wait_for(alice, ok.headers["Location"], "successful", "failed")
+    job = await wait_for(alice_processes, ok.headers["Location"], "successful", "failed")
     assert job["status"] == "successful", job
 
 
-async def test_requests_beyond_the_worker_fail_clearly(alice: httpx.AsyncClient) -> None:
-    r = await execute(alice, "echo", {"resources": {"requests": {"cpu": "512"}}})
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed")
+async def test_requests_beyond_the_worker_fail_clearly(alice_processes: httpx.AsyncClient) -> None:
+    r = await execute(alice_processes, "echo", {"resources": {"requests": {"cpu": "512"}}})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "failed" and "requests.cpu" in job["message"]
 
 
-async def test_nul_characters_are_400(alice: httpx.AsyncClient) -> None:
-    assert_ogc(await alice.get("/processes/jobs", params={"processID": "e\x00cho"}), 400)
-    assert_ogc(await execute(alice, "echo", {"message": "a\x00b"}), 400)
+async def test_nul_characters_are_400(alice_processes: httpx.AsyncClient) -> None:
+    assert_ogc(await alice_processes.get("/processes/jobs", params={"processID": "e\x00cho"}), 400)
+    assert_ogc(await execute(alice_processes, "echo", {"message": "a\x00b"}), 400)

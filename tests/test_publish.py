@@ -21,9 +21,13 @@ import pyarrow.parquet as pq
 import pytest
 import xarray as xr
 
-from tests.conftest import free_port, http_client, unique
-from tests.s3 import KEY_ID, SECRET, s3_client
-from tests.test_processes import execute, wait_for
+from stac_ext.data_api.urls import api_root
+from stac_ext.publish.run import report
+from stac_ext.publish.writer import Outcome
+from tests.support.http import free_port
+from tests.support.jobs import execute, wait_for
+from tests.support.s3 import KEY_ID, SECRET, s3_client
+from tests.support.stac import unique
 
 
 def netcdf_bytes() -> bytes:
@@ -85,19 +89,13 @@ def s3_inputs(endpoint: str) -> dict:
             "defaultRegion": "us-east-1", "enabled": True}
 
 
-@pytest.fixture
-async def alice_data(app, issuer) -> httpx.AsyncClient:
-    async with http_client(app, issuer.token("alice")) as c:
-        yield c
-
-
 async def item_count(app) -> int:
     async with app.state.readpool.acquire() as conn:
         return await conn.fetchval("SELECT count(*) FROM pgstac.items")
 
 
-async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, user_data,
-                                  tmp_path: Path, caplog) -> None:
+async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_endpoint,
+                                  user_data, tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     catalog = unique("campaign-")
     assert (await alice_data.post("/data/catalogs", json={
@@ -105,11 +103,7 @@ async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, use
     inputs = {"source": f"s3://{user_data}/campaign", "catalog": catalog,
               "s3": s3_inputs(s3_endpoint), "display": {"friendlyName": "Campaign 2023"},
               "resources": {"limits": {"memory": "2Gi", "cpu": "1"}}}
-    r = await execute(alice, "publish-dataset", inputs)
-    assert r.status_code == 201, r.text
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
-    assert job["status"] == "successful", job["message"]
-    result = (await alice.get(f"{r.headers['Location']}/results")).json()
+    result = await publish(alice_processes, inputs)
 
     published = {i["collection"]: i for i in result["created"]}
     assert set(published) == {"climate_forecast-sea_surface_temperature",
@@ -120,7 +114,41 @@ async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, use
         ("flag", "no CF standard_name")}
     warned = {w["file"].rsplit("/", 1)[1] for w in result["warnings"]}
     assert warned == {"readings.csv", "broken.nc"}
+    sst = await check_published_items(anon, published, user_data)
 
+    tree = (await anon.get(f"/data/catalogs/{catalog}")).json()
+    linked = {link["href"] for link in tree["links"] if link["rel"] == "item"}
+    assert linked == {i["url"] for i in result["created"]}
+
+    # idempotent: the same call updates the same items
+    before = await item_count(app)
+    rerun = await publish(alice_processes, inputs)
+    assert not rerun["created"]
+    assert {i["id"] for i in rerun["updated"]} == {i["id"] for i in result["created"]}
+    assert await item_count(app) == before
+
+    await check_example_opens_the_data(anon, sst, s3_endpoint, tmp_path)
+
+    # the credentials went to the S3 client only
+    async with app.state.readpool.acquire() as conn:
+        stored = str(await conn.fetch("SELECT j::text FROM processes.jobs j"))
+        items = str(await conn.fetch("SELECT content::text FROM pgstac.items"))
+    for place in (stored, items, caplog.text, str(result), str(sst)):
+        assert SECRET not in place
+
+
+async def publish(client: httpx.AsyncClient, inputs: dict) -> dict:
+    """Run publish-dataset to success; its results."""
+    r = await execute(client, "publish-dataset", inputs)
+    assert r.status_code == 201, r.text
+    job = await wait_for(client, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job["message"]
+    return (await client.get(f"{r.headers['Location']}/results")).json()
+
+
+async def check_published_items(anon: httpx.AsyncClient, published: dict,
+                                user_data: str) -> dict:
+    """The items as anyone reads them back; the sea surface temperature one."""
     sst = (await anon.get(published["climate_forecast-sea_surface_temperature"]["url"])).json()
     assert sst["properties"]["owner"] == "alice"
     assert sst["bbox"] == [-10.0, 40.0, -7.0, 42.0]
@@ -138,22 +166,13 @@ async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, use
     stations = (await anon.get(published["climate_forecast-air_temperature"]["url"])).json()
     assert stations["bbox"] == [5.0, 45.0, 6.0, 46.5]
     assert stations["properties"]["table:row_count"] == 2
+    return sst
 
-    tree = (await anon.get(f"/data/catalogs/{catalog}")).json()
-    linked = {link["href"] for link in tree["links"] if link["rel"] == "item"}
-    assert linked == {i["url"] for i in result["created"]}
 
-    # idempotent: the same call updates the same items
-    before = await item_count(app)
-    again = await execute(alice, "publish-dataset", inputs)
-    job = await wait_for(alice, again.headers["Location"], "successful", "failed", seconds=120)
-    rerun = (await alice.get(f"{again.headers['Location']}/results")).json()
-    assert not rerun["created"]
-    assert {i["id"] for i in rerun["updated"]} == {i["id"] for i in result["created"]}
-    assert await item_count(app) == before
-
-    # the generated example opens the data from the same S3 endpoint
-    [example] = [link for link in sst["links"] if link["rel"] == "example"]
+async def check_example_opens_the_data(anon: httpx.AsyncClient, item: dict,
+                                       s3_endpoint: str, tmp_path: Path) -> None:
+    """The generated example opens the data from the same S3 endpoint."""
+    [example] = [link for link in item["links"] if link["rel"] == "example"]
     script = tmp_path / "example.py"
     script.write_text((await anon.get(example["href"])).text)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
@@ -164,17 +183,10 @@ async def test_publish_end_to_end(app, alice, alice_data, anon, s3_endpoint, use
     assert out.returncode == 0, out.stderr
     assert "sst" in out.stdout
 
-    # the credentials went to the S3 client only
-    async with app.state.readpool.acquire() as conn:
-        stored = str(await conn.fetch("SELECT j::text FROM processes.jobs j"))
-        items = str(await conn.fetch("SELECT content::text FROM pgstac.items"))
-    for place in (stored, items, caplog.text, str(result), str(sst)):
-        assert SECRET not in place
-
 
 @pytest.mark.parametrize("case", ["unreachable", "empty", "not my catalog"])
-async def test_publish_failures_write_nothing(app, alice, bob, s3_endpoint, user_data,
-                                              case: str) -> None:
+async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3_endpoint,
+                                              user_data, case: str) -> None:
     source = f"s3://{user_data}/campaign"
     s3 = s3_inputs(s3_endpoint)
     inputs: dict = {"source": source, "s3": s3}
@@ -184,12 +196,13 @@ async def test_publish_failures_write_nothing(app, alice, bob, s3_endpoint, user
         inputs["source"] = f"s3://{user_data}/nothing-here"
     else:
         other = unique("bobs-")
-        assert (await bob.post("/data/catalogs", json={
+        assert (await bob_data.post("/data/catalogs", json={
             "id": other, "type": "Catalog", "description": "not alice's"})).status_code == 201
         inputs["catalog"] = other
     before = await item_count(app)
-    r = await execute(alice, "publish-dataset", inputs)
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    r = await execute(alice_processes, "publish-dataset", inputs)
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed",
+                         seconds=120)
     assert job["status"] == "failed"
     expected = {"unreachable": "Cannot reach the object storage",
                 "empty": "No object under", "not my catalog": "is not yours"}[case]
@@ -234,11 +247,27 @@ def secured_s3() -> Iterator[tuple[str, dict]]:
         server.wait(timeout=20)
 
 
-async def test_publish_with_wrong_keys(app, alice, secured_s3) -> None:
+async def test_publish_with_wrong_keys(app, alice_processes, secured_s3) -> None:
     _, wrong = secured_s3
     before = await item_count(app)
-    r = await execute(alice, "publish-dataset", {"source": "s3://secured/data", "s3": wrong})
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    r = await execute(alice_processes, "publish-dataset",
+                      {"source": "s3://secured/data", "s3": wrong})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed",
+                         seconds=120)
     assert job["status"] == "failed"
     assert "refused access" in job["message"] and "wrong-secret" not in job["message"]
     assert await item_count(app) == before
+
+
+def test_published_urls_follow_the_prefix_path() -> None:
+    """Item URLs in the results are the data API's, wherever `PREFIX_PATH` puts it."""
+    result: dict = {"created": [], "updated": [], "skipped": [], "collectionsCreated": []}
+    outcome = Outcome(created=[("climate_forecast-x", "a b")],
+                      updated=[("climate_forecast-x", "c")])
+    report(result, outcome, api_root("https://svc.example/geo/", "/stac"), "s3://b/f.nc")
+    assert result["created"] == [{
+        "id": "a b", "collection": "climate_forecast-x", "file": "s3://b/f.nc",
+        "url": "https://svc.example/geo/stac/collections/climate_forecast-x/items/a%20b"}]
+    assert result["updated"][0]["url"] == \
+        "https://svc.example/geo/stac/collections/climate_forecast-x/items/c"
+    assert api_root("/", "/data") == "/data/"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROCESS_CLIENT
+from tests.support.issuer import PROCESS_CLIENT
 
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 FINDINGS = re.compile(r"ST1\d\d [A-Z][a-z]+")  # e.g. "ST101 Server error"

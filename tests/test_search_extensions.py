@@ -7,8 +7,14 @@ from __future__ import annotations
 import json
 
 import httpx
+from pydantic import BaseModel
+from stac_fastapi.api.models import create_post_request_model
+from stac_fastapi.extensions import SearchFilterExtension
+from stac_fastapi.pgstac.types.search import PgstacSearch
 
-from tests.conftest import make_item
+from stac_ext.data_api.search.owner import OwnerSearchExtension, fold_owner
+from stac_ext.data_api.search.query_operators import FullQueryExtension, fold_query
+from tests.support.stac import make_item
 
 
 async def _seed(client: httpx.AsyncClient, collection: str) -> None:
@@ -30,45 +36,90 @@ async def _ids(client: httpx.AsyncClient, collection: str, query: dict) -> list[
     return got
 
 
-async def test_every_query_operator(client: httpx.AsyncClient, collection: str) -> None:
-    await _seed(client, collection)
-    assert await _ids(client, collection, {"station": {"startsWith": "north"}}) == ["q1", "q2"]
+async def test_every_query_operator(alice_data: httpx.AsyncClient, collection: str) -> None:
+    await _seed(alice_data, collection)
+    assert await _ids(alice_data, collection, {"station": {"startsWith": "north"}}) == ["q1", "q2"]
     # wildcards and the escape character are literal text
-    assert await _ids(client, collection, {"station": {"endsWith": "100%"}}) == ["q1"]
-    assert await _ids(client, collection, {"station": {"contains": "_"}}) == ["q1", "q2", "q3"]
-    assert await _ids(client, collection, {"station": {"contains": "u\\t"}}) == ["q4"]
-    assert await _ids(client, collection, {"station": {"in": ["south_3", "north_2"]}}) \
+    assert await _ids(alice_data, collection, {"station": {"endsWith": "100%"}}) == ["q1"]
+    assert await _ids(alice_data, collection, {"station": {"contains": "_"}}) == ["q1", "q2", "q3"]
+    assert await _ids(alice_data, collection, {"station": {"contains": "u\\t"}}) == ["q4"]
+    assert await _ids(alice_data, collection, {"station": {"in": ["south_3", "north_2"]}}) \
         == ["q2", "q3"]
-    assert await _ids(client, collection, {"station": {"startsWith": "south",
+    assert await _ids(alice_data, collection, {"station": {"startsWith": "south",
                                                        "neq": "south_3"}}) == []
-    assert await _ids(client, collection, {"station": {"eq": "north_2"}}) == ["q2"]
-    bad = await client.post("/data/search", json={"query": {"station": {"like": "x"}}})
+    assert await _ids(alice_data, collection, {"station": {"eq": "north_2"}}) == ["q2"]
+    bad = await alice_data.post("/data/search", json={"query": {"station": {"like": "x"}}})
     assert bad.status_code == 400
 
 
-async def test_single_string_lists_and_geojson_with_fields(client, collection) -> None:
-    await _seed(client, collection)
-    r = await client.post("/data/search", json={"collections": collection, "ids": "q2"})
+async def test_single_string_lists_and_geojson_with_fields(alice_data, collection) -> None:
+    await _seed(alice_data, collection)
+    r = await alice_data.post("/data/search", json={"collections": collection, "ids": "q2"})
     assert r.status_code == 200 and [f["id"] for f in r.json()["features"]] == ["q2"]
-    for answer in (await client.post("/data/search", json={
+    for answer in (await alice_data.post("/data/search", json={
                        "collections": [collection], "fields": {"include": ["id"]}}),
-                   await client.get(f"/data/collections/{collection}/items",
+                   await alice_data.get(f"/data/collections/{collection}/items",
                                     params={"fields": "id"})):
         assert answer.status_code == 200
         assert answer.headers["content-type"] == "application/geo+json"
 
 
-async def test_unknown_query_parameters_on_features(client, collection) -> None:
-    await _seed(client, collection)
+async def test_unknown_query_parameters_on_features(alice_data, collection) -> None:
+    await _seed(alice_data, collection)
     for url in (f"/data/collections/{collection}/items?ooga=booga",
                 f"/data/collections/{collection}/items/q1?ooga=booga"):
-        r = await client.get(url)
+        r = await alice_data.get(url)
         assert r.status_code == 400 and "ooga" in r.json()["description"]
-    ok = await client.get(f"/data/collections/{collection}/items",
+    ok = await alice_data.get(f"/data/collections/{collection}/items",
                           params={"limit": 2, "bbox": "0,0,10,10", "sortby": "-datetime",
                                   "filter-lang": "cql2-text", "filter": "station = 'north_2'"})
     assert ok.status_code == 200 and [f["id"] for f in ok.json()["features"]] == ["q2"]
     # pystac-client repeats the collection as `collections`: tolerated
-    again = await client.get(f"/data/collections/{collection}/items",
+    again = await alice_data.get(f"/data/collections/{collection}/items",
                              params={"collections": collection, "limit": 1})
     assert again.status_code == 200 and len(again.json()["features"]) == 1
+
+
+# -- unit tests of the folding (pure functions) ----------------------------------------
+
+#: POST /search's body model as the service builds it (owner, Query, filter extensions).
+SearchBody = create_post_request_model(
+    [OwnerSearchExtension(), FullQueryExtension(), SearchFilterExtension()],
+    base_model=PgstacSearch)
+
+
+def _search(**fields: object) -> BaseModel:
+    return SearchBody(**fields)
+
+
+def test_fold_query_keeps_operators_pgstac_knows() -> None:
+    search = _search(query={"station": {"eq": "a"}, "n": {"gt": 1}})
+    assert fold_query(search) is search
+
+
+def test_fold_query_turns_every_operator_into_cql2_with_escaped_wildcards() -> None:
+    folded = fold_query(_search(query={"s": {"startsWith": "a%_\\", "endsWith": "z"},
+                                       "k": {"in": "one"}, "n": {"neq": 3}}))
+    assert folded.query is None
+    assert folded.filter_lang == "cql2-json"
+    assert folded.filter_expr == {"op": "and", "args": [
+        {"op": "like", "args": [{"property": "s"}, "a\\%\\_\\\\%"]},
+        {"op": "like", "args": [{"property": "s"}, "%z"]},
+        {"op": "in", "args": [{"property": "k"}, ["one"]]},
+        {"op": "<>", "args": [{"property": "n"}, 3]},
+    ]}
+
+
+def test_fold_owner_ands_with_the_clients_filter() -> None:
+    own = {"op": "=", "args": [{"property": "owner"}, "alice"]}
+    mine = {"op": ">", "args": [{"property": "n"}, 1]}
+    search = _search(filter=mine, filter_lang="cql2-json", owner="alice")
+    folded = fold_owner(search)
+    assert folded.filter_expr == {"op": "and", "args": [mine, own]}
+
+
+def test_fold_owner_joins_a_query_when_there_is_no_filter() -> None:
+    search = _search(query={"n": {"gt": 1}}, owner="bob")
+    folded = fold_owner(search)
+    assert folded.query == {"n": {"gt": 1}, "owner": {"eq": "bob"}}
+    assert folded.filter_expr is None

@@ -9,6 +9,7 @@ import json
 import platform
 import subprocess
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -74,38 +75,10 @@ def main(
         "servers": {p.name: {"scenarios": {}, "peak_rss_mb": 0.0} for p in peers},
     }
     answers: dict[str, dict[str, list[list[str]]]] = {}
+    load = Load(dsn, items, seconds, warmup, connections, token)
     for run in range(runs):
         for peer in peers:
-            database.reset_writes(dsn)
-            names = [s.name for s in scenarios.SCENARIOS]
-            if peer.name == "geocatalog-bare":
-                names = [*scenarios.HUNDREDS]
-            with servers.serving(peer, PORT) as running:
-                if run == 0 and peer.name != "geocatalog-bare":
-                    answers[peer.name] = _answers(running, items)
-                for name in names:
-                    reqs = scenarios.requests(name, items, peer.geocatalog)
-                    tag = f"r{run}-{peer.name}-{int(time.time())}"
-                    wrk.run(running.url, reqs, seconds=warmup, connections=connections,
-                            token=token, tag=tag + "w")
-                    figures = wrk.run(running.url, reqs, seconds=seconds,
-                                      connections=connections, token=token, tag=tag)
-                    results["servers"][peer.name]["scenarios"].setdefault(name, []).append(
-                        figures.as_dict())
-                    print(f"run {run + 1} {peer.name:16} {name:40} {figures.rps:8.1f} req/s "
-                          f"p50 {figures.p50_ms:6.1f} ms p95 {figures.p95_ms:6.1f} ms"
-                          f"{'  ERRORS ' + str(figures.errors) if figures.errors else ''}",
-                          flush=True)
-                if run == 0 and peer.geocatalog and peer.name == "geocatalog":
-                    results["concurrency_1"] = {
-                        name: wrk.run(running.url, scenarios.requests(name, items, True),
-                                      seconds=seconds / 2, connections=1, token=token,
-                                      tag="c1").as_dict()
-                        for name in scenarios.HUNDREDS[:2]}
-                rss = running.peak_rss_mb()
-                slot = results["servers"][peer.name]
-                slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], rss), 1)
-
+            load.one_server(run, peer, results, answers)
     results["sql_floor_ms"] = {
         name: {"as_stock": round(database.search_floor(dsn, bodies, as_geocatalog=False), 2),
                "as_geocatalog": round(database.search_floor(dsn, bodies, as_geocatalog=True),
@@ -113,20 +86,73 @@ def main(
         for name, bodies in scenarios.search_bodies().items()}
     results["same_answers"] = _compare(answers)
     if feature_runs and "geocatalog" in results["servers"]:
-        admin = issuer.mint("bench-admin", settings.data_client_id, [],
-                            [settings.admin_right], 24 * 3600)
-        worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
-        with servers.serving(everyone["geocatalog"], PORT) as running:
-            results["catalogs"] = features.catalog_tree(dsn, running, admin)
-            results["jobs"] = features.echo_jobs(running, worker, 1000)
-            results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
-                running.peak_rss_mb(), 1)
+        _features(dsn, settings, issuer, everyone["geocatalog"], results)
 
     out = data_dir / "results.json"
     out.write_text(json.dumps(results, indent=2))
     print()
     print(report.table(results))
     print(f"\nraw figures: {out}")
+
+
+@dataclass(frozen=True)
+class Load:
+    """The scenarios' load against one server at a time (wrk in its own process)."""
+
+    dsn: str
+    items: int
+    seconds: float
+    warmup: float
+    connections: int
+    token: str
+
+    def one_server(self, run: int, peer: servers.Server, results: dict[str, Any],
+                   answers: dict[str, dict[str, list[list[str]]]]) -> None:
+        database.reset_writes(self.dsn)
+        names = [s.name for s in scenarios.SCENARIOS]
+        if peer.name == "geocatalog-bare":
+            names = [*scenarios.HUNDREDS]
+        with servers.serving(peer, PORT) as running:
+            if run == 0 and peer.name != "geocatalog-bare":
+                answers[peer.name] = _answers(running, self.items)
+            for name in names:
+                figures = self.scenario(running, run, peer, name)
+                results["servers"][peer.name]["scenarios"].setdefault(name, []).append(
+                    figures.as_dict())
+            if run == 0 and peer.geocatalog and peer.name == "geocatalog":
+                results["concurrency_1"] = {
+                    name: wrk.run(running.url, scenarios.requests(name, self.items, True),
+                                  seconds=self.seconds / 2, connections=1, token=self.token,
+                                  tag="c1").as_dict()
+                    for name in scenarios.HUNDREDS[:2]}
+            slot = results["servers"][peer.name]
+            slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
+
+    def scenario(self, running: servers.Running, run: int, peer: servers.Server,
+                 name: str) -> wrk.Figures:
+        reqs = scenarios.requests(name, self.items, peer.geocatalog)
+        tag = f"r{run}-{peer.name}-{int(time.time())}"
+        wrk.run(running.url, reqs, seconds=self.warmup, connections=self.connections,
+                token=self.token, tag=tag + "w")
+        figures = wrk.run(running.url, reqs, seconds=self.seconds,
+                          connections=self.connections, token=self.token, tag=tag)
+        print(f"run {run + 1} {peer.name:16} {name:40} {figures.rps:8.1f} req/s "
+              f"p50 {figures.p50_ms:6.1f} ms p95 {figures.p95_ms:6.1f} ms"
+              f"{'  ERRORS ' + str(figures.errors) if figures.errors else ''}", flush=True)
+        return figures
+
+
+def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: servers.Server,
+              results: dict[str, Any]) -> None:
+    """The catalogs tree and the job engine, measured on geocatalog alone."""
+    admin = issuer.mint("bench-admin", settings.data_client_id, [], [settings.admin_right],
+                        24 * 3600)
+    worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
+    with servers.serving(geocatalog, PORT) as running:
+        results["catalogs"] = features.catalog_tree(dsn, running, admin)
+        results["jobs"] = features.echo_jobs(running, worker, 1000)
+        results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
+            running.peak_rss_mb(), 1)
 
 
 def _compare(answers: dict[str, dict[str, list[list[str]]]]) -> dict[str, Any]:

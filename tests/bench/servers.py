@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.uvicorn_process import uvicorn_process
+from tests.support.uvicorn_process import uvicorn_process
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,14 @@ HOG = Process(
     id="test-hog", version="1", title="Memory hog", description="Allocates memory.",
     inputs={"type": "object", "required": ["mebibytes"],
             "properties": {"mebibytes": {"type": "integer"}, "resources": RESOURCES}},
-    outputs={"type": "object"}, entry="tests.processes:hog",
+    outputs={"type": "object"}, entry="tests.support.processes:hog",
 )
 
 FAIL = Process(
     id="test-fail", version="1", title="Failure", description="Fails, naming its secret.",
     inputs={"type": "object", "properties": {
         "token": {"type": "string", "writeOnly": True}}},
-    outputs={"type": "object"}, entry="tests.processes:fail",
+    outputs={"type": "object"}, entry="tests.support.processes:fail",
 )
 
 TEST_PROCESSES = [HOG, FAIL]
@@ -45,7 +45,7 @@ def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
 NAP = Process(
     id="test-nap", version="1", title="Nap, retried", description="Sleeps; retried once "
     "when its worker dies.", inputs={"type": "object"}, outputs={"type": "object"},
-    entry="tests.processes:nap", retries=1,
+    entry="tests.support.processes:nap", retries=1,
 )
 
 TEST_PROCESSES.append(NAP)

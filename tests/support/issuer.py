@@ -14,6 +14,12 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+#: The data API's and the process API's client ids (the settings' defaults), and the admin
+#: right.
+DATA_CLIENT = "geocatalog"
+PROCESS_CLIENT = "geocatalog-processes"
+ADMIN_RIGHT = "manageCollections"
+
 
 class TestIssuer:
     """Signs Keycloak-shaped tokens; serves its keys on 127.0.0.1:`port`."""
@@ -57,7 +63,7 @@ class TestIssuer:
         if self._server:
             self._server.should_exit = True
 
-    def claims(self, user: str, client: str = "geocatalog", groups: list[str] | None = None,
+    def claims(self, user: str, client: str = DATA_CLIENT, groups: list[str] | None = None,
                rights: list[str] | None = None, ttl: int = 600) -> dict[str, Any]:
         now = int(time.time())
         return {"iss": self.url, "sub": user, "azp": client, "aud": "account",

@@ -1,0 +1,37 @@
+"""HTTP for tests: clients of the ASGI app, free ports, the app in a real uvicorn."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+from stac_ext.settings import Settings
+from tests.support.uvicorn_process import uvicorn_process
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_client(app, token: str | None = None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                             base_url="http://testserver", headers=headers)
+
+
+@contextmanager
+def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
+    """The app in a real uvicorn process on a free port (no job worker); its base URL."""
+    port = free_port()
+    environ = {**os.environ, "DATABASE_URL": settings.database_url or "",
+               "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
+               "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
+               **env}
+    with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
+        yield f"http://127.0.0.1:{port}"

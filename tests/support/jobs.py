@@ -1,0 +1,26 @@
+"""Jobs for tests: execute a process, and wait (bounded) for a job to reach a status."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+
+
+async def execute(client: httpx.AsyncClient, process: str, inputs: dict[str, Any],
+                  **body: Any) -> httpx.Response:
+    return await client.post(f"/processes/processes/{process}/execution",
+                             json={"processInputs": inputs, **body})
+
+
+async def wait_for(client: httpx.AsyncClient, url: str, *statuses: str,
+                   seconds: float = 60) -> dict:
+    """Poll a job until it reaches one of `statuses` (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        job = (await client.get(url)).json()
+        if job["status"] in statuses or time.monotonic() > deadline:
+            return job
+        await asyncio.sleep(0.1)
