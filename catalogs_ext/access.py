@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from fastapi import HTTPException
+
 
 class User(Protocol):
-    username: str
+    @property
+    def username(self) -> str: ...
+    @property
+    def groups(self) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
@@ -19,3 +24,14 @@ class CatalogAccess:
     is_admin: Callable[[User], bool]
     has_right: Callable[[User, str], bool]
     update_right: str = "updateCatalog"
+
+    def governs(self, user: User, catalog: Mapping[str, Any]) -> bool:
+        """The catalog's owner, a member of its project, or an administrator."""
+        return (catalog["owner"] == user.username or self.is_admin(user)
+                or (catalog["project"] is not None and catalog["project"] in user.groups))
+
+    def check_project(self, user: User, project: str | None) -> None:
+        """A catalog may be put in a project only by one of its members (403)."""
+        if project is not None and project not in user.groups:
+            raise HTTPException(status_code=403, detail=f"You are not a member of the "
+                                f"project {project!r}: only its members create its catalogs.")

@@ -14,11 +14,13 @@ GEOJSON = "application/geo+json"
 
 @dataclass(frozen=True)
 class DataPaths:
-    """Where the data API serves collections and items, relative to its root: handed in by
-    the composition root, which owns those URLs."""
+    """Where the data API serves collections and items, relative to its root, and what
+    its item search conforms to (a catalog's `_search` takes the same): handed in by the
+    composition root, which owns those facts."""
 
     collection: Callable[[str], str]
     item: Callable[[str, str], str]
+    search_conforms_to: Sequence[str] = ()
 
 
 def catalog_url(api_root: str, path: str | None) -> str:
@@ -53,6 +55,10 @@ def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
         {"rel": "self", "type": JSON, "href": catalog_url(api_root, path)},
         {"rel": "root", "type": JSON, "href": catalog_url(api_root, None), "title": "Catalogs"},
         {"rel": "parent", "type": JSON, "href": catalog_url(api_root, parent)},
+        {"rel": "search", "type": GEOJSON, "method": "GET", "title": "Items of this subtree",
+         "href": f"{catalog_url(api_root, path)}/_search"},
+        {"rel": "search", "type": GEOJSON, "method": "POST", "title": "Items of this subtree",
+         "href": f"{catalog_url(api_root, path)}/_search"},
     ]
     links += [_child(api_root, f"{path}/{c['id']}", c.get("title")) for c in row["children"]]
     for target in row["links"]:
@@ -70,8 +76,12 @@ def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
                 "id": row["id"], "description": row["description"]}
     if row["title"]:
         document["title"] = row["title"]
-    document.update(owner=row["owner"], created=_iso(row["created"]),
-                    updated=_iso(row["updated"]), links=links)
+    if paths.search_conforms_to:
+        document["conformsTo"] = list(paths.search_conforms_to)
+    document["owner"] = row["owner"]
+    if row["project"] is not None:
+        document["project"] = row["project"]
+    document.update(created=_iso(row["created"]), updated=_iso(row["updated"]), links=links)
     return document
 
 

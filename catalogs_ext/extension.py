@@ -9,6 +9,7 @@ from stac_fastapi.types.extension import ApiExtension
 from catalogs_ext.access import CatalogAccess
 from catalogs_ext.documents import DataPaths
 from catalogs_ext.routes import read_router, write_router
+from catalogs_ext.search import SubtreeSearch, search_router
 
 CONFORMANCE = "https://geocatalog.example/spec/catalogs-tree/v1.0"
 
@@ -23,10 +24,13 @@ class CatalogTreeExtension(ApiExtension):
 
     access: CatalogAccess = attr.ib()
     paths: DataPaths = attr.ib()
+    search: SubtreeSearch | None = attr.ib(default=None)
     conformance_classes: list[str] = attr.ib(factory=lambda: [CONFORMANCE])
     schema_href: str | None = attr.ib(default=None)
 
     def register(self, app: FastAPI) -> None:
         prefix = f"{app.state.router_prefix}/catalogs"
+        if self.search is not None:  # before the catalogs' own `/{path}` routes
+            app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
         app.include_router(read_router(prefix, self.paths), tags=["Catalogs"])
         app.include_router(write_router(prefix, self.paths, self.access), tags=["Catalogs"])

@@ -1,5 +1,6 @@
 """Linking items into a catalog from outside the HTTP API (the publishing process), under
-the tree's own rules: only the catalog's owner links into it, in the caller's transaction."""
+the tree's own rules: the catalog's owner, or a job of its project, links into it, in the
+caller's transaction."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ class CatalogRefused(Exception):
     """The catalog does not exist or is not the caller's; the message is for the user."""
 
 
-async def catalog_for_items(conn: asyncpg.Connection, path: str, username: str) -> int:
+async def catalog_for_items(conn: asyncpg.Connection, path: str, username: str,
+                            project: str | None = None) -> int:
     """The key of the catalog at `path`, held until the transaction ends; CatalogRefused
-    when it does not exist or `username` does not own it."""
+    when it does not exist, or is neither `username`'s nor of `project` (the project the
+    caller acts in, whose membership was checked when the job was submitted)."""
     row = await conn.fetchrow(queries.LOCK_PARENT, path)
     if row is None:
         raise CatalogRefused(f"The target catalog {path} does not exist.")
-    if row["owner"] != username:
+    if row["owner"] != username and (project is None or row["project"] != project):
         raise CatalogRefused(f"The target catalog {path} is not yours: items can only be "
-                             "linked into a catalog you own.")
+                             "linked into a catalog you own, or one of the job's project.")
     return int(row["pk"])
 
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-CATALOG_ID = r"^[A-Za-z0-9_.-]+$"
+#: Ids starting with `_` are reserved (`{path}/_search`); `.` and `..` are refused too.
+_ID = r"[A-Za-z0-9.-][A-Za-z0-9_.-]*"
+CATALOG_ID = f"^{_ID}$"
 #: A catalog's address: its ids from the top-level catalog down, `/`-separated.
-CATALOG_PATH = r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$"
+CATALOG_PATH = f"^{_ID}(/{_ID})*$"
+DOT_IDS = {".", ".."}
 
 #: Fields the server owns: never stored from a body.
-SERVER_FIELDS = {"id", "type", "title", "description", "links", "owner", "created",
-                 "updated", "stac_version"}
+SERVER_FIELDS = {"id", "type", "title", "description", "links", "owner", "project",
+                 "created", "updated", "stac_version", "conformsTo"}
 
 
 class LinkIn(BaseModel):
@@ -37,6 +40,16 @@ class CatalogIn(BaseModel):
     title: str | None = Field(default=None, max_length=1024)
     stac_version: str | None = None
     links: list[LinkIn] | None = None
+    #: On creation, the project (a group of the caller) the catalog belongs to; a child
+    #: inherits its parent's when absent. Never changed afterwards.
+    project: str | None = Field(default=None, min_length=1, max_length=256)
+
+    @field_validator("id")
+    @classmethod
+    def _not_dots(cls, value: str) -> str:
+        if value in DOT_IDS:
+            raise ValueError("`.` and `..` are not catalog ids")
+        return value
 
     def extra_fields(self) -> dict[str, Any]:
         """STAC fields beyond the modelled ones (stac_extensions, keywords, ...)."""

@@ -6,8 +6,8 @@ JSON parameters are sent as text and cast (`$n::text::jsonb`), as stac-fastapi-p
 #: The catalog at a path with its sub-catalogs and live collection/item links.
 #: Links to items removed by other means (e.g. a direct pgstac load) are left out.
 GET_CATALOG = """
-SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.extra, c.extra_links,
-       c.created, c.updated,
+SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.extra,
+       c.extra_links, c.created, c.updated,
        coalesce((SELECT jsonb_agg(jsonb_build_object('id', s.id, 'title', s.title)
                                   ORDER BY s.id)
                  FROM catalogs.catalogs s WHERE s.parent_pk = c.pk), '[]') AS children,
@@ -32,12 +32,12 @@ SELECT id, title FROM catalogs.catalogs WHERE parent_pk IS NULL ORDER BY id
 
 #: Locks the row for the rest of the transaction (PUT, child creation, delete).
 LOCK_CATALOG = """
-SELECT pk, owner, path FROM catalogs.catalogs WHERE path = $1 FOR UPDATE
+SELECT pk, owner, project, path FROM catalogs.catalogs WHERE path = $1 FOR UPDATE
 """
 
 #: For a child's creation: the parent may not be deleted until we commit.
 LOCK_PARENT = """
-SELECT pk, owner, path FROM catalogs.catalogs WHERE path = $1 FOR KEY SHARE
+SELECT pk, owner, project, path FROM catalogs.catalogs WHERE path = $1 FOR KEY SHARE
 """
 
 CHILD_IDS = "SELECT id FROM catalogs.catalogs WHERE parent_pk = $1"
@@ -49,9 +49,9 @@ SELECT EXISTS (SELECT 1 FROM catalogs.catalogs WHERE parent_pk = $1)
 """
 
 INSERT_CATALOG = """
-INSERT INTO catalogs.catalogs (parent_pk, id, path, title, description, owner, extra,
-                               extra_links)
-VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb)
+INSERT INTO catalogs.catalogs (parent_pk, id, path, title, description, owner, project,
+                               extra, extra_links)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9::text::jsonb)
 RETURNING pk
 """
 
@@ -90,6 +90,10 @@ WITH RECURSIVE subtree AS (
 DELETE FROM catalogs.catalogs c USING subtree s WHERE c.pk = s.pk
 RETURNING c.path
 """
+
+#: Item search inside a subtree (the data API's read path runs it): $1 the search body as
+#: JSON text, $2 the catalog's path. NULL when the catalog does not exist.
+SEARCH_SUBTREE = "SELECT catalogs.search($1::text::jsonb, $2)"
 
 #: For the data API's item delete: run in the same transaction as the delete itself.
 UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"

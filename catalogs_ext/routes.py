@@ -62,11 +62,14 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess) ->
             parent = None
             if parent_path is not None:
                 parent = await store.lock(parent_path, queries.LOCK_PARENT)
-                if parent["owner"] != user.username and not access.is_admin(user):
-                    raise _forbidden("Only the owner of the parent catalog (or an "
-                                     "administrator) may add a catalog under it.")
+                if not access.governs(user, parent):
+                    raise _forbidden("Only the owner of the parent catalog, a member of its "
+                                     "project (or an administrator) may add a catalog under "
+                                     "it.")
+            access.check_project(user, body.project)
+            project = body.project or (parent["project"] if parent else None)
             refs = await store.check_targets(targets, None)
-            path = await store.create(parent, body, user.username, refs, others)
+            path = await store.create(parent, body, user.username, project, refs, others)
             document = catalog_document(api_root, await store.read(path), paths)
         return JSONResponse(document, status_code=201,
                             headers={"Location": catalog_url(api_root, path)})
@@ -98,10 +101,15 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess) -> 
             store = CatalogStore(conn)
             row = await store.lock(path)
             if not access.is_admin(user) and not (
-                row["owner"] == user.username and access.has_right(user, access.update_right)
+                access.governs(user, row) and access.has_right(user, access.update_right)
             ):
-                raise _forbidden(f"Only the owner holding '{access.update_right}' (or an "
-                                 "administrator) may update this catalog.")
+                raise _forbidden(f"Only the owner or a member of its project holding "
+                                 f"'{access.update_right}' (or an administrator) may update "
+                                 "this catalog.")
+            if body.project is not None and body.project != row["project"]:
+                raise HTTPException(status_code=400, detail="A catalog stays in the project "
+                                    "it was created in: leave `project` out, or send the "
+                                    "current one.")
             if body.links is not None:
                 if not force:
                     raise HTTPException(status_code=400, detail="`links` would replace the "
@@ -119,9 +127,9 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess) -> 
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)
             row = await store.lock(path)
-            if row["owner"] != user.username and not access.is_admin(user):
-                raise _forbidden("Only the owner (or an administrator) may delete this "
-                                 "catalog.")
+            if not access.governs(user, row):
+                raise _forbidden("Only the owner, a member of its project (or an "
+                                 "administrator) may delete this catalog.")
             if not force and await store.has_children(row["pk"]):
                 raise HTTPException(status_code=409, detail=f"Catalog {path} has children: "
                                     "repeat with `_force=true` to remove it and its "

@@ -70,12 +70,13 @@ class CatalogStore:
         return refs
 
     async def create(self, parent: asyncpg.Record | None, body: CatalogIn, owner: str,
-                     refs: Sequence[Target], extra_links: list[dict[str, Any]]) -> str:
+                     project: str | None, refs: Sequence[Target],
+                     extra_links: list[dict[str, Any]]) -> str:
         path = f"{parent['path']}/{body.id}" if parent else body.id
         try:
             pk = await self.conn.fetchval(
                 queries.INSERT_CATALOG, parent["pk"] if parent else None, body.id, path,
-                body.title, body.description, owner, _json(body.extra_fields()),
+                body.title, body.description, owner, project, _json(body.extra_fields()),
                 _json(extra_links))
         except asyncpg.UniqueViolationError as e:
             raise ConflictError(f"A catalog {body.id} already exists at {path}.") from e

@@ -12,7 +12,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
-from stac_fastapi.types.extension import ApiExtension
 
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
@@ -32,6 +31,7 @@ from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.content import ExampleExtension, ItemDecorator
 from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.publish import PUBLISH_DATASET
@@ -104,14 +104,20 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
     """Stock's extensions and ours, in stock's maps (`ENABLED_EXTENSIONS` names keys)."""
     decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
         if settings.generated_content else None
-    tree = CatalogTreeExtension(access=catalog_access(settings, auth),
-                                paths=DataPaths(collection=collection_path, item=item_path))
-    extra: dict[str, ApiExtension] = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree}
-    return DataExtensions(
-        settings=settings, extra_map=extra, decorator=decorator,
+    extensions = DataExtensions(
+        settings=settings, decorator=decorator,
         policy=DataPolicy(auth=auth, client_id=settings.data_client_id),
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
     )
+    # a catalog's `_search` is the data API's search with the subtree's statement
+    search = scoped_search(extensions, catalogs_ext.SEARCH_SUBTREE, scope_param="path")
+    tree = CatalogTreeExtension(
+        access=catalog_access(settings, auth), search=search,
+        paths=DataPaths(collection=collection_path, item=item_path,
+                        search_conforms_to=search.conforms_to))
+    extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,
+                            **extensions.extra_map}
+    return extensions
 
 
 def create_app(settings: Settings | None = None, processes: Iterable[Process] = ()) -> FastAPI:

@@ -57,6 +57,10 @@ class CoreClient(CoreCrudClient):
     they answer with encoded responses (same bodies and media types as stock)."""
 
     decorator: Decorator | None = attr.ib(default=None, kw_only=True)
+    #: The statement answering a search: pgstac's; or one taking a scope as well, read
+    #: from the route's path parameter `scope_param` (a catalog's `_search`).
+    search_statement: str = attr.ib(default=queries.SEARCH, kw_only=True)
+    scope_param: str | None = attr.ib(default=None, kw_only=True)
 
     # `type: ignore[override]` below: these answer an encoded Response where stock's
     # signatures promise a dict (stac-fastapi sends Responses through as they are).
@@ -87,13 +91,17 @@ class CoreClient(CoreCrudClient):
         settings = request.app.state.settings
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate}
-        body = search_request.model_dump_json(exclude_none=True, by_alias=True)
+        params: list[Any] = [search_request.model_dump_json(exclude_none=True, by_alias=True)]
+        if self.scope_param is not None:  # its filter is CQL2-JSON: POST takes no other
+            params.append(request.path_params[self.scope_param])
         try:
             async with request.app.state.get_connection(request, "r") as conn:
-                result = await conn.fetchval(queries.SEARCH, body)
+                result = await conn.fetchval(self.search_statement, *params)
         except InvalidDatetimeFormatError as e:
             raise InvalidQueryParameter(
                 f"Datetime parameter {search_request.datetime} is invalid.") from e
+        if result is None:  # a scope that does not exist
+            raise NotFoundError(f"Catalog {params[1]} does not exist.")
 
         tokens = {link.get("rel"): link["href"].split(f"token={link.get('rel')}:")[1]
                   for link in result.get("links", []) if link.get("rel") in ("next", "prev")}

@@ -107,7 +107,8 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
                               "collectionsCreated": [], "catalog": inputs.get("catalog")}
     conn = await asyncpg.connect(settings.dsn)
     try:
-        writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings))
+        writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),
+                        context.project)
         if inputs.get("catalog"):
             await writer.catalog_pk(inputs["catalog"])  # fail early: before any write
         for n, path in enumerate(paths, 1):

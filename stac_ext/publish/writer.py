@@ -40,15 +40,16 @@ def new_collection(collection_id: str, standard_name: str) -> dict[str, Any]:
 
 class Writer:
     def __init__(self, conn: asyncpg.Connection, owner: str, may_create_collections: bool,
-                 rules: ItemRules) -> None:
+                 rules: ItemRules, project: str | None = None) -> None:
         self.conn = conn
         self.owner = owner
+        self.project = project
         self.may_create_collections = may_create_collections
         self.rules = rules
 
     async def catalog_pk(self, path: str) -> int:
         try:
-            return await catalog_for_items(self.conn, path, self.owner)
+            return await catalog_for_items(self.conn, path, self.owner, self.project)
         except CatalogRefused as e:
             raise PublishError(str(e)) from None
 

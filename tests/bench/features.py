@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from tests.bench import dataset
 from tests.bench.servers import Running
 
 TOPS = 10  # top-level catalogs, each the root of a 10,000-node subtree
@@ -89,6 +90,57 @@ def catalog_tree(dsn: str, running: Running, admin_token: str) -> dict[str, Any]
             "deep_get_p95_ms": statistics.quantiles(timings, n=20)[-1],
             "subtree": deleted, "force_delete_ms": delete_ms,
             "left_after_delete": left[0] if left else None}
+
+
+SCOPE = "bench-t0"  # the subtree a catalog search is limited to
+ITEM_LINKS = 2000
+
+
+def _link_scope(dsn: str) -> dict[str, Any]:
+    """2,000 item links (of one collection) and 2 collection links spread over the nodes
+    of one 10,000-node subtree; the equivalent plain filter, as the subtree yields it."""
+    *linked_collections, items_of = dataset.COLLECTIONS
+    with psycopg.connect(dsn) as conn:
+        nodes = [row[0] for row in conn.execute(
+            "SELECT pk FROM catalogs.catalogs WHERE path = %s OR path LIKE %s ORDER BY pk",
+            (SCOPE, f"{SCOPE}/%"))]
+        ids = [row[0] for row in conn.execute(
+            "SELECT id FROM pgstac.items WHERE collection = %s ORDER BY id LIMIT %s",
+            (items_of, ITEM_LINKS))]
+        targets = [(c, None) for c in linked_collections] + [(items_of, i) for i in ids]
+        conn.execute(
+            "INSERT INTO catalogs.links (catalog_pk, position, collection_id, item_id) "
+            "SELECT pk, n, c, i FROM unnest(%s::bigint[], %s::text[], %s::text[]) "
+            "WITH ORDINALITY AS t(pk, c, i, n)",
+            ([nodes[(n * 7) % len(nodes)] for n in range(len(targets))],
+             [c for c, _ in targets], [i for _, i in targets]))
+        scope = conn.execute("SELECT catalogs.subtree_filter(%s)", (SCOPE,)).fetchone()
+    assert scope is not None
+    return {"filter": scope[0], "filter-lang": "cql2-json"}
+
+
+def _p50_ms(client: httpx.Client, path: str, body: dict[str, Any]) -> tuple[float, list[str]]:
+    for _ in range(10):  # warm-up
+        client.post(path, json=body).raise_for_status()
+    timings = []
+    for _ in range(100):
+        started = time.perf_counter()
+        answer = client.post(path, json=body)
+        timings.append((time.perf_counter() - started) * 1000)
+    answer.raise_for_status()
+    return statistics.median(timings), [f["id"] for f in answer.json()["features"]]
+
+
+def scoped_search(dsn: str, running: Running) -> dict[str, Any]:
+    """A search limited to a subtree against the same search with the subtree's filter
+    spelled out, 100 items a page, sequential (run after `catalog_tree`)."""
+    plain = _link_scope(dsn)
+    with httpx.Client(base_url=running.url, timeout=60) as client:
+        scoped_ms, scoped_ids = _p50_ms(client, f"/catalogs/{SCOPE}/_search", {"limit": 100})
+        plain_ms, plain_ids = _p50_ms(client, "/search", {**plain, "limit": 100})
+    return {"item_links": ITEM_LINKS, "collection_links": len(dataset.COLLECTIONS) - 1,
+            "scoped_p50_ms": scoped_ms, "plain_p50_ms": plain_ms,
+            "ratio": scoped_ms / plain_ms, "same_items": scoped_ids == plain_ids}
 
 
 def delay_ms(job: dict[str, Any]) -> float:

@@ -59,6 +59,13 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"catalogs ({cat['catalogs']} catalogs, depth {cat['depth']}): deep GET p50 "
                      f"{cat['deep_get_p50_ms']:.1f} ms; force-delete of {cat['subtree']} "
                      f"nodes {cat['force_delete_ms']:.0f} ms")
+    if scoped := results.get("scoped_search"):
+        lines.append(f"catalog search ({scoped['item_links']} item links, "
+                     f"{scoped['collection_links']} collection links in a 10,000-node "
+                     f"subtree, limit=100): p50 {scoped['scoped_p50_ms']:.1f} ms vs plain "
+                     f"/search with the same filter {scoped['plain_p50_ms']:.1f} ms = "
+                     f"{scoped['ratio']:.2f}x; same items: "
+                     f"{'yes' if scoped['same_items'] else 'NO'}")
     if jobs := results.get("jobs"):
         lines.append(f"jobs ({jobs['submitted']} concurrent echo): submit p50 "
                      f"{jobs['submit_p50_ms']:.0f} ms, accepted->running p50 "

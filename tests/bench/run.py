@@ -150,6 +150,7 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
     worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
     with servers.serving(geocatalog, PORT) as running:
         results["catalogs"] = features.catalog_tree(dsn, running, admin)
+        results["scoped_search"] = features.scoped_search(dsn, running)
         results["jobs"] = features.echo_jobs(running, worker, 1000)
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
