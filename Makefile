@@ -11,11 +11,19 @@ HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
 TOOLS  := .tools
 CONFORMANCE_TOOLS := $(patsubst tests/conformance/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/conformance/tools/*.txt))
 PG_PACKAGES := postgresql postgresql-15-postgis-3
+# `make run HOST=0.0.0.0 PORT=8081`; `make demo-s3 S3_PORT=9001`
+HOST ?= 127.0.0.1
+PORT ?= 8080
+S3_PORT ?= 9000
 
-.PHONY: run test lint bench system-deps
+.PHONY: run test lint bench demo-s3 system-deps
 
 run: system-deps $(VENV)/.run-$(HASH)
-	$(BIN)/geocatalog serve
+	$(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
+
+# A local S3 server with demo files for publish-dataset (README "Publishing a dataset").
+demo-s3: $(VENV)/.demo-$(HASH)
+	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
 test: system-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS)
 	$(BIN)/pytest
@@ -39,6 +47,7 @@ system-deps:
 	if [ -z "$$DATABASE_URL" ] && ! ls /usr/share/postgresql/*/extension/postgis.control >/dev/null 2>&1; then \
 	  missing="$(PG_PACKAGES)"; fi; \
 	if ! $(PYTHON) -c "import venv, ensurepip" >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
+	for tool in curl jq; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -62,6 +71,10 @@ $(TOOLS)/%/.installed: tests/conformance/tools/%.txt
 	$(TOOLS)/$*/bin/pip install --quiet --upgrade pip
 	$(TOOLS)/$*/bin/pip install --quiet -r $<
 	touch $@
+
+$(VENV)/.demo-$(HASH): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[demo]"
+	rm -f $(VENV)/.demo-* && touch $@
 
 $(VENV)/.bench-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[bench]"

@@ -230,13 +230,15 @@ class Supervisor:
 
 
 
-def install_engine_schema(conn: Any) -> str | None:
-    """Create procrastinate's tables in their own schema, once (a psycopg connection)."""
+def install_engine_schema(conn: Any) -> tuple[str, bool]:
+    """Create procrastinate's tables in their own schema, once (a psycopg connection):
+    (what the schema is, whether this call created it)."""
+    what = f"{ENGINE_SCHEMA}: procrastinate {procrastinate.__version__} schema"
     exists = conn.execute("SELECT to_regclass(%s)", (f"{ENGINE_SCHEMA}.procrastinate_jobs",))
     if exists.fetchone()[0] is not None:
-        return None
+        return what, False
     with conn.transaction():
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {ENGINE_SCHEMA}")
         conn.execute(f"SET LOCAL search_path TO {ENGINE_SCHEMA}")
         conn.execute(procrastinate.schema.SchemaManager.get_schema())
-    return f"{ENGINE_SCHEMA}: procrastinate {procrastinate.__version__} schema"
+    return what, True

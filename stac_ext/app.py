@@ -33,11 +33,13 @@ from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
+from stac_ext.database import readiness
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
 from stac_ext.service.errors import add_error_handlers
+from stac_ext.service.format_param import FormatParameterMiddleware
 from stac_ext.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.service.landing import root_router
 from stac_ext.service.openapi import (
@@ -46,6 +48,7 @@ from stac_ext.service.openapi import (
     complete_openapi,
     data_protected,
     processes_protected,
+    serve_openapi_as,
 )
 from stac_ext.settings import CATALOG_TREE, PYTHON_EXAMPLE, Settings
 
@@ -145,13 +148,15 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app = build_data_api(settings, data_extensions(settings, auth), lifespan).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
-                                   {m.schema: m.latest for m in MIGRATIONS}))
+                                   readiness.expected(MIGRATIONS)))
     app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router())
     complete_openapi(app, STAC_ERROR, data_protected)
+    serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(FormatParameterMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     app.state.auth = auth

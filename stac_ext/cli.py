@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from stac_ext.database import readiness
 from stac_ext.database.cluster import Cluster, ClusterError
-from stac_ext.database.loader import LoadError, LoadMethod, load, read_stac
+from stac_ext.database.loader import LoadError, LoadMethod, check, load, read_stac, with_owner
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate as run_migrations
 from stac_ext.settings import Settings
@@ -24,22 +28,31 @@ app.add_typer(db_app, name="db")
 DEMO_DIR = Path(__file__).parent / "demo"
 
 
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    typer.secho(message, fg="red", err=True)
+    return typer.Exit(code)
+
+
+def _settings() -> Settings:
+    """The settings, or one line per configuration error (exit 2), never a traceback."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        lines = [f"{'.'.join(map(str, err['loc'])).upper() or 'configuration'}: "
+                 f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors()]
+        raise _fail("\n".join(lines), code=2) from None
+
+
 def _embedded(settings: Settings) -> Cluster:
     if not settings.embedded:
-        typer.echo("DATABASE_URL is set: the database is managed elsewhere.", err=True)
-        raise typer.Exit(2)
+        raise _fail("DATABASE_URL is set: the database is managed elsewhere.", code=2)
     return settings.cluster
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.secho(message, fg="red", err=True)
-    return typer.Exit(1)
 
 
 @db_app.command("start")
 def db_start() -> None:
     """Initialise (first time) and start the embedded cluster."""
-    cluster = _embedded(Settings())
+    cluster = _embedded(_settings())
     try:
         cluster.start()
     except ClusterError as e:
@@ -49,16 +62,19 @@ def db_start() -> None:
 
 @db_app.command("stop")
 def db_stop() -> None:
-    """Stop the embedded cluster."""
-    cluster = _embedded(Settings())
+    """Stop the embedded cluster (its data stays in GEOCATALOG_DATA_DIR)."""
+    cluster = _embedded(_settings())
     cluster.stop()
     typer.echo(cluster.status())
 
 
 @db_app.command("status")
 def db_status() -> None:
-    """Say whether the embedded cluster exists and runs."""
-    typer.echo(_embedded(Settings()).status())
+    """Say whether the embedded cluster exists and runs (exit 1 when it does not run)."""
+    cluster = _embedded(_settings())
+    typer.echo(cluster.status())
+    if not cluster.running():
+        raise typer.Exit(1)
 
 
 def ensure_database(settings: Settings) -> None:
@@ -72,48 +88,70 @@ def ensure_database(settings: Settings) -> None:
 
 @app.command("migrate")
 def migrate_cmd() -> None:
-    """Apply pgstac's and geocatalog's migrations (idempotent)."""
-    settings = Settings()
+    """Apply pgstac's, the job engine's and geocatalog's migrations (idempotent)."""
+    settings = _settings()
     ensure_database(settings)
     run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
 
 
-def _load_path(settings: Settings, path: Path, method: LoadMethod) -> int:
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _load_path(settings: Settings, path: Path, method: LoadMethod,
+               owner: str | None = None) -> tuple[int, int]:
+    """(collections, items) loaded from `path`; one line and exit 1 on a refusal."""
     try:
         collections, items = read_stac(path)
+        check(settings.dsn, path, collections, items, method)
     except LoadError as e:
-        raise _fail(str(e)) from e
+        raise _fail(str(e)) from None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
-    with Progress(*columns) as bar:
-        task = bar.add_task(f"{path.name}: {len(collections)} collections, items",
-                            total=len(items))
-        load(settings.dsn, collections, items, method,
-             progress=lambda n: bar.advance(task, n))
-    return len(items)
+    try:
+        with Progress(*columns) as bar:
+            task = bar.add_task(f"{path.name}: {_counted(len(collections), 'collection')}, "
+                                "items", total=len(items))
+            load(settings.dsn, collections, with_owner(items, owner), method,
+                 progress=lambda n: bar.advance(task, n))
+    except Exception as e:  # the database's refusal, in one line
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise _fail(f"{path}: the load failed: {type(e).__name__}: {first} (partitions "
+                    "loaded before the failure stay: complete with --method upsert)") from None
+    return len(collections), len(items)
+
+
+LoadMethodOption = Annotated[LoadMethod, typer.Option(
+    help="for ids that exist already: insert (refuse them), upsert (replace), ignore (keep "
+         "what is stored)")]
 
 
 @app.command("load")
 def load_cmd(
     path: Annotated[Path, typer.Argument(help="ndjson, STAC JSON, or a static catalog")],
-    method: Annotated[LoadMethod, typer.Option(help="on an existing id")] = LoadMethod.insert,
+    method: LoadMethodOption = LoadMethod.insert,
+    owner: Annotated[str | None, typer.Option(
+        help="set every item's owner (properties.owner); without it, only administrators "
+             "may change the loaded items")] = None,
 ) -> None:
     """Bulk load collections and items through pypgstac's loader."""
-    settings = Settings()
+    settings = _settings()
     ensure_database(settings)
-    count = _load_path(settings, path, method)
-    typer.echo(f"loaded {count} items from {path}")
+    collections, items = _load_path(settings, path, method, owner)
+    typer.echo(f"loaded {_counted(collections, 'collection')} and {_counted(items, 'item')} "
+               f"from {path}")
 
 
 @app.command("demo-data")
-def demo_data(
-    method: Annotated[LoadMethod, typer.Option()] = LoadMethod.upsert,
-) -> None:
+def demo_data(method: LoadMethodOption = LoadMethod.upsert) -> None:
     """Load the demo data set kept in the repository."""
-    settings = Settings()
+    settings = _settings()
     ensure_database(settings)
-    for name in ("collections.json", "items.ndjson"):
-        _load_path(settings, DEMO_DIR / name, method)
+    loaded = [_load_path(settings, DEMO_DIR / name, method)
+              for name in ("collections.json", "items.ndjson")]
+    typer.echo(f"loaded the demo data: {_counted(sum(c for c, _ in loaded), 'collection')} "
+               f"and {_counted(sum(i for _, i in loaded), 'item')} (collections without "
+               "items are not listed by /data/collections)")
 
 
 def _catalog_is_empty(dsn: str) -> bool:
@@ -132,20 +170,55 @@ def token(
     client: Annotated[str | None, typer.Option(help="client id (default: DATA_CLIENT_ID)")] = None,
     ttl: Annotated[int, typer.Option(help="lifetime in seconds")] = 3600,
 ) -> None:
-    """Print a token signed by the local development issuer."""
+    """Print a token signed by the local development issuer of the server that runs with
+    the same GEOCATALOG_DATA_DIR."""
     from stac_ext.auth.local_issuer import LocalIssuer
 
-    settings = Settings()
+    settings = _settings()
     if not settings.local_issuer:
         raise _fail("OIDC_ISSUER/JWKS_URL is set: get tokens from that identity provider.")
-    issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+    if not settings.issuer_key_file.exists():  # making one here would sign for nobody
+        raise _fail(f"No development issuer key at {settings.issuer_key_file}: run this where "
+                    "the server runs, or set GEOCATALOG_DATA_DIR to the server's data dir.")
+    issuer = LocalIssuer(settings.issuer_key_file, _served_issuer(settings))
     typer.echo(issuer.mint(user, client or settings.data_client_id, group, right, ttl))
+
+
+def _served_issuer(settings: Settings) -> str:
+    """The issuer URL the server last started with (`serve` writes it), so that tokens are
+    accepted whatever --port it was given; else the one the settings make."""
+    issuer = settings.local_issuer
+    assert issuer is not None
+    served = settings.issuer_url_file
+    return served.read_text().strip() if served.exists() else issuer
+
+
+def wait_for_migrations(settings: Settings, seconds: float) -> None:
+    """Return once the database is migrated; one line and exit 3 after `seconds`."""
+    expected = readiness.expected(MIGRATIONS)
+    deadline, told = time.monotonic() + seconds, ""
+    while True:
+        try:
+            pending = readiness.check_sync(settings.dsn, expected)
+            why = f"the database is not migrated yet (pending: {', '.join(pending)})"
+        except Exception as e:  # the database may not be up yet either
+            pending, why = ["database"], f"the database does not answer ({type(e).__name__})"
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise _fail(f"{why}: run `geocatalog migrate` first.", code=3)
+        if why != told:
+            typer.echo(f"waiting: {why}; `geocatalog migrate` makes it ready", err=True)
+            told = why
+        time.sleep(1)
 
 
 @app.command("worker")
 def worker(
     concurrency: Annotated[int, typer.Option(help="jobs run at once")] = 2,
     name: Annotated[str | None, typer.Option(help="worker name (for logs)")] = None,
+    wait: Annotated[float, typer.Option(
+        help="seconds to wait for the database to be migrated before giving up")] = 60,
 ) -> None:
     """Run jobs from the queue (any number of workers, on any machine, one database)."""
     import asyncio
@@ -153,7 +226,8 @@ def worker(
     from stac_ext.app import build_engine
 
     logging.basicConfig(level=logging.INFO)
-    settings = Settings()
+    settings = _settings()
+    wait_for_migrations(settings, wait)
 
     async def run() -> None:
         async with build_engine(settings) as engine:
@@ -162,23 +236,63 @@ def worker(
     asyncio.run(run())
 
 
+@app.command("demo-s3")
+def demo_s3(
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 9000,
+    bucket: Annotated[str, typer.Option(help="bucket holding the demo campaign")] = "demo",
+) -> None:
+    """A local S3-compatible server (moto) with demo NetCDF, Zarr, Parquet and CSV files
+    under s3://BUCKET/campaign, for trying publish-dataset (any access key works)."""
+    try:
+        import boto3
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        raise _fail("The demo S3 server needs moto: `make demo-s3` installs it.") from None
+    from stac_ext.publish.demo_files import campaign
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="demo",
+                      aws_secret_access_key="demo", region_name="us-east-1")
+    s3.create_bucket(Bucket=bucket)
+    for key, data in campaign():
+        s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
+    typer.echo(f"demo S3 at {endpoint}: s3://{bucket}/campaign (Ctrl-C stops it)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
 @app.command("serve")
 def serve(
-    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
+    host: Annotated[str | None, typer.Option(
+        help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")] = None,
+    port: Annotated[int | None, typer.Option(
+        help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
     workers: Annotated[int, typer.Option(help="uvicorn worker processes")] = 1,
 ) -> None:
     """Ensure the database, migrate, load demo data on first start, and serve."""
     import uvicorn
 
     logging.basicConfig(level=logging.INFO)
-    settings = Settings()
+    # the app uvicorn builds reads its settings from the environment: it listens here
+    if host is not None:
+        os.environ["GEOCATALOG_HOST"] = host
+    if port is not None:
+        os.environ["GEOCATALOG_PORT"] = str(port)
+    settings = _settings()
     ensure_database(settings)
     run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
     if settings.load_demo_data and _catalog_is_empty(settings.dsn):
         demo_data(LoadMethod.upsert)
-    typer.echo(f"serving http://{host}:{port}/data/")
-    uvicorn.run("stac_ext.app:create_app", factory=True, host=host, port=port,
-                workers=workers)
+    if settings.local_issuer:  # `geocatalog token` signs for the issuer that runs
+        settings.issuer_url_file.parent.mkdir(parents=True, exist_ok=True)
+        settings.issuer_url_file.write_text(settings.local_issuer + "\n")
+    typer.echo(f"serving http://{settings.geocatalog_host}:{settings.geocatalog_port}/data/")
+    uvicorn.run("stac_ext.app:create_app", factory=True, host=settings.geocatalog_host,
+                port=settings.geocatalog_port, workers=workers)
 if __name__ == "__main__":
     app()

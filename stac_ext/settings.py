@@ -6,6 +6,9 @@ It extends stac-fastapi-pgstac's own `Settings`, so every stock variable
 
 from __future__ import annotations
 
+import base64
+import binascii
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +21,19 @@ from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
 from stac_ext.database.cluster import Cluster
 
+#: Stock stac-fastapi also reads these once, at import, into settings of its own, and warns
+#: when they are its defaults: let it see ours (the class below sets the same values).
+for _name, _value in {"STAC_FASTAPI_TITLE": "geocatalog",
+                      "STAC_FASTAPI_DESCRIPTION": "Geospatial data catalog (STAC API / OGC API "
+                                                  "Features)",
+                      "STAC_FASTAPI_LANDING_ID": "geocatalog",
+                      "STAC_FASTAPI_VERSION": "0.1.0"}.items():
+    os.environ.setdefault(_name, _value)
+
+#: How to make a JOB_SECRETS_KEY, for the error that asks for one.
+MAKE_KEY = ("python3 -c 'import base64, secrets; "
+            "print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())'")
+
 #: Keys of our extensions in stock's `extra_map`, for `ENABLED_EXTENSIONS` (besides stock's
 #: keys and our search ones, `owner` and `single_value_lists`).
 CATALOG_TREE = "catalog_tree"
@@ -27,7 +43,8 @@ PYTHON_EXAMPLE = "python_example"
 class Settings(PgstacApiSettings):
     """Service settings; each field is the upper-case environment variable of its name."""
 
-    model_config = SettingsConfigDict(env_file=None, extra="ignore")
+    # errors never echo values: some are secrets (JOB_SECRETS_KEY, DATABASE_URL)
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True)
 
     # Database: unset means the embedded cluster in `{data_dir}/pg`.
     database_url: str | None = None
@@ -41,6 +58,10 @@ class Settings(PgstacApiSettings):
 
     # Public address: unset means "from the request" (Host / X-Forwarded-* headers).
     base_url: str | None = None
+    # Where `serve` listens (its --host / --port set them for the app it starts); the
+    # local development issuer's URL follows them when BASE_URL is unset.
+    geocatalog_host: str = "127.0.0.1"
+    geocatalog_port: int = 8080
 
     # Identity (used from the identity issue on).
     oidc_issuer: str | None = None
@@ -100,6 +121,20 @@ class Settings(PgstacApiSettings):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @field_validator("job_secrets_key")
+    @classmethod
+    def _secrets_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            size = len(base64.urlsafe_b64decode(value.strip() + "=" * (-len(value.strip()) % 4)))
+        except (binascii.Error, ValueError):
+            size = -1
+        if size != 32:
+            raise ValueError(f"must be 32 random bytes, base64url-encoded; make one with: "
+                             f"{MAKE_KEY}")
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _strip_slash(cls, value: str | None) -> str | None:
@@ -130,11 +165,21 @@ class Settings(PgstacApiSettings):
         """The development issuer's identifier, when no identity provider is configured."""
         if self.oidc_issuer or self.jwks_url:
             return None
-        return f"{self.base_url or 'http://127.0.0.1:8080'}/auth"
+        if self.base_url:
+            return f"{self.base_url}/auth"
+        host = "127.0.0.1" if self.geocatalog_host in ("0.0.0.0", "::", "") \
+            else self.geocatalog_host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.geocatalog_port}/auth"
 
     @property
     def issuer_key_file(self) -> Path:
         return self.data_dir / "issuer-key.json"
+
+    @property
+    def issuer_url_file(self) -> Path:
+        """Where `serve` notes the development issuer's URL, for `geocatalog token`."""
+        return self.data_dir / "issuer-url"
 
     @property
     def job_secrets_key_file(self) -> Path:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import procrastinate
 import pystac
 import pytest
 
@@ -34,7 +35,11 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     out = geocatalog("migrate", env=db_env)
     assert out.returncode == 0, out.stderr
     assert "applied" not in out.stdout
-    assert "pgstac 0.10" in out.stdout and "(up to date)" in out.stdout
+    assert out.stdout.splitlines() == [
+        "pgstac 0.10.0 (up to date)",
+        f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
+        "geocatalog 003 (up to date)", "catalogs 002 (up to date)",
+        "processes 002 (up to date)"]
 
 
 def _item_doc(collection: str, item_id: str) -> dict:
@@ -51,13 +56,25 @@ async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, t
     lines = [make_collection(collection)] + [_item_doc(collection, f"n{n}") for n in range(5)]
     path.write_text("\n".join(json.dumps(doc) for doc in lines))
 
-    out = geocatalog("load", str(path), env=db_env)
+    out = geocatalog("load", str(path), "--owner", "alice", env=db_env)
     assert out.returncode == 0, out.stderr
-    assert "loaded 5 items" in out.stdout
+    assert out.stdout.strip().endswith(f"loaded 1 collection and 5 items from {path}")
     page = (await alice_data.get(f"/data/collections/{collection}/items?limit=100")).json()
     assert sorted(f["id"] for f in page["features"]) == [f"n{n}" for n in range(5)]
+    assert {f["properties"]["owner"] for f in page["features"]} == {"alice"}
 
-    assert geocatalog("load", str(path), env=db_env).returncode != 0  # insert: duplicates
+    out = geocatalog("load", str(path), env=db_env)  # insert of what exists: one line
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        f"{path}: collection {collection!r} exists already: load with --method upsert to "
+        "replace, or --method ignore to keep what is stored")
+    items_only = tmp_path / "items.ndjson"
+    items_only.write_text("\n".join(json.dumps(doc) for doc in lines[1:]))
+    out = geocatalog("load", str(items_only), env=db_env)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        f"{items_only}: item 'n0' is already in the collection {collection!r} (and 4 more): "
+        "load with --method upsert to replace, or --method ignore to keep what is stored")
     changed = [_item_doc(collection, "n0")]
     changed[0]["properties"]["title"] = "changed"
     path.write_text(json.dumps(changed[0]))
@@ -88,10 +105,23 @@ def test_load_reports_bad_input(db_env, tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{"type": "Feature", "id": "orphan"}')
     out = geocatalog("load", str(path), env=db_env)
-    assert out.returncode == 1
-    assert "names no collection" in out.stderr
+    assert (out.returncode, out.stderr.strip()) == (
+        1, f"{path}: item 'orphan' names no collection")
     out = geocatalog("load", str(tmp_path / "missing.json"), env=db_env)
-    assert out.returncode == 1 and "no such file" in out.stderr
+    assert (out.returncode, out.stderr.strip()) == (1, f"{tmp_path / 'missing.json'}: no such file")
+    path.write_text(json.dumps(_item_doc("does-not-exist", "lost")))
+    out = geocatalog("load", str(path), env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (
+        1, f"{path}: item 'lost' names the collection 'does-not-exist', which does not "
+           "exist: load the collection first, or put it in the same file")
+
+
+def test_a_collection_file_counts_collections(db_env, tmp_path: Path) -> None:
+    path = tmp_path / "collection.json"
+    path.write_text(json.dumps(make_collection(unique("test_conv-counted_"))))
+    out = geocatalog("load", str(path), env=db_env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(f"loaded 1 collection and 0 items from {path}")
 
 
 @pytest.fixture
@@ -107,7 +137,9 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
     tmp_path = world_readable_dir
     env = {"GEOCATALOG_DATA_DIR": str(tmp_path / "data"),
            "GEOCATALOG_PG_PORT": str(free_port()), "DATABASE_URL": ""}
-    assert "not initialised" in geocatalog("db", "status", env=env).stdout
+    status = geocatalog("db", "status", env=env)
+    assert (status.returncode, status.stdout.strip()) == (
+        1, f"not initialised ({tmp_path / 'data' / 'pg'})")
     try:
         out = geocatalog("db", "start", env=env)
         assert out.returncode == 0, out.stderr
@@ -116,8 +148,13 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
         assert out.returncode == 0 and "applied geocatalog 001" in out.stdout, out.stderr
         out = geocatalog("demo-data", env=env)
         assert out.returncode == 0, out.stderr
+        assert out.stdout.strip().endswith(
+            "loaded the demo data: 5 collections and 48 items (collections without items "
+            "are not listed by /data/collections)")
         password = (tmp_path / "data" / "pg.password")
         assert oct(password.stat().st_mode)[-3:] == "600"
+        assert geocatalog("db", "status", env=env).returncode == 0
     finally:
         out = geocatalog("db", "stop", env=env)
     assert "stopped" in out.stdout
+    assert geocatalog("db", "status", env=env).returncode == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -14,14 +13,10 @@ from pathlib import Path
 
 import boto3
 import httpx
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-import xarray as xr
 
 from stac_ext.data_api.urls import api_root
+from stac_ext.publish.demo_files import campaign, netcdf_bytes
 from stac_ext.publish.run import report
 from stac_ext.publish.writer import Outcome
 from tests.support.http import free_port
@@ -30,57 +25,13 @@ from tests.support.s3 import KEY_ID, SECRET, s3_client
 from tests.support.stac import unique
 
 
-def netcdf_bytes() -> bytes:
-    ds = xr.Dataset(
-        {"sst": (("time", "lat", "lon"), np.full((2, 3, 4), 290.0, dtype="float32"),
-                 {"standard_name": "sea_surface_temperature", "units": "K",
-                  "long_name": "Sea surface temperature"}),
-         "flag": (("time", "lat", "lon"), np.zeros((2, 3, 4), dtype="int8"))},
-        coords={"time": pd.to_datetime(["2023-06-01", "2023-06-02"]),
-                "lat": ("lat", [40.0, 41.0, 42.0], {"units": "degrees_north"}),
-                "lon": ("lon", [-10.0, -9.0, -8.0, -7.0], {"units": "degrees_east"})})
-    return bytes(ds.to_netcdf(engine="h5netcdf"))
-
-
-def upload_zarr(s3, bucket: str, key: str, folder: Path) -> None:
-    ds = xr.Dataset(
-        {"uas": (("time", "latitude", "longitude"), np.ones((1, 2, 2), dtype="float32"),
-                 {"standard_name": "eastward_wind", "units": "m s-1"})},
-        coords={"time": pd.to_datetime(["2023-07-01"]),
-                "latitude": [50.0, 51.0], "longitude": [2.0, 3.0]})
-    ds.to_zarr(folder / "wind.zarr", consolidated=True, zarr_format=2)
-    for path in (folder / "wind.zarr").rglob("*"):
-        if path.is_file():
-            s3.put_object(Bucket=bucket, Key=f"{key}/{path.relative_to(folder / 'wind.zarr')}",
-                          Body=path.read_bytes())
-
-
-def parquet_bytes() -> bytes:
-    schema = pa.schema([
-        pa.field("lat", pa.float64(), metadata={"standard_name": "latitude"}),
-        pa.field("lon", pa.float64(), metadata={"standard_name": "longitude"}),
-        pa.field("time", pa.timestamp("s", tz="UTC")),
-        pa.field("temp", pa.float32(), metadata={"standard_name": "air_temperature",
-                                                  "units": "K"}),
-    ])
-    table = pa.table({"lat": [45.0, 46.5], "lon": [5.0, 6.0],
-                      "time": pd.to_datetime(["2023-01-01", "2023-01-03"], utc=True),
-                      "temp": [280.0, 281.0]}, schema=schema)
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, row_group_size=1)
-    return buffer.getvalue()
-
-
 @pytest.fixture
-def user_data(s3_endpoint: str, tmp_path: Path) -> str:
+def user_data(s3_endpoint: str) -> str:
     s3 = s3_client(s3_endpoint)
     bucket = unique("user-data-")
     s3.create_bucket(Bucket=bucket)
-    s3.put_object(Bucket=bucket, Key="campaign/sst.nc", Body=netcdf_bytes())
-    upload_zarr(s3, bucket, "campaign/wind.zarr", tmp_path)
-    s3.put_object(Bucket=bucket, Key="campaign/stations.parquet", Body=parquet_bytes())
-    s3.put_object(Bucket=bucket, Key="campaign/readings.csv", Body=b"a,b\n1,2\n")
-    s3.put_object(Bucket=bucket, Key="campaign/broken.nc", Body=b"this is not netcdf")
+    for key, data in campaign():
+        s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
     return bucket
 
 

@@ -3,11 +3,22 @@ liveness and health under /data/_mgmt, each with its own meaning."""
 
 import httpx
 import psycopg
+import pytest
 
 from stac_ext.app import create_app
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from tests.support.http import http_client
+from tests.support.stac import make_item
+
+
+@pytest.fixture
+async def demo_collection(admin_data: httpx.AsyncClient, alice_data: httpx.AsyncClient,
+                          collection: str) -> str:
+    """A collection with an item (listed by /collections)."""
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("f1"))
+    assert r.status_code == 201, r.text
+    return collection
 
 
 async def test_landing_links_data_api(alice_data: httpx.AsyncClient) -> None:
@@ -46,3 +57,43 @@ async def test_readiness_names_unapplied_migrations(settings) -> None:
     assert r.status_code == 503
     assert r.json() == {"status": "DOWN", "pgstac": r.json()["pgstac"],
                         "pending_migrations": ["catalogs"]}
+
+
+@pytest.mark.parametrize("path", ["/data/", "/data/collections", "/data/search?limit=2",
+                                  "/data/collections/{c}", "/data/collections/{c}/items",
+                                  "/data/conformance", "/data/catalogs", "/processes/processes",
+                                  "/processes/conformance"])
+async def test_f_json_is_accepted_everywhere(anon: httpx.AsyncClient, demo_collection: str,
+                                             path: str) -> None:
+    url = path.format(c=demo_collection)
+    plain = await anon.get(url)
+    with_f = await anon.get(url + ("&" if "?" in url else "?") + "f=json")
+    assert (with_f.status_code, with_f.headers["content-type"]) == (
+        plain.status_code, plain.headers["content-type"])
+    assert plain.status_code == 200
+    assert _without_volatile(with_f.json()) == _without_volatile(plain.json())
+
+
+def _without_volatile(body: dict) -> dict:
+    return {k: v for k, v in body.items() if k not in ("links", "timeStamp")}
+
+
+async def test_an_unknown_f_is_400_in_each_apis_format(anon: httpx.AsyncClient) -> None:
+    r = await anon.get("/data/collections?f=xml")
+    assert (r.status_code, r.json()) == (400, {
+        "code": "InvalidQueryParameter",
+        "description": "Unknown output format f='xml': this endpoint answers f=json."})
+    r = await anon.get("/processes/processes?f=yaml")
+    assert (r.status_code, r.json()) == (400, {
+        "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/invalid-input",
+        "title": "Bad Request", "status": 400,
+        "detail": "Unknown output format f='yaml': this endpoint answers f=json."})
+
+
+async def test_the_openapi_document_says_its_version(anon: httpx.AsyncClient) -> None:
+    landing = (await anon.get("/data/")).json()
+    [desc] = [link for link in landing["links"] if link["rel"] == "service-desc"]
+    assert desc["type"] == "application/vnd.oai.openapi+json;version=3.1"
+    r = await anon.get(desc["href"])
+    assert r.headers["content-type"] == desc["type"]
+    assert r.json()["openapi"].startswith("3.1")

@@ -28,6 +28,7 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
+from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
                  "MultiPolygon", "GeometryCollection"}
@@ -64,6 +65,14 @@ class CoreClient(CoreCrudClient):
 
     # `type: ignore[override]` below: these answer an encoded Response where stock's
     # signatures promise a dict (stac-fastapi sends Responses through as they are).
+
+    async def landing_page(self, **kwargs: Any) -> Any:
+        """Stock's, with the OpenAPI document's media type as FastAPI writes it (3.1)."""
+        page = await super().landing_page(**kwargs)
+        for link in page["links"]:
+            if link.get("rel") == "service-desc":
+                link["type"] = OPENAPI_MEDIA_TYPE
+        return page
 
     def _clean_search_args(
         self, base_args: dict[str, Any], *args: Any, owner: str | None = None, **kwargs: Any

@@ -9,7 +9,7 @@ from fastapi import Body, Query
 from stac_fastapi.api.models import CollectionUri, ItemUri
 from stac_fastapi.api.routes import create_async_endpoint
 from stac_fastapi.extensions.transaction import TransactionExtension
-from stac_pydantic import Item
+from stac_pydantic import Collection, Item
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import Response
 
@@ -46,7 +46,7 @@ GEOJSON = {"content": {MimeTypes.geojson.value: {}}, "model": Item}
 
 @attr.s
 class ItemTransactionExtension(TransactionExtension):
-    """Replaces four stock routes: their bodies, status codes and documented responses."""
+    """Replaces five stock routes: their bodies, status codes and documented responses."""
 
     def _route(self, name: str, method: str, path: str, handler: Any, request_model: Any,
                status: int, response: dict[str, Any],
@@ -71,6 +71,13 @@ class ItemTransactionExtension(TransactionExtension):
     def register_delete_item(self) -> None:
         self._route("Delete Item", "DELETE", ITEM, self.client.delete_item, ItemUri, 204,
                     {"description": "Item deleted"}, response_class=Response)
+
+    def register_create_collection(self) -> None:
+        self._route("Create Collection", "POST", "/collections", self.client.create_collection,
+                    Collection, 201, {"content": {MimeTypes.json.value: {}}, "model": Collection,
+                                      "description": "The stored collection. GET /collections "
+                                      "lists it once it holds an item: empty collections are "
+                                      "hidden there (GET /collections/{id} answers at once)."})
 
     def register_delete_collection(self) -> None:
         self._route("Delete Collection", "DELETE", "/collections/{collection_id}",

@@ -89,6 +89,57 @@ def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return collections, items
 
 
+#: Which of the wanted collections exist; which of the wanted (collection, id) items exist.
+EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY(%s)"
+EXISTING_ITEMS = """
+SELECT i.collection, i.id
+FROM unnest(%s::text[], %s::text[]) AS wanted(collection, id)
+JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
+"""
+
+
+def _more(count: int) -> str:
+    return f" (and {count - 1} more)" if count > 1 else ""
+
+
+def check(dsn: str, source: Path, collections: list[dict[str, Any]],
+          items: list[dict[str, Any]], method: LoadMethod) -> None:
+    """Refuse, before anything is written, what the load would fail on: items of unknown
+    collections, and (with `insert`) ids that exist already. One line, naming the fix."""
+    import psycopg
+
+    in_file = {c.get("id") for c in collections}
+    wanted = sorted({str(i["collection"]) for i in items} | {str(c) for c in in_file if c})
+    with psycopg.connect(dsn) as conn:
+        stored = {row[0] for row in conn.execute(EXISTING_COLLECTIONS, (wanted,))}
+        missing = [i for i in items if i["collection"] not in stored | in_file]
+        if missing:
+            raise LoadError(f"{source}: item {missing[0].get('id')!r} names the collection "
+                            f"{missing[0]['collection']!r}, which does not exist"
+                            f"{_more(len(missing))}: load the collection first, or put it in "
+                            "the same file")
+        if method is not LoadMethod.insert:
+            return
+        if clash := sorted(stored & in_file):
+            raise LoadError(f"{source}: collection {clash[0]!r} exists already"
+                            f"{_more(len(clash))}: load with --method upsert to replace, or "
+                            "--method ignore to keep what is stored")
+        found = conn.execute(EXISTING_ITEMS, ([str(i["collection"]) for i in items],
+                                              [str(i.get("id")) for i in items])).fetchall()
+        if found:
+            raise LoadError(f"{source}: item {found[0][1]!r} is already in the collection "
+                            f"{found[0][0]!r}{_more(len(found))}: load with --method upsert "
+                            "to replace, or --method ignore to keep what is stored")
+
+
+def with_owner(items: list[dict[str, Any]], owner: str | None) -> list[dict[str, Any]]:
+    """The items owned by `owner` (as the API sets `properties.owner` from the token)."""
+    if owner is None:
+        return items
+    return [{**i, "properties": {**(i.get("properties") or {}), "owner": owner}}
+            for i in items]
+
+
 def load(
     dsn: str,
     collections: list[dict[str, Any]],
@@ -96,7 +147,11 @@ def load(
     method: LoadMethod = LoadMethod.insert,
     progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Load collections then items; `progress(n)` is called as each item is read."""
+    """Load collections then items; `progress(n)` is called as each item is read.
+
+    pypgstac writes each partition (a collection, or a time range of one) in a transaction
+    of its own: `check` first refuses what would fail on the data, so that a failure here
+    is the database's (run the same load again with `--method upsert` to complete it)."""
 
     def counted(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         for doc in docs:

@@ -49,8 +49,8 @@ class MigrationSet:
         return max((version for version, _ in self.files()), default=0)
 
 
-#: Installs a library's own schema (e.g. the job engine's); returns what it did, or None.
-Bootstrap = Callable[[psycopg.Connection], str | None]
+#: Installs a library's own schema (e.g. the job engine's) if missing: (what, installed now).
+Bootstrap = Callable[[psycopg.Connection], tuple[str, bool]]
 
 
 def migrate(
@@ -73,9 +73,10 @@ def migrate(
         try:
             conn.execute(_BOOKKEEPING)
             for bootstrap in bootstraps:
-                if done := bootstrap(conn):
-                    applied.append(done)
-                    echo(f"applied {done}")
+                what, done = bootstrap(conn)
+                if done:
+                    applied.append(what)
+                echo(f"applied {what}" if done else f"{what} (up to date)")
             for migration_set in sets:
                 applied += _apply_set(conn, migration_set, echo)
         finally:

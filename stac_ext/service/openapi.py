@@ -12,7 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.routing import request_response
+from starlette.routing import Route
 
 _PARAM = re.compile(r"{([^}:]+)(?::[^}]+)?}")
 _READ_ERRORS = {"400": "Bad request", "404": "Not found", "500": "Internal error",
@@ -51,6 +53,25 @@ def _complete(document: dict[str, Any], error_schema: dict[str, Any],
                     media["schema"] = {"type": "object", "description": "GeoJSON: partial "
                                        "items with `fields`; `{created}` for a collection"}
     return document
+
+
+#: What FastAPI writes (stock stac-fastapi says 3.0 in its headers and links).
+OPENAPI_MEDIA_TYPE = "application/vnd.oai.openapi+json;version=3.1"
+
+
+def serve_openapi_as(app: FastAPI, media_type: str = OPENAPI_MEDIA_TYPE) -> None:
+    """Answer the OpenAPI document with `media_type` (stock stac-fastapi wraps the route
+    to say 3.0; the document FastAPI generates is 3.1)."""
+    route = next(r for r in app.router.routes
+                 if isinstance(r, Route) and r.path == app.openapi_url)
+    endpoint = route.endpoint
+
+    async def openapi_endpoint(request: Request) -> Response:
+        response: Response = await endpoint(request)
+        response.headers["content-type"] = media_type
+        return response
+
+    route.app = request_response(openapi_endpoint)
 
 
 def complete_openapi(app: FastAPI, error_schema: dict[str, Any],

@@ -1,0 +1,77 @@
+"""A small campaign of demo files for `publish-dataset`: a NetCDF, a Zarr store, a Parquet
+and a CSV carrying CF metadata as users' files do, plus one unreadable file. Served by
+`geocatalog demo-s3` and used by the tests."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def netcdf_bytes() -> bytes:
+    """Sea surface temperature over two days (and a variable without standard_name)."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    ds = xr.Dataset(
+        {"sst": (("time", "lat", "lon"), np.full((2, 3, 4), 290.0, dtype="float32"),
+                 {"standard_name": "sea_surface_temperature", "units": "K",
+                  "long_name": "Sea surface temperature"}),
+         "flag": (("time", "lat", "lon"), np.zeros((2, 3, 4), dtype="int8"))},
+        coords={"time": pd.to_datetime(["2023-06-01", "2023-06-02"]),
+                "lat": ("lat", [40.0, 41.0, 42.0], {"units": "degrees_north"}),
+                "lon": ("lon", [-10.0, -9.0, -8.0, -7.0], {"units": "degrees_east"})})
+    return bytes(ds.to_netcdf(engine="h5netcdf"))
+
+
+def zarr_files() -> Iterator[tuple[str, bytes]]:
+    """(path inside the store, bytes) of an eastward-wind Zarr store."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    ds = xr.Dataset(
+        {"uas": (("time", "latitude", "longitude"), np.ones((1, 2, 2), dtype="float32"),
+                 {"standard_name": "eastward_wind", "units": "m s-1"})},
+        coords={"time": pd.to_datetime(["2023-07-01"]),
+                "latitude": [50.0, 51.0], "longitude": [2.0, 3.0]})
+    with tempfile.TemporaryDirectory() as folder:
+        store = Path(folder) / "wind.zarr"
+        ds.to_zarr(store, consolidated=True, zarr_format=2)
+        for path in sorted(store.rglob("*")):
+            if path.is_file():
+                yield str(path.relative_to(store)), path.read_bytes()
+
+
+def parquet_bytes() -> bytes:
+    """Air temperature at two stations, CF metadata on the fields."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        pa.field("lat", pa.float64(), metadata={"standard_name": "latitude"}),
+        pa.field("lon", pa.float64(), metadata={"standard_name": "longitude"}),
+        pa.field("time", pa.timestamp("s", tz="UTC")),
+        pa.field("temp", pa.float32(), metadata={"standard_name": "air_temperature",
+                                                  "units": "K"}),
+    ])
+    table = pa.table({"lat": [45.0, 46.5], "lon": [5.0, 6.0],
+                      "time": pd.to_datetime(["2023-01-01", "2023-01-03"], utc=True),
+                      "temp": [280.0, 281.0]}, schema=schema)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, row_group_size=1)
+    return buffer.getvalue()
+
+
+def campaign() -> Iterator[tuple[str, bytes]]:
+    """(key under the prefix, bytes) of every demo file."""
+    yield "sst.nc", netcdf_bytes()
+    for path, data in zarr_files():
+        yield f"wind.zarr/{path}", data
+    yield "stations.parquet", parquet_bytes()
+    yield "readings.csv", b"a,b\n1,2\n"
+    yield "broken.nc", b"this is not netcdf"

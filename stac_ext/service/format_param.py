@@ -1,0 +1,46 @@
+"""The `f` query parameter (OGC APIs' output format) on every endpoint: `f=json` is what
+every endpoint answers anyway (GDAL and other OGC clients send it), so it is taken off the
+request before routing; any other value is a 400 in the API's own error format."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_plus
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from process_api import exception_body
+
+FORMATS = ("json",)
+
+
+def _without_f(query: bytes) -> tuple[bytes, list[str]]:
+    """The query string without its `f` parameters (others byte for byte), and their values."""
+    kept, values = [], []
+    for part in query.split(b"&"):
+        key, _, value = part.partition(b"=")
+        if unquote_plus(key.decode("latin-1")) == "f":
+            values.append(unquote_plus(value.decode("latin-1")))
+        elif part:
+            kept.append(part)
+    return b"&".join(kept), values
+
+
+class FormatParameterMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and b"f=" in scope.get("query_string", b""):
+            query, values = _without_f(scope["query_string"])
+            if unknown := [v for v in values if v not in FORMATS]:
+                detail = (f"Unknown output format f={unknown[0]!r}: this endpoint answers "
+                          f"{', '.join(f'f={f}' for f in FORMATS)}.")
+                if scope["path"].startswith("/processes"):
+                    body = exception_body(400, detail)
+                else:
+                    body = {"code": "InvalidQueryParameter", "description": detail}
+                await JSONResponse(body, status_code=400)(scope, receive, send)
+                return
+            scope = {**scope, "query_string": query}
+        await self.app(scope, receive, send)
