@@ -16,7 +16,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 S3_PORT ?= 9000
 
-.PHONY: run test lint bench demo-s3 system-deps
+.PHONY: run test lint bench fuzz demo-s3 system-deps
 
 run: system-deps $(VENV)/.run-$(HASH)
 	$(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -39,6 +39,11 @@ bench: system-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; \
 	  else echo "missing wrk; run:  sudo apt-get install -y wrk"; exit 1; fi; }
 	$(BIN)/python -m tests.bench.run $(BENCH_ARGS)
+
+# schemathesis on both OpenAPI documents, all phases, many examples (before a release;
+# `make test` runs a bounded pass). Options: `make fuzz FUZZ_ARGS="--examples 50"`.
+fuzz: system-deps $(VENV)/.test-$(HASH)
+	$(BIN)/python -m tests.fuzz $(FUZZ_ARGS)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
 # and Python's venv module, which Debian ships separately.

@@ -12,12 +12,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
 from typing import Any
 
 import jsonschema
 import procrastinate
+import psycopg
+import psycopg_pool
 from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
@@ -35,25 +38,51 @@ ENGINE_SCHEMA = "procrastinate"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
-def engine_connector(dsn: str, max_size: int = 4) -> procrastinate.PsycopgConnector:
+def engine_connector(dsn: str, timeout: float, max_size: int = 4
+                     ) -> procrastinate.PsycopgConnector:
     return procrastinate.PsycopgConnector(
-        conninfo=dsn, min_size=1, max_size=max_size,
-        kwargs={"options": f"-c search_path={ENGINE_SCHEMA}"},
+        conninfo=dsn, min_size=1, max_size=max_size, timeout=timeout,
+        kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
+                "connect_timeout": connect_timeout(timeout)},
     )
+
+
+def connect_timeout(timeout: float) -> int:
+    """libpq's connect_timeout: whole seconds, at least 2 (it treats 1 as 2)."""
+    return max(2, math.ceil(timeout))
+
+
+class QuietAborts(logging.Filter):
+    """An aborted job (a worker shutting down) is an expected event: procrastinate logs it
+    with the CancelledError's traceback; one line says it all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError
+                                          | procrastinate.exceptions.JobAborted):
+            record.exc_info = record.exc_text = None
+        return True
+
+
+_QUIET_ABORTS = QuietAborts()
 
 
 class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str,
-                 heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0) -> None:
+                 heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
+                 timeout: float = 2.0) -> None:
         self.queue = queue
         self.dsn = dsn
         self.registry = registry
         self.box = box
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds
-        self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False)
+        # bounded waits: during an outage the API answers 503 at once (`timeout`)
+        self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
+                                        timeout=timeout,
+                                        kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
-        self.app = procrastinate.App(connector=engine_connector(dsn))
+        self.app = procrastinate.App(connector=engine_connector(dsn, timeout))
+        logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
 
     async def __aenter__(self) -> Engine:
@@ -75,25 +104,35 @@ class Engine:
     async def dismiss(self, job: Job) -> Job | None:
         dismissed = await self.store.dismiss(job["id"])
         if dismissed and job["status"] in ("accepted", "running") and job.get("queue_job_id"):
-            # todo -> cancelled (never starts); doing -> abort requested (and the
-            # supervisor sees `dismissed` in the record and kills the child).
-            await self.app.job_manager.cancel_job_by_id_async(job["queue_job_id"], abort=True)
+            # todo -> cancelled (never starts). A running one is not aborted through the
+            # engine (that would cancel the supervising task mid-await): the supervisor
+            # sees `dismissed` in the record within a poll and kills the child.
+            await self.app.job_manager.cancel_job_by_id_async(job["queue_job_id"])
         return dismissed
 
     # -- the worker side --------------------------------------------------------------
 
     async def run_worker(self, concurrency: int = 2, install_signal_handlers: bool = True,
                          name: str | None = None) -> None:
-        """Process queued jobs until cancelled, reaping jobs of dead workers meanwhile."""
+        """Process queued jobs until cancelled (or stopped by a signal), reaping jobs of dead
+        workers meanwhile. When the database goes away the engine's worker stops: it is
+        started again once the database answers (its jobs meanwhile are reaped)."""
         reaper = asyncio.create_task(self._reap_forever())
         try:
-            await self.app.run_worker_async(
-                queues=[self.queue], concurrency=concurrency, name=name or "worker",
-                install_signal_handlers=install_signal_handlers,
-                update_heartbeat_interval=self.heartbeat,
-                stalled_worker_timeout=self.stalled,
-                abort_job_polling_interval=0.5,
-            )
+            while True:
+                try:
+                    await self.app.run_worker_async(
+                        queues=[self.queue], concurrency=concurrency, name=name or "worker",
+                        install_signal_handlers=install_signal_handlers,
+                        update_heartbeat_interval=self.heartbeat,
+                        stalled_worker_timeout=self.stalled,
+                        abort_job_polling_interval=0.5,
+                    )
+                    return
+                except procrastinate.exceptions.ConnectorException as e:
+                    logger.warning("job worker: the database is away (%s); starting again "
+                                   "in %.0f s", type(e.__cause__).__name__, self.heartbeat)
+                    await asyncio.sleep(self.heartbeat)
         finally:
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -103,7 +142,11 @@ class Engine:
         while True:
             try:
                 await self.reap()
-            except Exception:  # the database may be away: try again next round
+            except (procrastinate.exceptions.ConnectorException, psycopg.Error,
+                    psycopg_pool.PoolTimeout, OSError) as e:  # away: next round
+                logger.warning("reaping stalled jobs: the database is away (%s)",
+                               type(e).__name__)
+            except Exception:
                 logger.exception("reaping stalled jobs failed")
             await asyncio.sleep(self.heartbeat)
 

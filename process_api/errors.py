@@ -9,6 +9,7 @@ import psycopg_pool
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from procrastinate.exceptions import ConnectorException
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
@@ -66,7 +67,9 @@ def add_error_handlers(app: FastAPI) -> None:
     # `type: ignore[arg-type]`: Starlette types handlers as taking `Exception`; these
     # take the subclass they are registered for.
     app.add_exception_handler(psycopg.DataError, on_bad_value)
-    app.add_exception_handler(psycopg.OperationalError, on_unavailable)
-    app.add_exception_handler(psycopg_pool.PoolTimeout, on_unavailable)
+    # the database is away: the job store's pool, the engine's queue
+    for unavailable in (psycopg.OperationalError, psycopg.InterfaceError,
+                        psycopg_pool.PoolTimeout, ConnectorException, OSError):
+        app.add_exception_handler(unavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from stac_fastapi.pgstac.db import close_db_connection, connect_to_db
 
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
@@ -35,6 +34,7 @@ from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database import readiness
 from stac_ext.database.migration_sets import MIGRATIONS
+from stac_ext.database.pools import close_pools, open_pools
 from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
@@ -42,6 +42,7 @@ from stac_ext.service.errors import add_error_handlers
 from stac_ext.service.format_param import FormatParameterMiddleware
 from stac_ext.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.service.landing import root_router
+from stac_ext.service.logs import RequestIdMiddleware
 from stac_ext.service.openapi import (
     OGC_ERROR,
     STAC_ERROR,
@@ -100,7 +101,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = ()) -> Engin
                                   *processes])
     return Engine(settings.dsn, registry, SecretBox(key),
                   queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
-                  stalled_seconds=settings.job_stalled_seconds)
+                  stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout)
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:
@@ -136,14 +137,12 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await connect_to_db(
-            app, postgres_settings=settings.postgres, add_write_connection_pool=True
-        )
+        await open_pools(app, settings.postgres, settings.db_timeout)
         try:
             async with lifespan_of(process_app)():  # a mounted app's own does not run
                 yield
         finally:
-            await close_db_connection(app)
+            await close_pools(app)
 
     app = build_data_api(settings, data_extensions(settings, auth), lifespan).app
     add_error_handlers(app)
@@ -157,6 +156,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(FormatParameterMiddleware)
+    app.add_middleware(RequestIdMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     app.state.auth = auth

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import logging.config
 import os
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ from stac_ext.database.cluster import Cluster, ClusterError
 from stac_ext.database.loader import LoadError, LoadMethod, check, load, read_stac, with_owner
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate as run_migrations
+from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
 
 app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
@@ -225,8 +227,8 @@ def worker(
 
     from stac_ext.app import build_engine
 
-    logging.basicConfig(level=logging.INFO)
     settings = _settings()
+    logging.config.dictConfig(logging_config(settings.log_format))
     wait_for_migrations(settings, wait)
 
     async def run() -> None:
@@ -277,13 +279,14 @@ def serve(
     """Ensure the database, migrate, load demo data on first start, and serve."""
     import uvicorn
 
-    logging.basicConfig(level=logging.INFO)
     # the app uvicorn builds reads its settings from the environment: it listens here
     if host is not None:
         os.environ["GEOCATALOG_HOST"] = host
     if port is not None:
         os.environ["GEOCATALOG_PORT"] = str(port)
     settings = _settings()
+    log_config = logging_config(settings.log_format)
+    logging.config.dictConfig(log_config)
     ensure_database(settings)
     run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
     if settings.load_demo_data and _catalog_is_empty(settings.dsn):
@@ -293,6 +296,6 @@ def serve(
         settings.issuer_url_file.write_text(settings.local_issuer + "\n")
     typer.echo(f"serving http://{settings.geocatalog_host}:{settings.geocatalog_port}/data/")
     uvicorn.run("stac_ext.app:create_app", factory=True, host=settings.geocatalog_host,
-                port=settings.geocatalog_port, workers=workers)
+                port=settings.geocatalog_port, workers=workers, log_config=log_config)
 if __name__ == "__main__":
     app()

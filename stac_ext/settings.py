@@ -11,7 +11,7 @@ import binascii
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -55,6 +55,9 @@ class Settings(PgstacApiSettings):
     # Parallel workers per query on the API's connections. 0: a page query is small and
     # starting workers cost more than it saved (a bbox+datetime search: 53 ms -> 17 ms).
     db_parallel_workers: int = 0
+    # Seconds a request waits for a database connection (connect or pool) before its 503:
+    # during an outage clients hear it at once and workers are not tied up.
+    db_timeout: float = 2.0
 
     # Public address: unset means "from the request" (Host / X-Forwarded-* headers).
     base_url: str | None = None
@@ -107,6 +110,9 @@ class Settings(PgstacApiSettings):
     use_api_hydrate: bool = True
 
     stac_fastapi_version: str = "0.1.0"
+
+    # `text` or `json` (one object per line, with the request id): `serve` and `worker`.
+    log_format: Literal["text", "json"] = "text"
 
     # Request bodies above this size are refused with 413 (bulk loads: `geocatalog load`).
     max_body_bytes: int = 32 * 2**20

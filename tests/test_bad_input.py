@@ -134,3 +134,18 @@ async def test_unappliable_patches(admin_data: httpx.AsyncClient, alice_data: ht
     r = await alice_data.patch(f"/data/collections/{collection}/items/p", headers=headers,
                            json=[{"op": "test", "path": "/properties/datetime", "value": 1}])
     assert_stac_error(r, 400)
+
+
+async def test_integers_beyond_64_bits_in_a_search_body(alice_data: httpx.AsyncClient,
+                                                        collection: str) -> None:
+    """orjson encodes 64-bit integers only: an unknown field copied into the `next` link
+    must not turn into a 500."""
+    for n in range(2):
+        r = await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item(f"big{n}"))
+        assert r.status_code == 201, r.text
+    r = await alice_data.post("/data/search", json={"collections": [collection], "limit": 1,
+                                                    "huge": 2**80})
+    assert r.status_code == 200, r.text
+    [next_link] = [link for link in r.json()["links"] if link["rel"] == "next"]
+    assert next_link["body"]["huge"] == 2**80

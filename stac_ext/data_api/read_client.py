@@ -4,6 +4,7 @@ encode per response, links built once per request (README "Performance")."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 from urllib.parse import unquote_plus
 
@@ -38,7 +39,10 @@ class GeoJSON(Response):
     media_type = GeoJSONResponse.media_type
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content)
+        try:
+            return orjson.dumps(content)
+        except TypeError:  # an integer beyond 64 bits (a client may send one): stdlib's
+            return json.dumps(content, separators=(",", ":")).encode()
 
 
 def _encoded(body: Any) -> Response:

@@ -15,7 +15,13 @@ import asyncpg
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from stac_fastapi.types.errors import DatabaseError, ForeignKeyError
+from stac_fastapi.types.errors import (
+    ConflictError,
+    DatabaseError,
+    ForeignKeyError,
+    InvalidQueryParameter,
+    NotFoundError,
+)
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
@@ -27,9 +33,15 @@ logger = logging.getLogger(__name__)
 _BAD_INPUT = (asyncpg.exceptions.DataError, asyncpg.exceptions.RaiseError,
               asyncpg.exceptions.SyntaxOrAccessError)
 #: Failures of the database connection itself: the service is unavailable, not broken.
-_UNAVAILABLE = (OSError, asyncpg.exceptions.ConnectionDoesNotExistError,
-                asyncpg.exceptions.CannotConnectNowError, asyncpg.exceptions.InterfaceError,
-                asyncpg.exceptions.AdminShutdownError, asyncpg.exceptions.TooManyConnectionsError)
+#: (OSError covers refused connects and TimeoutError: no connection within DB_TIMEOUT.)
+_UNAVAILABLE = (OSError, asyncpg.exceptions.PostgresConnectionError,
+                asyncpg.exceptions.InterfaceError, asyncpg.exceptions.InternalClientError,
+                asyncpg.exceptions.CannotConnectNowError, asyncpg.exceptions.AdminShutdownError,
+                asyncpg.exceptions.CrashShutdownError,
+                asyncpg.exceptions.TooManyConnectionsError)
+#: Stock's own errors, answered as stock does (its class name as `code`) but logged as the
+#: expected events they are: one line, no traceback.
+_STOCK = {NotFoundError: 404, ConflictError: 409, InvalidQueryParameter: 400}
 
 
 def error_response(status: int, description: str, code: str | None = None,
@@ -80,6 +92,12 @@ def add_error_handlers(app: FastAPI) -> None:
     async def on_incomplete(request: Request, exc: Exception) -> JSONResponse:
         return error_response(400, "A required field is missing.")
 
+    async def on_stock(request: Request, exc: Exception) -> JSONResponse:
+        status = next(code for cls, code in _STOCK.items() if isinstance(exc, cls))
+        logger.info("%s %s: %d %s: %s", request.method, request.url.path, status,
+                    type(exc).__name__, exc)
+        return error_response(status, str(exc), type(exc).__name__)
+
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "Internal error; it has been logged.")
@@ -96,3 +114,5 @@ def add_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(exc_type, on_bad_input)
     for exc_type in _UNAVAILABLE:
         app.add_exception_handler(exc_type, on_unavailable)
+    for exc_type in _STOCK:
+        app.add_exception_handler(exc_type, on_stock)

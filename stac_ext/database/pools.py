@@ -1,0 +1,47 @@
+"""The data API's connection pools, on stock stac-fastapi-pgstac's terms (`readpool`,
+`writepool` and `get_connection` on the app state, its JSON codecs and error translation),
+with bounded waits: while the database is away, a request gets its 503 within
+`DB_TIMEOUT` seconds instead of waiting for asyncpg's minute-long connect timeout."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal
+
+import asyncpg
+from fastapi import FastAPI, Request
+from stac_fastapi.pgstac.config import PostgresSettings
+from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
+
+
+async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        settings.connection_string, min_size=settings.db_min_conn_size,
+        max_size=settings.db_max_conn_size, max_queries=settings.db_max_queries,
+        max_inactive_connection_lifetime=settings.db_max_inactive_conn_lifetime,
+        init=con_init, server_settings=settings.server_settings.model_dump(),
+        timeout=timeout,  # each new connection's connect
+    )
+
+
+async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float) -> None:
+    """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires."""
+    app.state.readpool = await _pool(settings, timeout)
+    app.state.writepool = await _pool(settings, timeout)
+
+    @asynccontextmanager
+    async def get_connection(request: Request, readwrite: Literal["r", "w"] = "r"
+                             ) -> AsyncIterator[asyncpg.Connection]:
+        pool = request.app.state.writepool if readwrite == "w" else request.app.state.readpool
+        with translate_pgstac_errors():
+            async with pool.acquire(timeout=timeout) as conn:
+                yield conn
+
+    app.state.get_connection = get_connection
+
+
+async def close_pools(app: FastAPI) -> None:
+    for name in ("readpool", "writepool"):
+        if pool := getattr(app.state, name, None):
+            await pool.close()

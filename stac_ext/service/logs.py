@@ -1,0 +1,84 @@
+"""Logs an operator can read: one line per expected event, tracebacks only for real
+errors, and, with `LOG_FORMAT=json`, one JSON object per line carrying the request id.
+
+The request id is the client's `X-Request-ID` when it is a plain token, else a new one;
+it is echoed in the response's `X-Request-ID` and stamped on every log record made while
+the request runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class RequestIdMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = sent if _CLIENT_ID.match(sent) else uuid.uuid4().hex
+        token = REQUEST_ID.set(request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)["X-Request-ID"] = request_id
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            REQUEST_ID.reset(token)
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamps records with the running request's id (None outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+        }
+        if request_id := getattr(record, "request_id", None):
+            entry["request_id"] = request_id
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def logging_config(log_format: str, level: str = "INFO") -> dict[str, Any]:
+    """A `logging.config.dictConfig` (uvicorn applies it in every worker process)."""
+    formatter = ({"()": f"{__name__}.JsonFormatter"} if log_format == "json" else
+                 {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"})
+    return {
+        "version": 1, "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": f"{__name__}.RequestIdFilter"}},
+        "formatters": {"default": formatter},
+        "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "default",
+                                 "filters": ["request_id"]}},
+        "root": {"handlers": ["default"], "level": level},
+        "loggers": {name: {"handlers": [], "propagate": True}
+                    for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+    }

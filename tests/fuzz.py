@@ -1,0 +1,91 @@
+"""`make fuzz`: schemathesis on both OpenAPI documents with many more examples than `make
+test` (all phases, with and without tokens), for use before a release.
+
+Own cluster in `.fuzz/` (port 5459), the demo data, the service in a real uvicorn with the
+local development issuer; one schemathesis run per (API, token) pair, bounded in examples
+and time; prints each run's summary and exits non-zero on any finding.
+
+    .venv/bin/python -m tests.fuzz [--examples 200] [--seconds 600]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.database.cluster import Cluster
+from stac_ext.settings import Settings
+from tests.support.http import free_port
+from tests.support.issuer import ADMIN_RIGHT, DATA_CLIENT, PROCESS_CLIENT
+from tests.support.uvicorn_process import uvicorn_process
+
+CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
+FINDINGS = re.compile(r"ST1\d\d [A-Z][a-z]+")
+SUMMARY = re.compile(r"^.*(generated|passed|failed|errored|Test cases|API operations).*$",
+                     re.M)
+app = typer.Typer(add_completion=False)
+
+
+def schemathesis(root: str, api: str, examples: int, seconds: int, token: str | None
+                 ) -> tuple[bool, str]:
+    command = [str(Path(sys.executable).with_name("schemathesis")), "run",
+               f"{root}/{api}/api", "--url", f"{root}/{api}" if api == "processes" else root,
+               "--checks", CHECKS, "--max-examples", str(examples), "--max-time",
+               str(seconds), "--workers", "2", "--suppress-health-check", "all",
+               "--phases", "examples,coverage,fuzzing,stateful"]
+    if token:
+        command += ["--header", f"Authorization: Bearer {token}"]
+    out = subprocess.run(command, capture_output=True, text=True,
+                         env={**os.environ, "NO_COLOR": "1"}, timeout=seconds * 3 + 120)
+    report = out.stdout + out.stderr
+    findings = sorted(set(FINDINGS.findall(report)))
+    summary = "\n".join(m.group(0).strip() for m in SUMMARY.finditer(report))
+    return not findings and "generated" in report, summary + (
+        f"\nfindings: {', '.join(findings)}" if findings else "")
+
+
+@app.command()
+def main(
+    examples: Annotated[int, typer.Option(help="examples per operation")] = 200,
+    seconds: Annotated[int, typer.Option(help="time bound of each run")] = 600,
+    data_dir: Annotated[Path, typer.Option(help="cluster and keys")] = Path(".fuzz"),
+) -> None:
+    data_dir = data_dir.resolve()
+    cluster = Cluster(datadir=data_dir / "pg", port=5459)
+    cluster.start()
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": cluster.dsn, "GEOCATALOG_DATA_DIR": str(data_dir),
+           "GEOCATALOG_PORT": str(port), "OIDC_ISSUER": "", "JWKS_URL": "",
+           "LOAD_DEMO_DATA": "false"}
+    for command in (["migrate"], ["demo-data"]):
+        subprocess.run([sys.executable, "-m", "stac_ext.cli", *command], env=env, check=True,
+                       capture_output=True)
+    ok = True
+    with uvicorn_process("stac_ext.app:create_app", port, env, "/healthz"):
+        settings = Settings(database_url=cluster.dsn, geocatalog_data_dir=data_dir,
+                            geocatalog_port=port)
+        assert settings.local_issuer
+        issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+        tokens = {"data": issuer.mint("fuzzer", DATA_CLIENT, [], [ADMIN_RIGHT, "updateCatalog"],
+                                      24 * 3600),
+                  "processes": issuer.mint("fuzzer", PROCESS_CLIENT, ["fuzz-lab"], [],
+                                           24 * 3600)}
+        for api in ("data", "processes"):
+            for token in (tokens[api], None):
+                passed, summary = schemathesis(f"http://127.0.0.1:{port}", api, examples,
+                                               seconds, token)
+                ok &= passed
+                print(f"== /{api} {'with' if token else 'without'} a token: "
+                      f"{'ok' if passed else 'FINDINGS'}\n{summary}\n", flush=True)
+    raise typer.Exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    app()

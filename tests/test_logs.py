@@ -1,0 +1,72 @@
+"""Logs an operator can read: expected events are one line without a traceback; JSON
+logs carry the request id, which the response echoes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+
+import httpx
+import pytest
+
+from stac_ext.service.logs import JsonFormatter, RequestIdFilter, logging_config
+from tests.support.jobs import execute, wait_for
+
+
+async def test_a_404_is_one_line(anon: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+                                 ) -> None:
+    caplog.set_level(logging.INFO)
+    r = await anon.get("/data/collections/no-such-collection")
+    assert r.status_code == 404
+    [record] = [r for r in caplog.records if r.name == "stac_ext.service.errors"]
+    assert record.levelno == logging.INFO and record.exc_info is None
+    assert record.getMessage() == ("GET /data/collections/no-such-collection: 404 "
+                                   "NotFoundError: Collection no-such-collection does not "
+                                   "exist.")
+
+
+async def test_a_dismissed_job_logs_no_traceback(alice_processes: httpx.AsyncClient,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    r = await execute(alice_processes, "sleep", {"seconds": 30})
+    job = r.headers["Location"]
+    assert (await wait_for(alice_processes, job, "running"))["status"] == "running"
+    assert (await alice_processes.delete(job)).json()["status"] == "dismissed"
+    # the worker has let go of the job once its procrastinate job ended
+    for _ in range(100):
+        if any("ended with status" in r.getMessage() and job.rsplit("/", 1)[1] in
+               r.getMessage() for r in caplog.records):
+            break
+        await asyncio.sleep(0.1)
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in
+                                                          caplog.records if r.exc_info]
+    assert "Traceback" not in caplog.text and "CancelledError" not in caplog.text
+
+
+async def test_the_request_id_is_echoed(anon: httpx.AsyncClient) -> None:
+    r = await anon.get("/healthz", headers={"X-Request-ID": "abc-123"})
+    assert r.headers["X-Request-ID"] == "abc-123"
+    r = await anon.get("/healthz", headers={"X-Request-ID": "not ok; <script>"})
+    assert len(r.headers["X-Request-ID"]) == 32 and r.headers["X-Request-ID"] != "not ok"
+    r = await anon.get("/processes/processes")
+    assert len(r.headers["X-Request-ID"]) == 32
+
+
+def test_json_lines_with_the_request_id() -> None:
+    record = logging.LogRecord("geocatalog", logging.WARNING, __file__, 1, "a %s", ("b",),
+                               None)
+    record.request_id = "r-1"
+    assert json.loads(JsonFormatter().format(record)) == {
+        "time": json.loads(JsonFormatter().format(record))["time"], "level": "WARNING",
+        "logger": "geocatalog", "message": "a b", "request_id": "r-1"}
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        failed = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", (),
+                                   sys.exc_info())
+    assert "ValueError: boom" in json.loads(JsonFormatter().format(failed))["exception"]
+    config = logging_config("json")
+    assert config["formatters"]["default"] == {"()": "stac_ext.service.logs.JsonFormatter"}
+    assert RequestIdFilter().filter(record) and record.request_id is None  # no request
