@@ -15,11 +15,13 @@ PG_PACKAGES := postgresql postgresql-15-postgis-3
 HOST ?= 127.0.0.1
 PORT ?= 8080
 S3_PORT ?= 9000
+# processes may reach this machine's own services (`make demo-s3`) in development only
+OUTBOUND_ALLOW ?= 127.0.0.0/8
 
 .PHONY: run test lint bench fuzz demo-s3 system-deps
 
 run: system-deps $(VENV)/.run-$(HASH)
-	$(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
+	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
 
 # A local S3 server with demo files for publish-dataset (README "Publishing a dataset").
 demo-s3: $(VENV)/.demo-$(HASH)

@@ -74,10 +74,14 @@ ON CONFLICT DO NOTHING
 
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY($1::text[])"
 
+#: The items among the wanted ones, each held (KEY SHARE) until the transaction ends: an
+#: item delete waits for the links to commit, then removes them (its unlink runs after
+#: its delete), so a catalog never keeps a link to a deleted item.
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest($1::text[], $2::text[]) AS wanted(collection, id)
 JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
+FOR KEY SHARE OF i
 """
 
 #: The whole subtree under (and including) a catalog, removed in one statement.

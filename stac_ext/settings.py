@@ -114,6 +114,14 @@ class Settings(PgstacApiSettings):
     # `text` or `json` (one object per line, with the request id): `serve` and `worker`.
     log_format: Literal["text", "json"] = "text"
 
+    # How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
+    # estimated) before counting again: a count lags writes by at most this (a PostgreSQL
+    # interval; pgstac's own default is a day).
+    search_count_ttl: str = "10 seconds"
+
+    # Items per page at most: a larger `limit` is cropped to it (items pages, searches).
+    max_page_size: int = 10_000
+
     # Request bodies above this size are refused with 413 (bulk loads: `geocatalog load`).
     max_body_bytes: int = 32 * 2**20
 

@@ -29,6 +29,10 @@ from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_PROCESSES
 from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
+#: The S3 and HTTP servers of the tests are on loopback: let the processes reach them (the
+#: job processes inherit this environment). Refusals are tested with a policy of their own.
+os.environ["OUTBOUND_ALLOW"] = "127.0.0.0/8"
+
 
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:

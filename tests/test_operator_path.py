@@ -224,4 +224,5 @@ def test_make_run_takes_host_and_port() -> None:
     out = subprocess.run(["make", "-n", "run", "HOST=0.0.0.0", "PORT=8081"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert ".venv/bin/geocatalog serve --host 0.0.0.0 --port 8081" in out.stdout.splitlines()
+    assert ("OUTBOUND_ALLOW=127.0.0.0/8 .venv/bin/geocatalog serve --host 0.0.0.0 --port 8081"
+            in out.stdout.splitlines())

@@ -97,7 +97,8 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
     data_dir = tmp_path_factory.mktemp("readme")
     env = {**os.environ, "DATABASE_URL": database_url.rsplit("/", 1)[0] + f"/{name}",
            "GEOCATALOG_DATA_DIR": str(data_dir), "OIDC_ISSUER": "", "JWKS_URL": "",
-           "LOAD_DEMO_DATA": "true", "IN_PROCESS_WORKER": "true"}
+           "LOAD_DEMO_DATA": "true", "IN_PROCESS_WORKER": "true",
+           "OUTBOUND_ALLOW": "127.0.0.0/8"}  # as `make run` sets it
     port, s3_port = free_port(), free_port()
     cli = [sys.executable, "-m", "stac_ext.cli"]
     processes = [

@@ -10,6 +10,7 @@ import hashlib
 from typing import Any
 
 from process_api.definition import Context, Process
+from process_api.outbound import OutboundPolicy
 from process_api.processes.sections import CREDENTIALS, DEMO, DISPLAY, RESOURCES, S3
 
 _CHUNK = 1 << 20
@@ -31,8 +32,11 @@ def s3_storage_options(s3: dict[str, Any]) -> dict[str, Any]:
 
 
 def s3_filesystem(s3: dict[str, Any]) -> Any:
+    """The caller's S3 storage; its endpoint, user input, must be an allowed target."""
     import s3fs
 
+    if s3.get("endpoint"):
+        OutboundPolicy.from_env().check(str(s3["endpoint"]))
     return s3fs.S3FileSystem(skip_instance_cache=True, **s3_storage_options(s3))
 
 

@@ -7,10 +7,12 @@ Our extensions go through stock's extension maps (`search_map`, `item_collection
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from stac_fastapi.api.app import StacApi
@@ -88,13 +90,19 @@ def build_data_api(
         extensions=extensions, lifespan=lifespan, settings=settings,
     )
     prefix = settings.prefix_path
+    item = f"{prefix}/collections/{{collection_id}}/items/{{item_id}}"
     api.add_route_dependencies(
         scopes=[{"path": f"{prefix}/search", "method": "POST"},
                 {"path": f"{prefix}/collections", "method": "POST"},
                 {"path": f"{prefix}/collections/{{collection_id}}", "method": "PUT"},
                 {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "POST"},
-                {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
-                 "method": "PUT"}],
+                {"path": f"{prefix}/collections/{{collection_id}}/bulk_items",
+                 "method": "POST"},
+                {"path": item, "method": "PUT"},
+                {"path": f"{prefix}/catalogs", "method": "POST"},
+                {"path": f"{prefix}/catalogs/{{path:path}}", "method": "POST"},
+                {"path": f"{prefix}/catalogs/{{path:path}}", "method": "PUT"},
+                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "POST"}],
         dependencies=[Depends(json_object_body)],
     )
     api.add_route_dependencies(
@@ -106,12 +114,42 @@ def build_data_api(
     return api
 
 
+#: Deeper bodies are refused: nothing in STAC nests this far, and the JSON encoders that
+#: serve what is stored stop at 255 levels.
+MAX_JSON_DEPTH = 64
+
+
+def _non_finite(constant: str) -> float:
+    raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in `value`, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node \
+            if isinstance(node, list) else ()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return depth
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 async def json_object_body(request: Request) -> None:
-    """These bodies are JSON objects: say so before stac-pydantic's validators (which assume
-    a dict and would fail with a 500) see anything else."""
+    """These bodies are JSON objects of finite numbers, nested at most MAX_JSON_DEPTH deep:
+    say so (400) before stac-pydantic's validators (which assume a dict and would fail with
+    a 500) or the database see anything else."""
     try:
-        body = await request.json()
-    except ValueError:
+        body = json.loads(await request.body(), parse_constant=_non_finite)
+    except ValueError as e:
+        if "not a JSON number" in str(e):
+            raise HTTPException(status_code=400, detail=str(e)) from None
         return  # malformed JSON: FastAPI's own validation answers it (400)
     if not isinstance(body, dict):
         raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
+                            f"{MAX_JSON_DEPTH} levels.")

@@ -14,8 +14,13 @@ def collection_id(convention: str, standard_name: str) -> str:
     return f"{convention}-{standard_name}"
 
 
+MAX_LENGTH = 256
+
+
 def collection_id_problem(value: str) -> str | None:
     """Why `value` is not a collection id, or None when it is one."""
+    if len(value) > MAX_LENGTH:
+        return f"Collection id of {len(value)} characters: at most {MAX_LENGTH}."
     if COLLECTION_ID.match(value):
         return None
     return (f"Collection id {value!r} must be '<convention>-<standard_name>': lower-case "

@@ -19,6 +19,10 @@ from stac_pydantic.extensions import validate_extensions
 from stac_ext.data_api.bodies import ItemIn
 from stac_ext.service.errors import describe_errors
 
+#: Characters of an item id: ids are keys of PostgreSQL indexes, whose entries are bounded
+#: (2,704 bytes; 512 characters of up to 4 UTF-8 bytes stay below).
+MAX_ID_LENGTH = 512
+
 
 class ItemRuleError(ValueError):
     """The item breaks a rule; the message says which (an HTTP 400 in the API)."""
@@ -73,6 +77,9 @@ class ItemRules:
     def check(self, item: dict[str, Any], collection_id: str,
               expected_id: str | None = None) -> None:
         item_id = str(item.get("id", ""))
+        if len(item_id) > MAX_ID_LENGTH:
+            raise ItemRuleError(f"Item id of {len(item_id)} characters: at most "
+                                f"{MAX_ID_LENGTH}.")
         chars = self.invalid_id_chars
         if chars and re.search("[" + re.escape("".join(chars)) + "]", item_id):
             raise ItemRuleError(f"Item id {item_id!r} may not contain any of "

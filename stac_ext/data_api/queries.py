@@ -19,6 +19,15 @@ FROM pgstac.items
 WHERE collection = $1 AND id = ANY($2::text[])
 """
 
+#: Every writer of items (single, bulk, publishing) takes these in the transaction that
+#: reads the items' owners and writes: checks and writes of one id never interleave.
+#: $1 collection id, $2 item ids; sorted, so two writers never wait on each other in turn.
+LOCK_ITEM_IDS = """
+SELECT pg_advisory_xact_lock(key) FROM (
+    SELECT DISTINCT hashtextextended($1 || '/' || id, 0) AS key
+    FROM unnest($2::text[]) AS id ORDER BY key) AS keys
+"""
+
 DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
 
 UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"

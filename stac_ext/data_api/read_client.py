@@ -5,6 +5,7 @@ encode per response, links built once per request (README "Performance")."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, cast
 from urllib.parse import unquote_plus
 
@@ -100,10 +101,20 @@ class CoreClient(CoreCrudClient):
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
                                         + ", ".join(sorted(GEOJSON_TYPES)))
-        search_request = fold_query(fold_owner(search_request))
         settings = request.app.state.settings
+        limit = getattr(search_request, "limit", None)
+        if limit is not None and limit > settings.max_page_size:
+            # a page holds MAX_PAGE_SIZE items at most, as stock crops GET's `limit`
+            # (to 10,000): POST bodies too, whatever they ask
+            search_request = search_request.model_copy(
+                update={"limit": settings.max_page_size})
+        bbox = getattr(search_request, "bbox", None)
+        if bbox is not None and not all(math.isfinite(float(v)) for v in bbox):
+            raise InvalidQueryParameter("bbox: the coordinates must be finite numbers.")
+        search_request = fold_query(fold_owner(search_request))
         api_hydrate = settings.use_api_hydrate
-        search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate}
+        search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
+                               "context_stats_ttl": settings.search_count_ttl}
         params: list[Any] = [search_request.model_dump_json(exclude_none=True, by_alias=True)]
         if self.scope_param is not None:  # its filter is CQL2-JSON: POST takes no other
             params.append(request.path_params[self.scope_param])

@@ -14,6 +14,7 @@ from typing import Any
 import attr
 import jsonpatch
 import jsonpointer
+from asyncpg import Connection
 from fastapi import HTTPException, Request
 from json_merge_patch import merge
 from pydantic import ValidationError
@@ -31,6 +32,7 @@ from stac_pydantic import Collection
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import JSONResponse, Response
 
+from stac_ext.auth import Principal
 from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
@@ -74,12 +76,16 @@ async def require_collection(request: Request, collection_id: str) -> None:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
 
 
-async def stored_item(request: Request, collection_id: str, item_id: str) -> dict[str, Any]:
-    async with request.app.state.get_connection(request, "r") as conn:
-        item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
+async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dict[str, Any]:
+    item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
+
+
+async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
+    """Serialise this transaction's check-and-write of these ids with every other one's."""
+    await conn.execute(queries.LOCK_ITEM_IDS, collection_id, item_ids)
 
 
 @attr.s
@@ -114,7 +120,8 @@ class TransactionsClient(StockTransactionsClient):
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
-        async with request.app.state.get_connection(request, "w") as conn:
+        async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
+            await lock_ids(conn, collection_id, [f["id"] for f in features])
             if many:
                 await dbfunc(conn, "create_items", features)
             else:
@@ -132,13 +139,14 @@ class TransactionsClient(StockTransactionsClient):
                             change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
         """PUT and PATCH: the owner (or an admin) replaces the item by `change(stored)`,
         under the same rules as a POST; the owner and `created` stay."""
-        existing = await stored_item(request, collection_id, item_id)
-        owner = existing["properties"].get("owner")
-        self.policy.require_item_owner(request, owner)
-        existing.pop("links", None)  # generated on the way out, not stored
-        body = self._prepare(request, change(existing), collection_id, owner,
-                             existing["properties"].get("created"), expected_id=item_id)
-        async with request.app.state.get_connection(request, "w") as conn:
+        async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
+            await lock_ids(conn, collection_id, [item_id])
+            existing = await stored_item(conn, collection_id, item_id)
+            owner = existing["properties"].get("owner")
+            self.policy.require_item_owner(request, owner)
+            existing.pop("links", None)  # generated on the way out, not stored
+            body = self._prepare(request, change(existing), collection_id, owner,
+                                 existing["properties"].get("created"), expected_id=item_id)
             await dbfunc(conn, "update_item", body)
         return await self._respond_item(request, body)
 
@@ -157,12 +165,15 @@ class TransactionsClient(StockTransactionsClient):
     async def delete_item(  # type: ignore[override]
         self, item_id: str, collection_id: str, request: Request, **kwargs: Any
     ) -> Response:
-        existing = await stored_item(request, collection_id, item_id)
-        self.policy.require_item_owner(request, existing["properties"].get("owner"))
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
+            await lock_ids(conn, collection_id, [item_id])
+            existing = await stored_item(conn, collection_id, item_id)
+            self.policy.require_item_owner(request, existing["properties"].get("owner"))
+            # delete first: it waits for any transaction holding the item (a catalog
+            # linking it), whose links the statements below then see and remove
+            await conn.fetchval(queries.DELETE_ITEM, item_id, collection_id)
             for statement in self.on_item_delete:
                 await conn.execute(statement, collection_id, item_id)
-            await conn.fetchval(queries.DELETE_ITEM, item_id, collection_id)
         return Response(status_code=204)
 
     async def create_collection(  # type: ignore[override]
@@ -224,14 +235,27 @@ class BulkTransactionsClient(StockBulkClient):
         principal = self.policy.principal(request)
         collection_id = request.path_params["collection_id"]
         await require_collection(request, collection_id)
-        existing: dict[str, dict[str, Any]] = {}
-        if items.method == BulkTransactionMethod.UPSERT:
-            async with request.app.state.get_connection(request, "r") as conn:
+        async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
+            await lock_ids(conn, collection_id, list(items.items))
+            existing: dict[str, dict[str, Any]] = {}
+            if items.method == BulkTransactionMethod.UPSERT:
                 rows = await conn.fetch(queries.ITEM_OWNERS, collection_id, list(items.items))
-            existing = {row["id"]: dict(row) for row in rows}
+                existing = {row["id"]: dict(row) for row in rows}
+            accepted, refused = self._sort(items, existing, principal, rules(request),
+                                           collection_id)
+            if accepted:
+                function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
+                            else "create_items")
+                await dbfunc(conn, function, accepted)
+        return {"received": len(items.items), "success": len(accepted), "skipped": 0,
+                "errors": refused}
+
+    def _sort(self, items: Items, existing: dict[str, dict[str, Any]], principal: Principal,
+              item_rules: ItemRules, collection_id: str
+              ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+        """(prepared items to write, refused ids with why)."""
         refused: list[dict[str, str]] = []
         accepted: list[dict[str, Any]] = []
-        item_rules = rules(request)
         for item_id, raw in items.items.items():
             found = existing.get(item_id)
             if found and found["owner"] != principal.username and not self.policy.is_admin(
@@ -245,10 +269,4 @@ class BulkTransactionsClient(StockBulkClient):
                     found["created"] if found else None, expected_id=item_id))
             except ItemRuleError as e:
                 refused.append({"id": item_id, "msg": str(e)})
-        if accepted:
-            function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
-                        else "create_items")
-            async with request.app.state.get_connection(request, "w") as conn:
-                await dbfunc(conn, function, accepted)
-        return {"received": len(items.items), "success": len(accepted), "skipped": 0,
-                "errors": refused}
+        return accepted, refused

@@ -7,7 +7,7 @@ from typing import Any
 
 import asyncpg
 
-from process_api import Context, s3_filesystem
+from process_api import Context, OutboundPolicy, TargetRefused, s3_filesystem
 from stac_ext.content.formats import Format, asset_format
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root, item_path
@@ -41,13 +41,18 @@ def _listing_error(error: Exception, source: str, endpoint: str | None
 
 def list_files(source: str, s3: dict[str, Any]) -> tuple[Any, list[str]]:
     """(filesystem, paths of the files and Zarr stores under the source)."""
-    if not source.startswith("s3://"):
-        import fsspec
+    try:
+        if not source.startswith("s3://"):
+            import fsspec
 
-        return fsspec.filesystem("https"), [source]
-    if s3.get("enabled") is False:
-        raise PublishError("S3 access is disabled in the inputs (s3.enabled = false).")
-    fs = s3_filesystem(s3)
+            OutboundPolicy.from_env().check(source)
+            # redirects are not followed: each target is checked before it is asked
+            return fsspec.filesystem("https", allow_redirects=False), [source]
+        if s3.get("enabled") is False:
+            raise PublishError("S3 access is disabled in the inputs (s3.enabled = false).")
+        fs = s3_filesystem(s3)
+    except TargetRefused as e:
+        raise PublishError(str(e)) from None
     prefix = source.removeprefix("s3://").rstrip("/")
     try:
         keys = fs.find(prefix)
@@ -117,8 +122,10 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
             try:
                 description = describe(fs, path, href)
             except Exception as e:  # a bad file is reported; the others go on
-                result["warnings"].append({"file": href, "message": f"could not read {name}: "
-                                           f"{type(e).__name__}: {str(e)[:200]}"})
+                why = ("the address did not answer with a readable file"  # says nothing more
+                       if href.startswith("http") else f"{type(e).__name__}: {str(e)[:200]}")
+                result["warnings"].append({"file": href,
+                                           "message": f"could not read {name}: {why}"})
                 continue
             finally:
                 context.progress(int(100 * (n - 0.5) / len(paths)), f"read {name}")

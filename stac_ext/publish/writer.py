@@ -68,8 +68,10 @@ class Writer:
                                          "exist and your project may not create it")
                                         for item in group]
                     continue
+                ids = [item["id"] for item in group]
+                await self.conn.execute(queries.LOCK_ITEM_IDS, collection, ids)
                 existing = {row["id"]: row for row in await self.conn.fetch(
-                    queries.ITEM_OWNERS, collection, [item["id"] for item in group])}
+                    queries.ITEM_OWNERS, collection, ids)}
                 for item in group:
                     found = existing.get(item["id"])
                     if found and found["owner"] != self.owner:

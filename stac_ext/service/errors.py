@@ -42,6 +42,9 @@ _UNAVAILABLE = (OSError, asyncpg.exceptions.PostgresConnectionError,
 #: Stock's own errors, answered as stock does (its class name as `code`) but logged as the
 #: expected events they are: one line, no traceback.
 _STOCK = {NotFoundError: 404, ConflictError: 409, InvalidQueryParameter: 400}
+#: What to say when stock raises one of them without a message (pgstac's unique violation).
+_UNSAID = {404: "It does not exist.", 409: "An object with this id exists already.",
+           400: "The request is not valid."}
 
 
 def error_response(status: int, description: str, code: str | None = None,
@@ -73,7 +76,10 @@ def add_error_handlers(app: FastAPI) -> None:
                               headers=dict(exc.headers) if exc.headers else None)
 
     async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(400, str(exc).splitlines()[0], "InvalidQueryParameter")
+        said = (str(exc).splitlines() or ["The database refused the input."])[0]
+        if "0x00" in said:  # PostgreSQL's words for a NUL character
+            said = "Text may not contain NUL characters (\\u0000)."
+        return error_response(400, said, "InvalidQueryParameter")
 
     async def on_bad_json_parameter(request: Request, exc: Exception) -> JSONResponse:
         # stock clients decode `intersects` / `query` parameters themselves; bodies are
@@ -96,7 +102,7 @@ def add_error_handlers(app: FastAPI) -> None:
         status = next(code for cls, code in _STOCK.items() if isinstance(exc, cls))
         logger.info("%s %s: %d %s: %s", request.method, request.url.path, status,
                     type(exc).__name__, exc)
-        return error_response(status, str(exc), type(exc).__name__)
+        return error_response(status, str(exc) or _UNSAID[status], type(exc).__name__)
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unexpected error on %s %s", request.method, request.url.path)

@@ -1,0 +1,56 @@
+"""Where a process may send requests (user input names the targets: sources, S3
+endpoints): public addresses only, checked after DNS resolution, unless `OUTBOUND_ALLOW`
+(comma-separated networks, e.g. `10.0.0.0/8,127.0.0.1/32`) names more. Redirects are not
+followed. A refusal says one thing, whatever the target, so that it cannot map a network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+REFUSED = ("The address cannot be reached from here: give a public http(s) or S3 address "
+           "(the service's OUTBOUND_ALLOW names the private networks it may reach).")
+
+
+class TargetRefused(ValueError):
+    def __init__(self) -> None:
+        super().__init__(REFUSED)
+
+
+def _blocked(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Loopback, private, link-local (cloud metadata: 169.254.169.254), and the like."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return (address.is_loopback or address.is_private or address.is_link_local
+            or address.is_multicast or address.is_reserved or address.is_unspecified)
+
+
+@dataclass(frozen=True)
+class OutboundPolicy:
+    allowed: tuple[Network, ...] = ()
+
+    @classmethod
+    def from_env(cls) -> OutboundPolicy:
+        text = os.environ.get("OUTBOUND_ALLOW", "")
+        return cls(tuple(ipaddress.ip_network(part.strip(), strict=False)
+                         for part in text.split(",") if part.strip()))
+
+    def check(self, url: str) -> None:
+        """TargetRefused unless every address the URL's host resolves to may be reached."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise TargetRefused()
+        try:
+            infos = socket.getaddrinfo(parts.hostname, parts.port or 443,
+                                       type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise TargetRefused() from None
+        for info in infos:
+            address = ipaddress.ip_address(info[4][0])
+            if _blocked(address) and not any(address in net for net in self.allowed):
+                raise TargetRefused()

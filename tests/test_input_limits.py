@@ -1,0 +1,177 @@
+"""Limits on what a client may send, each a 400 saying which, never a 500 or a stored
+object that cannot be served: non-finite numbers, nesting depth, id length, page size; and
+a catalog never keeps a link to an item deleted while the catalog was being written."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import psycopg
+import pytest
+
+from stac_ext.app import create_app
+from stac_ext.data_api.api import MAX_JSON_DEPTH
+from stac_ext.data_api.item_rules import MAX_ID_LENGTH
+from tests.support.http import http_client
+from tests.support.stac import make_item, unique
+
+
+def nested(depth: int) -> dict:
+    value: dict = {"leaf": 1}
+    for _ in range(depth):
+        value = {"n": value}
+    return value
+
+
+async def test_non_finite_numbers_are_400(alice_data: httpx.AsyncClient, anon,
+                                          collection: str) -> None:
+    body = '{"id": "nan", "type": "Feature", "properties": {"datetime": "2021-01-01T00:00:00Z"},' \
+        ' "geometry": {"type": "Point", "coordinates": [NaN, Infinity]}, "assets": {}}'
+    r = await alice_data.post(f"/data/collections/{collection}/items", content=body,
+                              headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {
+        "code": "BadRequest",
+        "description": "NaN is not a JSON number: numbers must be finite"})
+    r = await anon.post("/data/search", content='{"bbox": [0, 0, 1, -Infinity]}',
+                        headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    r = await anon.get("/data/search", params={"bbox": "NaN,0,1,1"})
+    assert (r.status_code, r.json()["description"]) == (
+        400, "bbox: the coordinates must be finite numbers.")
+
+
+async def test_deep_nesting_is_400(alice_data: httpx.AsyncClient, anon,
+                                   collection: str) -> None:
+    too_deep = f"The request body nests deeper than {MAX_JSON_DEPTH} levels."
+    r = await alice_data.post("/data/catalogs", json={
+        "id": unique("deep-"), "type": "Catalog", "description": "d", "x": nested(300)})
+    assert (r.status_code, r.json()["description"]) == (400, too_deep)
+    item = make_item("deep")
+    item["properties"]["x"] = nested(300)
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+    assert (r.status_code, r.json()["description"]) == (400, too_deep)
+    clause: dict = {"op": "=", "args": [{"property": "id"}, "a"]}
+    for _ in range(200):
+        clause = {"op": "or", "args": [clause, {"op": "=", "args": [{"property": "id"}, "b"]}]}
+    r = await anon.post("/data/search", json={"filter": clause, "filter-lang": "cql2-json"})
+    assert (r.status_code, r.json()["description"]) == (400, too_deep)
+    shallow = make_item("shallow")
+    shallow["properties"]["x"] = nested(MAX_JSON_DEPTH - 10)
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=shallow)
+    assert r.status_code == 201, r.text
+    assert (await anon.get(r.headers["Location"])).status_code == 200
+
+
+async def test_long_ids_are_400(alice_data: httpx.AsyncClient, admin_data,
+                                collection: str) -> None:
+    r = await alice_data.post(f"/data/collections/{collection}/items",
+                              json=make_item("x" * 10_000))
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Item id of 10000 characters: at most {MAX_ID_LENGTH}.")
+    r = await alice_data.post(f"/data/collections/{collection}/items",
+                              json=make_item("y" * MAX_ID_LENGTH))
+    assert r.status_code == 201, r.text
+    r = await admin_data.post("/data/collections", json={"id": "a-" + "b" * 300})
+    assert r.status_code == 400
+
+
+@pytest.mark.parametrize("method, path", [("GET", "/data/search"),
+                                          ("GET", "/data/collections/{c}/items"),
+                                          ("POST", "/data/search")])
+async def test_page_size_is_cropped(settings, issuer, alice_data: httpx.AsyncClient,
+                                    collection: str, method: str, path: str) -> None:
+    """A `limit` beyond MAX_PAGE_SIZE gets MAX_PAGE_SIZE items and a `next` link (stock
+    crops GET's at 10,000; POST bodies are cropped too)."""
+    for n in range(3):
+        r = await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item(f"page{n}"))
+        assert r.status_code == 201, r.text
+    small = create_app(settings.model_copy(update={"max_page_size": 2}))
+    url = path.format(c=collection)
+    async with small.router.lifespan_context(small), http_client(small) as c:
+        r = await (c.get(url, params={"limit": 1_000_000_000_000, "collections": collection})
+                   if method == "GET" else
+                   c.post(url, json={"limit": 1_000_000_000_000, "collections": [collection]}))
+    assert r.status_code == 200, r.text
+    assert len(r.json()["features"]) == 2
+    assert [link["rel"] for link in r.json()["links"] if link["rel"] == "next"] == ["next"]
+
+
+async def test_a_duplicate_says_so(alice_data: httpx.AsyncClient, collection: str) -> None:
+    assert (await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item("twice"))).status_code == 201
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("twice"))
+    assert (r.status_code, r.json()) == (409, {
+        "code": "ConflictError", "description": "An object with this id exists already."})
+
+
+@pytest.fixture
+async def linked_item(alice_data: httpx.AsyncClient, collection: str) -> tuple[str, str, str]:
+    """(collection, item, catalog): a catalog of alice's and an item of hers."""
+    item, top = unique("racy-"), unique("race-")
+    assert (await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item(item))).status_code == 201
+    assert (await alice_data.post("/data/catalogs", json={
+        "id": top, "type": "Catalog", "description": "race"})).status_code == 201
+    return collection, item, top
+
+
+async def test_item_deleted_while_a_catalog_links_it(database_url: str, alice_data,
+                                                     linked_item) -> None:
+    """The catalog's transaction holds the item (as a forced PUT does) while the item is
+    deleted: the delete waits, then removes the link that transaction wrote."""
+    collection, item, top = linked_item
+    with psycopg.connect(database_url) as held:
+        held.execute("SELECT 1 FROM pgstac.items WHERE collection = %s AND id = %s "
+                     "FOR KEY SHARE", (collection, item))
+        delete = asyncio.create_task(
+            alice_data.delete(f"/data/collections/{collection}/items/{item}"))
+        await asyncio.sleep(1)
+        assert not delete.done()  # waiting for the catalog's transaction
+        held.execute("INSERT INTO catalogs.links (catalog_pk, position, collection_id, "
+                     "item_id) SELECT pk, 1, %s, %s FROM catalogs.catalogs WHERE path = %s",
+                     (collection, item, top))
+        held.commit()
+        assert (await delete).status_code == 204
+    with psycopg.connect(database_url) as conn:
+        links = conn.execute("SELECT count(*) FROM catalogs.links WHERE item_id = %s",
+                             (item,)).fetchone()
+    assert links == (0,)
+
+
+async def test_catalog_linking_an_item_being_deleted(database_url: str, alice_data, app,
+                                                     issuer, linked_item) -> None:
+    """The item's delete is under way when a forced PUT links it: the PUT waits, then
+    finds the item gone (400), and nothing links to it."""
+    collection, item, top = linked_item
+    editor = httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                               base_url="http://testserver", headers={
+        "Authorization": f"Bearer {issuer.token('alice', rights=['updateCatalog'])}"})
+    with psycopg.connect(database_url) as deleting:
+        deleting.execute("SET search_path TO pgstac, public")
+        deleting.execute("SELECT pgstac.delete_item(%s, %s)", (item, collection))
+        put = asyncio.create_task(editor.put(
+            f"/data/catalogs/{top}?_force=true", json={
+                "id": top, "type": "Catalog", "description": "race", "links": [
+                    {"rel": "item", "href": f"collections/{collection}/items/{item}"}]}))
+        await asyncio.sleep(1)
+        assert not put.done()  # waiting for the delete's transaction
+        deleting.commit()
+        r = await put
+    await editor.aclose()
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Links to what does not exist: item {collection}/{item}")
+
+
+async def test_number_matched_follows_writes(settings, issuer, alice_data,
+                                             collection: str) -> None:
+    """With SEARCH_COUNT_TTL=0 the count is exact at once (by default it may lag 10 s)."""
+    exact = create_app(settings.model_copy(update={"search_count_ttl": "0 seconds"}))
+    async with exact.router.lifespan_context(exact), http_client(exact) as c:
+        for n in range(3):
+            r = await alice_data.post(f"/data/collections/{collection}/items",
+                                      json=make_item(f"counted{n}"))
+            assert r.status_code == 201
+            page = (await c.get("/data/search", params={"collections": collection})).json()
+            assert page["numberMatched"] == n + 1

@@ -1,0 +1,94 @@
+"""Processes fetch only from allowed targets: public addresses after DNS resolution, plus
+the networks OUTBOUND_ALLOW names; no redirects; one text for every refusal."""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from process_api.outbound import REFUSED, OutboundPolicy, TargetRefused
+from stac_ext.publish.run import list_files
+from stac_ext.publish.writer import PublishError
+
+DEFAULT = OutboundPolicy()
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:8080/data", "https://localhost/x.nc", "http://10.1.2.3/x",
+    "http://192.168.0.1/x", "http://169.254.169.254/latest/meta-data/", "http://[::1]/x",
+    "http://[::ffff:127.0.0.1]/x", "http://0.0.0.0/x", "ftp://example.org/x", "file:///etc/x",
+    "http://no-such-host.invalid/x"])
+def test_refused_by_default(url: str) -> None:
+    with pytest.raises(TargetRefused) as refused:
+        DEFAULT.check(url)
+    assert str(refused.value) == REFUSED  # the same words whatever the reason
+
+
+def test_public_addresses_and_allowed_networks() -> None:
+    DEFAULT.check("https://93.184.216.34/data.nc")  # a public address: no lookup needed
+    allowing = OutboundPolicy((ipaddress.ip_network("127.0.0.0/8"),))
+    allowing.check("http://127.0.0.1:9000")
+    with pytest.raises(TargetRefused):
+        allowing.check("http://10.0.0.1:9000")
+
+
+def test_policy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OUTBOUND_ALLOW", "10.0.0.0/8, 127.0.0.1")
+    assert OutboundPolicy.from_env().allowed == (ipaddress.ip_network("10.0.0.0/8"),
+                                                 ipaddress.ip_network("127.0.0.1/32"))
+
+
+@pytest.fixture
+def redirecting() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server redirecting every request to a second one, which counts what
+    reaches it: (the first's URL, the second's hits)."""
+    hits: list[str] = []
+
+    class Target(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    target = ThreadingHTTPServer(("127.0.0.1", 0), Target)
+
+    class Redirect(Target):
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{target.server_port}/inside")
+            self.end_headers()
+
+        do_HEAD = do_GET
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for each in (target, server):
+        threading.Thread(target=each.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", hits
+    server.shutdown()
+    target.shutdown()
+
+
+def test_publishing_refuses_loopback_and_private_sources(
+        monkeypatch: pytest.MonkeyPatch, redirecting: tuple[str, list[str]]) -> None:
+    monkeypatch.delenv("OUTBOUND_ALLOW")
+    for inputs in ({"source": f"{redirecting[0]}/x.nc"},
+                   {"source": "s3://bucket/x", "s3": {"endpoint": "http://10.0.0.5:9000"}}):
+        with pytest.raises(PublishError) as refused:
+            list_files(inputs["source"], inputs.get("s3") or {})  # type: ignore[arg-type]
+        assert str(refused.value) == REFUSED
+
+
+def test_redirects_are_not_followed(redirecting: tuple[str, list[str]]) -> None:
+    url, hits = redirecting
+    fs, paths = list_files(f"{url}/x.nc", {})  # loopback is allowed in the tests
+    assert fs.cat(paths[0]) == b""  # the redirect itself, not what it points at
+    assert hits == []
