@@ -40,6 +40,7 @@ class Process:
     outputs: Mapping[str, Any]  # JSON Schema of the results
     entry: str  # `module:function` of the run function
     retries: int = 0  # how often a job whose worker died is started again
+    database: bool = False  # its process gets DATABASE_URL (publishing writes items)
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):

@@ -35,6 +35,8 @@ logger = logging.getLogger("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
 ENGINE_SCHEMA = "procrastinate"
+#: What a job's process never sees (it runs user-chosen code paths on user input).
+WORKER_SECRETS = {"DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
@@ -227,8 +229,13 @@ class Supervisor:
         self.store = store
         self.job_id = job_id
         self.context = context
-        # processes are deployment-installed code: they get the service's database
-        self.env = {**os.environ, "DATABASE_URL": dsn}
+        self.dsn = dsn
+
+    def environment(self, process: Process) -> dict[str, str]:
+        """The worker's environment without its secrets; the database's URL only for a
+        process that declares it needs the database (`Process.database`)."""
+        env = {k: v for k, v in os.environ.items() if k not in WORKER_SECRETS}
+        return {**env, "DATABASE_URL": self.dsn} if process.database else env
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
                   about: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +243,7 @@ class Supervisor:
             sys.executable, "-m", "process_api.child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,  # the process's prints may hold anything
-            limit=2**26, env=self.env,
+            limit=2**26, env=self.environment(process),
         )
         assert child.stdin and child.stdout
         child.stdin.write(json.dumps({"entry": process.entry, "inputs": inputs,

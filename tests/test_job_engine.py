@@ -135,3 +135,16 @@ async def test_owslib_lists_describes_executes(app, live_server: str, issuer) ->
         job = await wait_for(http, url, "successful", "failed")
         assert job["status"] == "successful"
         assert (await http.get(f"{url}/results")).json()["message"] == "from owslib"
+
+
+async def test_job_processes_see_no_worker_secrets(alice_processes: httpx.AsyncClient,
+                                                   monkeypatch) -> None:
+    """A process runs user-chosen paths on user input: the worker's database URL and
+    secrets key stay with the worker (publish-dataset, which writes items, gets the URL)."""
+    monkeypatch.setenv("DATABASE_URL", "postgresql://worker:secret@127.0.0.1/db")
+    monkeypatch.setenv("JOB_SECRETS_KEY", "q2Yw8b0m1Qw0mJm7c8pQk4Q0v3dE2T7b3Zq0n6wX9aY=")
+    r = await execute(alice_processes, "test-environment", {})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert job["status"] == "successful", job
+    results = await alice_processes.get(f"{r.headers['Location']}/results")
+    assert results.json() == {"DATABASE_URL": False, "JOB_SECRETS_KEY": False}

@@ -18,6 +18,19 @@ def fail(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
     raise RuntimeError(f"could not reach the provider with {inputs.get('token')}")
 
 
+def environment(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Which of the worker's secrets its process sees."""
+    import os
+
+    return {name: name in os.environ for name in ("DATABASE_URL", "JOB_SECRETS_KEY")}
+
+
+ENVIRONMENT = Process(
+    id="test-environment", version="1", title="Environment", description="Reports secrets.",
+    inputs={"type": "object"}, outputs={"type": "object"},
+    entry="tests.support.processes:environment",
+)
+
 HOG = Process(
     id="test-hog", version="1", title="Memory hog", description="Allocates memory.",
     inputs={"type": "object", "required": ["mebibytes"],
@@ -32,7 +45,7 @@ FAIL = Process(
     outputs={"type": "object"}, entry="tests.support.processes:fail",
 )
 
-TEST_PROCESSES = [HOG, FAIL]
+TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT]
 
 
 def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
