@@ -46,7 +46,8 @@ def schemathesis(root: str, api: str, examples: int, seconds: int, token: str | 
                          env={**os.environ, "NO_COLOR": "1"}, timeout=seconds * 3 + 120)
     report = out.stdout + out.stderr
     findings = sorted(set(FINDINGS.findall(report)))
-    summary = "\n".join(m.group(0).strip() for m in SUMMARY.finditer(report))
+    summary = "\n".join(line for m in SUMMARY.finditer(report)
+                        if len(line := m.group(0).strip()) < 200)  # not a dumped traceback
     return not findings and "generated" in report, summary + (
         f"\nfindings: {', '.join(findings)}" if findings else "")
 
