@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 
 from stac_ext.app import create_app
-from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from stac_ext.settings import Settings
+from tests.support.cluster import migrated_cluster
 from tests.support.http import free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_PROCESSES
@@ -40,16 +37,8 @@ def database_url() -> Iterator[str]:
         migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
         yield url
         return
-    root = Path(tempfile.mkdtemp(prefix="geocatalog-test-"))
-    root.chmod(0o755)
-    cluster = Cluster(datadir=root / "pg", port=free_port())
-    cluster.start()
-    try:
-        migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    with migrated_cluster("geocatalog-test-") as cluster:
         yield cluster.dsn
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

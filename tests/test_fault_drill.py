@@ -10,10 +10,8 @@ outage's answers come within about a second.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -25,8 +23,7 @@ import psycopg
 import pytest
 
 from stac_ext.database.cluster import Cluster
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from tests.support.cluster import migrated_cluster
 from tests.support.http import free_port
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
 from tests.support.stac import make_collection, make_item, unique
@@ -37,16 +34,8 @@ COLLECTION = "test_conv-drill"
 
 @pytest.fixture
 def own_cluster() -> Iterator[Cluster]:
-    root = Path(tempfile.mkdtemp(prefix="geocatalog-drill-"))
-    root.chmod(0o755)
-    cluster = Cluster(datadir=root / "pg", port=free_port())
-    cluster.start()
-    try:
-        migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    with migrated_cluster("geocatalog-drill-") as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def serve(cluster: Cluster, issuer, data_dir: Path, port: int):  # type: ignore[no-untyped-def]

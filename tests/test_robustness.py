@@ -4,10 +4,7 @@ many concurrent writers; and clients that are not ours (OWSLib Features, pystac-
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,9 +13,8 @@ from pystac_client import Client
 
 from stac_ext.app import create_app
 from stac_ext.database.cluster import Cluster
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
-from tests.support.http import free_port, http_client
+from tests.support.cluster import migrated_cluster
+from tests.support.http import http_client
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -94,14 +90,8 @@ async def test_oversized_bodies_are_413(settings, issuer) -> None:
 
 @pytest.fixture
 def own_cluster() -> Iterator[Cluster]:
-    root = Path(tempfile.mkdtemp(prefix="geocatalog-restart-"))
-    root.chmod(0o755)
-    cluster = Cluster(datadir=root / "pg", port=free_port())
-    cluster.start()
-    migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
-    yield cluster
-    cluster.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    with migrated_cluster("geocatalog-restart-") as cluster:
+        yield cluster
 
 
 async def test_database_restart_while_serving(settings, own_cluster: Cluster) -> None:
