@@ -149,3 +149,16 @@ async def test_integers_beyond_64_bits_in_a_search_body(alice_data: httpx.AsyncC
     assert r.status_code == 200, r.text
     [next_link] = [link for link in r.json()["links"] if link["rel"] == "next"]
     assert next_link["body"]["huge"] == 2**80
+
+
+async def test_integers_beyond_64_bits_in_an_item(alice_data: httpx.AsyncClient,
+                                                  collection: str) -> None:
+    """Stored and served (PostgreSQL keeps the number; it is read back as a float)."""
+    item = make_item("big-property")
+    item["properties"]["count"] = 2**80
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+    assert r.status_code == 201, r.text
+    assert r.json()["properties"]["count"] == 2**80
+    served = await alice_data.get(r.headers["Location"])
+    assert served.status_code == 200
+    assert served.json()["properties"]["count"] == float(2**80)

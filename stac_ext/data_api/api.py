@@ -142,14 +142,16 @@ async def json_object_body(request: Request) -> None:
     """These bodies are JSON objects of finite numbers, nested at most MAX_JSON_DEPTH deep:
     say so (400) before stac-pydantic's validators (which assume a dict and would fail with
     a 500) or the database see anything else."""
+    raw = await request.body()
     try:
-        body = json.loads(await request.body(), parse_constant=_non_finite)
+        body = json.loads(raw, parse_constant=_non_finite)
     except ValueError as e:
         if "not a JSON number" in str(e):
             raise HTTPException(status_code=400, detail=str(e)) from None
         return  # malformed JSON: FastAPI's own validation answers it (400)
     if not isinstance(body, dict):
         raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
-    if _depth(body) > MAX_JSON_DEPTH:
+    # fewer brackets than the limit cannot nest deeper than it (a single item: no walk)
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and _depth(body) > MAX_JSON_DEPTH:
         raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
                             f"{MAX_JSON_DEPTH} levels.")

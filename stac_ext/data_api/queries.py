@@ -22,11 +22,16 @@ WHERE collection = $1 AND id = ANY($2::text[])
 #: Every writer of items (single, bulk, publishing) takes these in the transaction that
 #: reads the items' owners and writes: checks and writes of one id never interleave.
 #: $1 collection id, $2 item ids; sorted, so two writers never wait on each other in turn.
-LOCK_ITEM_IDS = """
-SELECT pg_advisory_xact_lock(key) FROM (
+_LOCKED = """
+WITH locked AS (SELECT count(pg_advisory_xact_lock(key)) FROM (
     SELECT DISTINCT hashtextextended($1 || '/' || id, 0) AS key
-    FROM unnest($2::text[]) AS id ORDER BY key) AS keys
+    FROM unnest($2::text[]) AS id ORDER BY key) AS keys)
 """
+LOCK_ITEM_IDS = _LOCKED + "SELECT 1 FROM locked"
+#: A POST's write in one statement (its own transaction), after the ids' locks:
+#: $3 the item (create_item) or the array of items (create_items) as JSON text.
+CREATE_ITEM = _LOCKED + "SELECT pgstac.create_item($3::text::jsonb) FROM locked"
+CREATE_ITEMS = _LOCKED + "SELECT pgstac.create_items($3::text::jsonb) FROM locked"
 
 DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
 

@@ -8,12 +8,14 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import attr
 import jsonpatch
 import jsonpointer
+import orjson
 from asyncpg import Connection
 from fastapi import HTTPException, Request
 from json_merge_patch import merge
@@ -83,6 +85,15 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dic
     return item
 
 
+def json_text(value: Any) -> str:
+    """JSON for the database: orjson, or the standard library for integers beyond 64 bits
+    (a client's properties may hold them)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
     """Serialise this transaction's check-and-write of these ids with every other one's."""
     await conn.execute(queries.LOCK_ITEM_IDS, collection_id, item_ids)
@@ -120,12 +131,10 @@ class TransactionsClient(StockTransactionsClient):
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
-        async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
-            await lock_ids(conn, collection_id, [f["id"] for f in features])
-            if many:
-                await dbfunc(conn, "create_items", features)
-            else:
-                await dbfunc(conn, "create_item", features[0])
+        async with request.app.state.get_connection(request, "w") as conn:
+            await conn.fetchval(queries.CREATE_ITEMS if many else queries.CREATE_ITEM,
+                                collection_id, [f["id"] for f in features],
+                                json_text(features if many else features[0]))
         if many:
             return JSONResponse({"created": len(features)}, status_code=201)
         body = features[0]
