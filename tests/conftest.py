@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -20,7 +18,8 @@ from stac_ext.app import create_app
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from stac_ext.settings import Settings
-from tests.support.cluster import migrated_cluster
+from tests.support.cli import run_cli
+from tests.support.cluster import migrated_cluster, new_database
 from tests.support.http import free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_PROCESSES
@@ -115,16 +114,11 @@ def seeded_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory
     """A real uvicorn serving a database of its own with the demo data set and the
     `checks_collection`: what the external validators see does not depend on which tests
     ran before."""
-    name = unique("seeded_")
-    admin_url = (settings.database_url or "").rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = (settings.database_url or "").rsplit("/", 1)[0] + f"/{name}"
+    url = new_database(settings.database_url or "", "seeded_")
     seed = tmp_path_factory.mktemp("seed") / "checks.ndjson"
     seed.write_text("\n".join(json.dumps(doc) for doc in checks_collection()))
     for command in (["migrate"], ["demo-data"], ["load", str(seed)]):
-        subprocess.run([sys.executable, "-m", "stac_ext.cli", *command], check=True,
-                       env={**os.environ, "DATABASE_URL": url}, capture_output=True)
+        assert run_cli(*command, env={"DATABASE_URL": url}).returncode == 0, command
     with psycopg.connect(url, autocommit=True) as conn:
         # a numeric queryable: pgstac compares `quality` as a number, whatever the client
         # sends ("5" from stac-api-validator's command line)

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,14 +13,9 @@ import procrastinate
 import pystac
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.http import free_port
 from tests.support.stac import make_collection, make_item, unique
-
-
-def geocatalog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stac_ext.cli", *args],
-                          env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.fixture
@@ -32,7 +24,7 @@ def db_env(database_url: str) -> dict[str, str]:
 
 
 def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
-    out = geocatalog("migrate", env=db_env)
+    out = run_cli("migrate", env=db_env)
     assert out.returncode == 0, out.stderr
     assert "applied" not in out.stdout
     assert out.stdout.splitlines() == [
@@ -56,21 +48,21 @@ async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, t
     lines = [make_collection(collection)] + [_item_doc(collection, f"n{n}") for n in range(5)]
     path.write_text("\n".join(json.dumps(doc) for doc in lines))
 
-    out = geocatalog("load", str(path), "--owner", "alice", env=db_env)
+    out = run_cli("load", str(path), "--owner", "alice", env=db_env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(f"loaded 1 collection and 5 items from {path}")
     page = (await alice_data.get(f"/data/collections/{collection}/items?limit=100")).json()
     assert sorted(f["id"] for f in page["features"]) == [f"n{n}" for n in range(5)]
     assert {f["properties"]["owner"] for f in page["features"]} == {"alice"}
 
-    out = geocatalog("load", str(path), env=db_env)  # insert of what exists: one line
+    out = run_cli("load", str(path), env=db_env)  # insert of what exists: one line
     assert out.returncode == 1
     assert out.stderr.strip() == (
         f"{path}: collection {collection!r} exists already: load with --method upsert to "
         "replace, or --method ignore to keep what is stored")
     items_only = tmp_path / "items.ndjson"
     items_only.write_text("\n".join(json.dumps(doc) for doc in lines[1:]))
-    out = geocatalog("load", str(items_only), env=db_env)
+    out = run_cli("load", str(items_only), env=db_env)
     assert out.returncode == 1
     assert out.stderr.strip() == (
         f"{items_only}: item 'n0' is already in the collection {collection!r} (and 4 more): "
@@ -78,10 +70,10 @@ async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, t
     changed = [_item_doc(collection, "n0")]
     changed[0]["properties"]["title"] = "changed"
     path.write_text(json.dumps(changed[0]))
-    assert geocatalog("load", str(path), "--method", "ignore", env=db_env).returncode == 0
+    assert run_cli("load", str(path), "--method", "ignore", env=db_env).returncode == 0
     got = (await alice_data.get(f"/data/collections/{collection}/items/n0")).json()
     assert "title" not in got["properties"]
-    assert geocatalog("load", str(path), "--method", "upsert", env=db_env).returncode == 0
+    assert run_cli("load", str(path), "--method", "upsert", env=db_env).returncode == 0
     got = (await alice_data.get(f"/data/collections/{collection}/items/n0")).json()
     assert got["properties"]["title"] == "changed"
 
@@ -95,7 +87,7 @@ async def test_load_static_catalog_folder(alice_data: httpx.AsyncClient, db_env,
         collection.add_item(pystac.Item.from_dict(_item_doc(collection_id, f"s{n}")))
     catalog.normalize_and_save(str(tmp_path / "stac"), pystac.CatalogType.SELF_CONTAINED)
 
-    out = geocatalog("load", str(tmp_path / "stac"), env=db_env)
+    out = run_cli("load", str(tmp_path / "stac"), env=db_env)
     assert out.returncode == 0, out.stderr
     page = (await alice_data.get(f"/data/collections/{collection_id}/items")).json()
     assert sorted(f["id"] for f in page["features"]) == ["s0", "s1", "s2"]
@@ -104,13 +96,13 @@ async def test_load_static_catalog_folder(alice_data: httpx.AsyncClient, db_env,
 def test_load_reports_bad_input(db_env, tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{"type": "Feature", "id": "orphan"}')
-    out = geocatalog("load", str(path), env=db_env)
+    out = run_cli("load", str(path), env=db_env)
     assert (out.returncode, out.stderr.strip()) == (
         1, f"{path}: item 'orphan' names no collection")
-    out = geocatalog("load", str(tmp_path / "missing.json"), env=db_env)
+    out = run_cli("load", str(tmp_path / "missing.json"), env=db_env)
     assert (out.returncode, out.stderr.strip()) == (1, f"{tmp_path / 'missing.json'}: no such file")
     path.write_text(json.dumps(_item_doc("does-not-exist", "lost")))
-    out = geocatalog("load", str(path), env=db_env)
+    out = run_cli("load", str(path), env=db_env)
     assert (out.returncode, out.stderr.strip()) == (
         1, f"{path}: item 'lost' names the collection 'does-not-exist', which does not "
            "exist: load the collection first, or put it in the same file")
@@ -119,7 +111,7 @@ def test_load_reports_bad_input(db_env, tmp_path: Path) -> None:
 def test_a_collection_file_counts_collections(db_env, tmp_path: Path) -> None:
     path = tmp_path / "collection.json"
     path.write_text(json.dumps(make_collection(unique("test_conv-counted_"))))
-    out = geocatalog("load", str(path), env=db_env)
+    out = run_cli("load", str(path), env=db_env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(f"loaded 1 collection and 0 items from {path}")
 
@@ -137,24 +129,24 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
     tmp_path = world_readable_dir
     env = {"GEOCATALOG_DATA_DIR": str(tmp_path / "data"),
            "GEOCATALOG_PG_PORT": str(free_port()), "DATABASE_URL": ""}
-    status = geocatalog("db", "status", env=env)
+    status = run_cli("db", "status", env=env)
     assert (status.returncode, status.stdout.strip()) == (
         1, f"not initialised ({tmp_path / 'data' / 'pg'})")
     try:
-        out = geocatalog("db", "start", env=env)
+        out = run_cli("db", "start", env=env)
         assert out.returncode == 0, out.stderr
         assert "running" in out.stdout and "127.0.0.1" in out.stdout
-        out = geocatalog("migrate", env=env)
+        out = run_cli("migrate", env=env)
         assert out.returncode == 0 and "applied geocatalog 001" in out.stdout, out.stderr
-        out = geocatalog("demo-data", env=env)
+        out = run_cli("demo-data", env=env)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip().endswith(
             "loaded the demo data: 5 collections and 48 items (collections without items "
             "are not listed by /data/collections)")
         password = (tmp_path / "data" / "pg.password")
         assert oct(password.stat().st_mode)[-3:] == "600"
-        assert geocatalog("db", "status", env=env).returncode == 0
+        assert run_cli("db", "status", env=env).returncode == 0
     finally:
-        out = geocatalog("db", "stop", env=env)
+        out = run_cli("db", "stop", env=env)
     assert "stopped" in out.stdout
-    assert geocatalog("db", "status", env=env).returncode == 1
+    assert run_cli("db", "status", env=env).returncode == 1

@@ -5,52 +5,33 @@ built packages hold every data file."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tarfile
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psycopg
 import pypgstac
 import pytest
 import yaml
 
 from stac_ext.cli import app as cli_app
 from stac_ext.settings import Settings
-from tests.support.http import free_port
-from tests.support.stac import unique
+from tests.support.cli import run_cli, start_cli
+from tests.support.cluster import new_database
+from tests.support.http import free_port, wait_until_ok
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker" / "compose.yml"
 KEY = "q2Yw8b0m1Qw0mJm7c8pQk4Q0v3dE2T7b3Zq0n6wX9aY="  # 32 bytes, base64url
 
 
-def geocatalog(*args: str, env: dict[str, str], **kwargs: object) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "stac_ext.cli", *args],
-                            env={**os.environ, **env}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)  # type: ignore[call-overload]
-
-
-def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stac_ext.cli", *args],
-                          env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture
-def fresh_database(database_url: str) -> Iterator[str]:
+def fresh_database(database_url: str) -> str:
     """A new, empty database in the test cluster: what compose's `database` starts with."""
-    name = unique("fresh_")
-    admin = database_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield database_url.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    return new_database(database_url, "fresh_")
 
 
 def test_compose_names_only_what_exists() -> None:
@@ -64,7 +45,7 @@ def test_compose_names_only_what_exists() -> None:
         assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
         program, command, *options = service["command"]
         assert program == "geocatalog" and command in commands
-        help_text = run(command, "--help", env={}).stdout
+        help_text = run_cli(command, "--help", env={}).stdout
         assert all(o in help_text for o in options if o.startswith("--")), options
         assert set(service["environment"]) <= fields, set(service["environment"]) - fields
     # migrations are one step the others wait for; the API is checked for readiness
@@ -89,17 +70,17 @@ def test_compose_order_runs_outside_docker(fresh_database: str, settings, issuer
     env = {"DATABASE_URL": fresh_database, "JOB_SECRETS_KEY": KEY,
            "OIDC_ISSUER": issuer.url, "GEOCATALOG_DATA_DIR": str(tmp_path),
            "IN_PROCESS_WORKER": "false", "LOAD_DEMO_DATA": "false"}
-    early = geocatalog("worker", "--wait", "120", env=env)
+    early = start_cli("worker", "--wait", "120", env=env)
     port = free_port()
     api = None
     try:
         time.sleep(2)
         assert early.poll() is None  # waiting, not dead
-        migrated = run("migrate", env=env)
+        migrated = run_cli("migrate", env=env)
         assert migrated.returncode == 0, migrated.stderr
-        api = geocatalog("serve", "--port", str(port), env=env)
+        api = start_cli("serve", "--port", str(port), env=env)
         base = f"http://127.0.0.1:{port}"
-        ready = _wait_ready(base)
+        ready = wait_until_ok(f"{base}/healthz")
         assert ready.json()["status"] == "UP"
         token = issuer.token("ops", client="geocatalog-processes")
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as c:
@@ -119,19 +100,6 @@ def test_compose_order_runs_outside_docker(fresh_database: str, settings, issuer
     assert "waiting: the database is not migrated yet" in waited, waited
 
 
-def _wait_ready(base: str) -> httpx.Response:
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            r = httpx.get(f"{base}/healthz", timeout=2)
-            if r.status_code == 200 or time.monotonic() > deadline:
-                return r
-        except httpx.TransportError:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.2)
-
-
 def _wait_job(client: httpx.Client, url: str) -> str:
     deadline = time.monotonic() + 60
     while True:
@@ -145,7 +113,7 @@ def test_a_worker_on_an_unmigrated_database_exits_in_one_line(fresh_database: st
                                                               tmp_path: Path) -> None:
     env = {"DATABASE_URL": fresh_database, "JOB_SECRETS_KEY": KEY,
            "GEOCATALOG_DATA_DIR": str(tmp_path)}
-    out = run("worker", "--wait", "1", env=env)
+    out = run_cli("worker", "--wait", "1", env=env)
     assert out.returncode == 3
     assert out.stderr.splitlines()[-1] == (
         "the database is not migrated yet (pending: pgstac, procrastinate, catalogs, "
@@ -156,7 +124,7 @@ def test_a_worker_on_an_unmigrated_database_exits_in_one_line(fresh_database: st
 def test_a_placeholder_secrets_key_is_one_line(tmp_path: Path) -> None:
     env = {"DATABASE_URL": "postgresql://u@127.0.0.1:1/d", "GEOCATALOG_DATA_DIR": str(tmp_path),
            "JOB_SECRETS_KEY": "change-me-to-32-random-bytes-base64url-aaaaaa"}
-    out = run("worker", env=env)
+    out = run_cli("worker", env=env)
     assert out.returncode == 2
     assert out.stderr.splitlines() == [
         "JOB_SECRETS_KEY: must be 32 random bytes, base64url-encoded; make one with: "
@@ -168,7 +136,7 @@ def test_a_placeholder_secrets_key_is_one_line(tmp_path: Path) -> None:
 def test_token_does_not_make_a_key_elsewhere(tmp_path: Path) -> None:
     env = {"GEOCATALOG_DATA_DIR": str(tmp_path / "elsewhere"), "OIDC_ISSUER": "",
            "JWKS_URL": ""}
-    out = run("token", "alice", env=env)
+    out = run_cli("token", "alice", env=env)
     assert out.returncode == 1
     assert out.stderr.splitlines() == [
         f"No development issuer key at {tmp_path / 'elsewhere' / 'issuer-key.json'}: run "
@@ -182,14 +150,14 @@ def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
     env = {"DATABASE_URL": fresh_database, "GEOCATALOG_DATA_DIR": str(tmp_path),
            "OIDC_ISSUER": "", "JWKS_URL": "", "LOAD_DEMO_DATA": "false",
            "IN_PROCESS_WORKER": "false"}
-    server = geocatalog("serve", "--port", str(port), env=env)
+    server = start_cli("serve", "--port", str(port), env=env)
     try:
         base = f"http://127.0.0.1:{port}"
-        assert _wait_ready(base).status_code == 200
+        assert wait_until_ok(f"{base}/healthz").status_code == 200
         discovery = httpx.get(f"{base}/auth/.well-known/openid-configuration").json()
         assert discovery["issuer"] == f"{base}/auth"
         assert discovery["jwks_uri"] == f"{base}/auth/jwks"
-        token = run("token", "alice", env=env)  # no --port: it asks what the server runs
+        token = run_cli("token", "alice", env=env)  # no --port: it asks what the server runs
         assert token.returncode == 0, token.stderr
         r = httpx.post(f"{base}/data/catalogs", headers={
             "Authorization": f"Bearer {token.stdout.strip()}"},

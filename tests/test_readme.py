@@ -13,18 +13,15 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-import psycopg
 import pytest
 
-from tests.support.http import free_port
-from tests.support.stac import unique
+from tests.support.cluster import new_database
+from tests.support.http import free_port, wait_until_ok
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -73,29 +70,14 @@ def test_the_matcher() -> None:
     assert not matches("a…z", "abc")
 
 
-def wait_until(url: str, seconds: float = 180) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} did not answer 200 within {seconds} s")
-
-
 @pytest.fixture(scope="module")
 def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
                    ) -> Iterator[dict[str, Any]]:
     """`geocatalog serve` (demo data, local issuer, in-process worker) on a fresh database,
     and `geocatalog demo-s3`: the environment the examples run in, and the ports."""
-    name = unique("readme_")
-    admin = database_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    url = new_database(database_url, "readme_")
     data_dir = tmp_path_factory.mktemp("readme")
-    env = {**os.environ, "DATABASE_URL": database_url.rsplit("/", 1)[0] + f"/{name}",
+    env = {**os.environ, "DATABASE_URL": url,
            "GEOCATALOG_DATA_DIR": str(data_dir), "OIDC_ISSUER": "", "JWKS_URL": "",
            "LOAD_DEMO_DATA": "true", "IN_PROCESS_WORKER": "true",
            "OUTBOUND_ALLOW": "127.0.0.0/8"}  # as `make run` sets it
@@ -108,8 +90,9 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
     ]
     try:
-        wait_until(f"http://127.0.0.1:{port}/healthz")
-        wait_until(f"http://127.0.0.1:{s3_port}/demo")
+        for url in (f"http://127.0.0.1:{port}/healthz", f"http://127.0.0.1:{s3_port}/demo"):
+            if wait_until_ok(url, seconds=180).status_code != 200:
+                raise RuntimeError(f"{url} did not answer 200 within 180 s")
         yield {"env": env, "port": str(port), "s3_port": str(s3_port)}
     finally:
         for process in processes:

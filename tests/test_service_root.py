@@ -8,6 +8,7 @@ import pytest
 from stac_ext.app import create_app
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
+from tests.support.cluster import new_database
 from tests.support.http import http_client
 from tests.support.stac import make_item
 
@@ -42,12 +43,7 @@ async def test_readiness_reports_database_and_schemas(anon: httpx.AsyncClient) -
 
 async def test_readiness_names_unapplied_migrations(settings) -> None:
     """A database a newer release has not been migrated to yet is not ready (503)."""
-    name = "unmigrated_readiness"
-    admin_url = (settings.database_url or "").rsplit("/", 1)[0] + "/postgres"
-    url = admin_url.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
+    url = new_database(settings.database_url or "", "unmigrated_")
     migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM geocatalog.schema_migrations WHERE schema_name = 'catalogs'")

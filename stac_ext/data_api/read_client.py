@@ -4,7 +4,6 @@ encode per response, links built once per request (README "Performance")."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, cast
 from urllib.parse import unquote_plus
@@ -27,6 +26,7 @@ from stac_pydantic.shared import BBox
 from starlette.responses import Response
 
 from stac_ext.data_api import queries
+from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
@@ -40,10 +40,7 @@ class GeoJSON(Response):
     media_type = GeoJSONResponse.media_type
 
     def render(self, content: Any) -> bytes:
-        try:
-            return orjson.dumps(content)
-        except TypeError:  # an integer beyond 64 bits (a client may send one): stdlib's
-            return json.dumps(content, separators=(",", ":")).encode()
+        return json_bytes(content)
 
 
 def _encoded(body: Any) -> Response:

@@ -8,14 +8,12 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import attr
 import jsonpatch
 import jsonpointer
-import orjson
 from asyncpg import Connection
 from fastapi import HTTPException, Request
 from json_merge_patch import merge
@@ -38,6 +36,7 @@ from stac_ext.auth import Principal
 from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
+from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.policy import DataPolicy
@@ -85,15 +84,6 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dic
     return item
 
 
-def json_text(value: Any) -> str:
-    """JSON for the database: orjson, or the standard library for integers beyond 64 bits
-    (a client's properties may hold them)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return json.dumps(value)
-
-
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
     """Serialise this transaction's check-and-write of these ids with every other one's."""
     await conn.execute(queries.LOCK_ITEM_IDS, collection_id, item_ids)
@@ -134,7 +124,7 @@ class TransactionsClient(StockTransactionsClient):
         async with request.app.state.get_connection(request, "w") as conn:
             await conn.fetchval(queries.CREATE_ITEMS if many else queries.CREATE_ITEM,
                                 collection_id, [f["id"] for f in features],
-                                json_text(features if many else features[0]))
+                                json_bytes(features if many else features[0]).decode())
         if many:
             return JSONResponse({"created": len(features)}, status_code=201)
         body = features[0]

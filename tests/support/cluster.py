@@ -1,5 +1,5 @@
-"""Throwaway PostgreSQL clusters for tests: started from the system binaries in a temp dir
-the `postgres` user can reach, migrated, removed afterwards."""
+"""Throwaway PostgreSQL for tests: clusters started from the system binaries in a temp dir
+the `postgres` user can reach, migrated, removed afterwards; fresh databases beside one."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
+
 from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from tests.support.http import free_port
+from tests.support.stac import unique
 
 
 @contextmanager
@@ -27,3 +30,12 @@ def migrated_cluster(prefix: str) -> Iterator[Cluster]:
     finally:
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def new_database(database_url: str, prefix: str) -> str:
+    """A new, empty database beside the one of `database_url` (same cluster): its URL."""
+    name = unique(prefix)
+    server = database_url.rsplit("/", 1)[0]
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,3 +36,17 @@ def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
                **env}
     with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
         yield f"http://127.0.0.1:{port}"
+
+
+def wait_until_ok(url: str, seconds: float = 120) -> httpx.Response:
+    """Poll `url` until it answers 200 (bounded); its last answer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            r = httpx.get(url, timeout=2)
+            if r.status_code == 200 or time.monotonic() > deadline:
+                return r
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
