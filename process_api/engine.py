@@ -36,7 +36,8 @@ logger = logging.getLogger("geocatalog.jobs")
 TASK = "geocatalog.run_job"
 ENGINE_SCHEMA = "procrastinate"
 #: What a job's process never sees (it runs user-chosen code paths on user input).
-WORKER_SECRETS = {"DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
+WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
+                  "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
@@ -71,9 +72,11 @@ _QUIET_ABORTS = QuietAborts()
 class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str,
                  heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
-                 timeout: float = 2.0) -> None:
+                 timeout: float = 2.0, job_dsn: str | None = None) -> None:
         self.queue = queue
         self.dsn = dsn
+        # what a job's process that needs the database gets (a role of its own)
+        self.job_dsn = job_dsn or dsn
         self.registry = registry
         self.box = box
         self.heartbeat = heartbeat_seconds
@@ -193,7 +196,7 @@ class Engine:
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
-        outcome = await Supervisor(self.store, job_id, context, self.dsn).run(
+        outcome = await Supervisor(self.store, job_id, context, self.job_dsn).run(
             process, inputs, limits.child_limits(), about)
         await self._record(job_id, process, outcome, hide,
                            started["inputs"].get("resources") or {})

@@ -36,6 +36,7 @@ from stac_ext.database import readiness
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.database.pools import close_pools, open_pools
 from stac_ext.publish import PUBLISH_DATASET
+from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
 from stac_ext.service.errors import add_error_handlers
@@ -93,13 +94,15 @@ def configured_processes(settings: Settings) -> list[Process]:
     return found
 
 
-def build_engine(settings: Settings, processes: Iterable[Process] = ()) -> Engine:
-    """The job engine, as the API and `geocatalog worker` both build it."""
+def build_engine(settings: Settings, processes: Iterable[Process] = (),
+                 dsn: str | None = None) -> Engine:
+    """The job engine, as the API and `geocatalog worker` both build it (`dsn`: the
+    worker's role; default: the API's)."""
     key = (decode_key(settings.job_secrets_key) if settings.job_secrets_key
            else load_or_create_key(settings.job_secrets_key_file))
     registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
                                   *processes])
-    return Engine(settings.dsn, registry, SecretBox(key),
+    return Engine(dsn or settings.api_dsn, registry, SecretBox(key), job_dsn=settings.job_dsn,
                   queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
                   stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout)
 
@@ -155,6 +158,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
     app.add_middleware(RequestIdMiddleware)
     if settings.base_url:

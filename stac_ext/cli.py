@@ -201,7 +201,7 @@ def wait_for_migrations(settings: Settings, seconds: float) -> None:
     deadline, told = time.monotonic() + seconds, ""
     while True:
         try:
-            pending = readiness.check_sync(settings.dsn, expected)
+            pending = readiness.check_sync(settings.worker_dsn, expected)
             why = f"the database is not migrated yet (pending: {', '.join(pending)})"
         except Exception as e:  # the database may not be up yet either
             pending, why = ["database"], f"the database does not answer ({type(e).__name__})"
@@ -232,7 +232,7 @@ def worker(
     wait_for_migrations(settings, wait)
 
     async def run() -> None:
-        async with build_engine(settings) as engine:
+        async with build_engine(settings, dsn=settings.worker_dsn) as engine:
             await engine.run_worker(concurrency, install_signal_handlers=True, name=name)
 
     asyncio.run(run())
@@ -288,7 +288,8 @@ def serve(
     log_config = logging_config(settings.log_format)
     logging.config.dictConfig(log_config)
     ensure_database(settings)
-    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
+    if settings.migrate_on_start:
+        run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
     if settings.load_demo_data and _catalog_is_empty(settings.dsn):
         demo_data(LoadMethod.upsert)
     if settings.local_issuer:  # `geocatalog token` signs for the issuer that runs

@@ -19,6 +19,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
+from stac_ext.database import roles
 from stac_ext.database.cluster import Cluster
 
 #: Stock stac-fastapi also reads these once, at import, into settings of its own, and warns
@@ -46,8 +47,15 @@ class Settings(PgstacApiSettings):
     # errors never echo values: some are secrets (JOB_SECRETS_KEY, DATABASE_URL)
     model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True)
 
-    # Database: unset means the embedded cluster in `{data_dir}/pg`.
+    # Database: unset means the embedded cluster in `{data_dir}/pg`. Its role owns the
+    # schemas: migrations and bulk loads use it.
     database_url: str | None = None
+    # Least privilege (README "Database roles"): the connection string of each part, as a
+    # login role granted `geocatalog_api` / `geocatalog_worker` / `geocatalog_job`. Unset:
+    # the embedded cluster's role of that part; with DATABASE_URL, that URL's role.
+    api_database_url: str | None = None
+    worker_database_url: str | None = None
+    job_database_url: str | None = None
     geocatalog_data_dir: Path = Path(".data")
     geocatalog_pg_port: int = 5439
     db_min_conn_size: int = 1
@@ -127,6 +135,9 @@ class Settings(PgstacApiSettings):
 
     # `serve`: load the demo data set into an empty catalog on start.
     load_demo_data: bool = True
+    # `serve`: migrate on start (off where a one-shot `geocatalog migrate` runs as the owner
+    # and the API connects as its own role).
+    migrate_on_start: bool = True
 
     @field_validator("extra_processes", "publish_collection_projects", mode="before")
     @classmethod
@@ -207,7 +218,7 @@ class Settings(PgstacApiSettings):
     @cached_property
     def postgres(self) -> PostgresSettings:
         """Connection settings for the stac-fastapi-pgstac pools, from `database_url`."""
-        url = urlsplit(self.dsn)
+        url = urlsplit(self.api_dsn)
         return PostgresSettings(
             pguser=unquote(url.username or ""),
             pgpassword=unquote(url.password or ""),
@@ -233,5 +244,25 @@ class Settings(PgstacApiSettings):
 
     @property
     def dsn(self) -> str:
-        """The database URL: configured, or the embedded cluster's."""
+        """The owner's database URL: configured, or the embedded cluster's."""
         return self.database_url or self.cluster.dsn
+
+    def _part_dsn(self, configured: str | None, role: str) -> str:
+        if configured:
+            return configured
+        return self.dsn if self.database_url else self.cluster.role_dsn(role)
+
+    @property
+    def api_dsn(self) -> str:
+        """The API's (and its in-process worker's) database URL."""
+        return self._part_dsn(self.api_database_url, roles.API)
+
+    @property
+    def worker_dsn(self) -> str:
+        """`geocatalog worker`'s database URL."""
+        return self._part_dsn(self.worker_database_url, roles.WORKER)
+
+    @property
+    def job_dsn(self) -> str:
+        """The database URL given to the process of a job that needs the database."""
+        return self._part_dsn(self.job_database_url, roles.JOB)

@@ -23,6 +23,7 @@ from tests.support.cluster import migrated_cluster, new_database
 from tests.support.http import free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_PROCESSES
+from tests.support.roles import role_settings
 from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
 #: The S3 and HTTP servers of the tests are on loopback: let the processes reach them (the
@@ -51,7 +52,9 @@ def issuer() -> Iterator[TestIssuer]:
 @pytest.fixture(scope="session")
 def settings(database_url: str, issuer: TestIssuer,
              tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(database_url=database_url, load_demo_data=False, oidc_issuer=issuer.url,
+    # each part connects as its own role, as with `make run`
+    return Settings(database_url=database_url, **role_settings(database_url),
+                    load_demo_data=False, oidc_issuer=issuer.url,
                     geocatalog_data_dir=tmp_path_factory.mktemp("data"),
                     job_heartbeat_seconds=0.5, job_stalled_seconds=3,
                     # one worker for the whole run: the session app's (it knows the

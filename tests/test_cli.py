@@ -31,7 +31,8 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
         "geocatalog 003 (up to date)", "catalogs 002 (up to date)",
-        "processes 002 (up to date)"]
+        "processes 002 (up to date)",
+        "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 
 
 def _item_doc(collection: str, item_id: str) -> dict:
@@ -138,13 +139,16 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
         assert "running" in out.stdout and "127.0.0.1" in out.stdout
         out = run_cli("migrate", env=env)
         assert out.returncode == 0 and "applied geocatalog 001" in out.stdout, out.stderr
+        assert out.stdout.splitlines()[-1] == (
+            "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)")
         out = run_cli("demo-data", env=env)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip().endswith(
             "loaded the demo data: 5 collections and 48 items (collections without items "
             "are not listed by /data/collections)")
-        password = (tmp_path / "data" / "pg.password")
-        assert oct(password.stat().st_mode)[-3:] == "600"
+        for name in ("pg", "pg.geocatalog_api", "pg.geocatalog_worker", "pg.geocatalog_job"):
+            password = tmp_path / "data" / f"{name}.password"
+            assert oct(password.stat().st_mode)[-3:] == "600"
         assert run_cli("db", "status", env=env).returncode == 0
     finally:
         out = run_cli("db", "stop", env=env)

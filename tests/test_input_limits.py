@@ -175,3 +175,60 @@ async def test_number_matched_follows_writes(settings, issuer, alice_data,
             assert r.status_code == 201
             page = (await c.get("/data/search", params={"collections": collection})).json()
             assert page["numberMatched"] == n + 1
+
+
+OFFSET_OF_A_DAY = "2020-01-01T00:00:00+24:00"
+
+
+async def test_datetimes_out_of_range_are_400_in_our_words(
+        alice_data: httpx.AsyncClient, anon, collection: str) -> None:
+    """Not Python's words ("offset must be a timedelta strictly between ..."), not a 500
+    (a date-time at year 9999 with a negative offset overflows in UTC)."""
+    r = await alice_data.post("/data/catalogs", json={
+        "id": unique("dt_"), "type": "Catalog", "description": "d"})
+    assert r.status_code == 201, r.text
+    root = r.json()["id"]
+    said = (f"datetime: {OFFSET_OF_A_DAY!r} is not an RFC 3339 date-time with every field in "
+            "range (e.g. 2020-01-01T00:00:00Z); an interval is two of them, or one and `..`, "
+            "joined by `/`.")
+    for path in ("/data/search", "/data/collections", f"/data/collections/{collection}/items",
+                 f"/data/catalogs/{root}/_search"):
+        for value in (OFFSET_OF_A_DAY, f"{OFFSET_OF_A_DAY}/..", f"../{OFFSET_OF_A_DAY}"):
+            r = await anon.get(path, params={"datetime": value})
+            assert (r.status_code, r.json()) == (
+                400, {"code": "BadRequest", "description": said}), (path, value)
+    out_of_range = {"code": "InvalidRequest", "description": (
+        "A date, duration or number in the request is out of the range this service can "
+        "store or compare.")}
+    item = make_item(unique("late_"), collection_id=collection)
+    item["properties"]["datetime"] = "9999-12-31T23:59:59-23:59"
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+    assert (r.status_code, r.json()) == (400, out_of_range)
+    r = await anon.post("/data/search", json={"datetime": "9999-12-31T23:59:59-23:59"})
+    assert (r.status_code, r.json()) == (400, out_of_range)
+    r = await anon.get(f"/data/collections/{collection}/items",
+                       params={"datetime": "2021-01-01T00:00:00Z/.."})
+    assert r.status_code == 200  # a valid interval still goes to stock as ever
+
+
+def _concrete(path: str) -> str:
+    """An OpenAPI path with sample values for its parameters."""
+    return path.replace("{path}", "a/b").replace("{path:path}", "a/b") \
+        .replace("{", "x").replace("}", "")
+
+
+async def test_options_and_405_name_every_method_of_the_openapi_documents(anon) -> None:
+    """`Allow` names what the OpenAPI document says a path takes, not just the methods of
+    the first route Starlette matched."""
+    for prefix, document in (("", "/data/api"), ("/processes", "/processes/api")):
+        paths = (await anon.get(document)).json()["paths"]
+        for path, operations in paths.items():
+            documented = {m.upper() for m in operations if m in (
+                "get", "post", "put", "patch", "delete")}
+            r = await anon.options(prefix + _concrete(path))
+            assert r.status_code == 204, (path, r.status_code)
+            allowed = set(r.headers["allow"].split(", "))
+            assert documented | {"OPTIONS"} <= allowed, (path, documented - allowed)
+    r = await anon.patch("/data/collections/c/items")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET, OPTIONS, POST"

@@ -20,10 +20,12 @@ from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.processes import TEST_PROCESSES
+from tests.support.roles import role_env
 
 
 def start_worker(settings, queue: str) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": settings.database_url, "JOB_QUEUE": queue,
+    env = {**os.environ, "DATABASE_URL": settings.database_url,
+           **role_env(settings.database_url), "JOB_QUEUE": queue,
            "GEOCATALOG_DATA_DIR": str(settings.data_dir), "OIDC_ISSUER": settings.oidc_issuer,
            "JOB_HEARTBEAT_SECONDS": "0.5", "JOB_STALLED_SECONDS": "3",
            "EXTRA_PROCESSES": "tests.support.processes:TEST_PROCESSES"}
@@ -141,10 +143,14 @@ async def test_job_processes_see_no_worker_secrets(alice_processes: httpx.AsyncC
                                                    monkeypatch) -> None:
     """A process runs user-chosen paths on user input: the worker's database URL and
     secrets key stay with the worker (publish-dataset, which writes items, gets the URL)."""
-    monkeypatch.setenv("DATABASE_URL", "postgresql://worker:secret@127.0.0.1/db")
+    for name in ("DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
+                 "JOB_DATABASE_URL"):
+        monkeypatch.setenv(name, "postgresql://worker:secret@127.0.0.1/db")
     monkeypatch.setenv("JOB_SECRETS_KEY", "q2Yw8b0m1Qw0mJm7c8pQk4Q0v3dE2T7b3Zq0n6wX9aY=")
     r = await execute(alice_processes, "test-environment", {})
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "successful", job
     results = await alice_processes.get(f"{r.headers['Location']}/results")
-    assert results.json() == {"DATABASE_URL": False, "JOB_SECRETS_KEY": False}
+    assert results.json() == {"DATABASE_URL": False, "API_DATABASE_URL": False,
+                              "WORKER_DATABASE_URL": False, "JOB_DATABASE_URL": False,
+                              "JOB_SECRETS_KEY": False}

@@ -5,12 +5,14 @@ built packages hold every data file."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
 import time
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pypgstac
@@ -18,10 +20,13 @@ import pytest
 import yaml
 
 from stac_ext.cli import app as cli_app
+from stac_ext.database import roles
+from stac_ext.database.cluster import find_bindir
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli, start_cli
 from tests.support.cluster import new_database
 from tests.support.http import free_port, wait_until_ok
+from tests.support.roles import role_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker" / "compose.yml"
@@ -56,6 +61,18 @@ def test_compose_names_only_what_exists() -> None:
         assert services[name]["restart"] == "on-failure"
     assert "/healthz" in " ".join(services["api"]["healthcheck"]["test"])
     assert services["api"]["environment"]["JOB_SECRETS_KEY"].startswith("${JOB_SECRETS_KEY:?")
+    # least privilege: the owner's URL only where migrations run; each part its own role
+    users = {(name, variable): urlsplit(value).username
+             for name in ("migrate", "api", "worker")
+             for variable, value in services[name]["environment"].items()
+             if variable.endswith("DATABASE_URL")}
+    assert users == {("migrate", "DATABASE_URL"): "geocatalog",
+                     ("api", "DATABASE_URL"): roles.API,
+                     ("worker", "DATABASE_URL"): roles.WORKER,
+                     ("worker", "JOB_DATABASE_URL"): roles.JOB}
+    assert services["api"]["environment"]["MIGRATE_ON_START"] == "false"
+    for volume in services["database"]["volumes"][1:]:
+        assert (COMPOSE.parent / volume.split(":")[0]).exists(), volume
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     for line in dockerfile.splitlines():
         if line.startswith("COPY "):
@@ -66,11 +83,17 @@ def test_compose_names_only_what_exists() -> None:
 
 def test_compose_order_runs_outside_docker(fresh_database: str, settings, issuer,
                                            tmp_path: Path) -> None:
-    """database up -> (a worker starting too early waits) -> migrate -> api and workers."""
+    """database up (with the parts' roles) -> (a worker starting too early waits) ->
+    migrate as the owner -> api and workers, each as its own role."""
     env = {"DATABASE_URL": fresh_database, "JOB_SECRETS_KEY": KEY,
            "OIDC_ISSUER": issuer.url, "GEOCATALOG_DATA_DIR": str(tmp_path),
            "IN_PROCESS_WORKER": "false", "LOAD_DEMO_DATA": "false"}
-    early = start_cli("worker", "--wait", "120", env=env)
+    init_roles(fresh_database)
+    parts = {name: url or fresh_database for name, url in role_settings(fresh_database).items()}
+    worker_env = {**env, "DATABASE_URL": parts["worker_database_url"],
+                  "JOB_DATABASE_URL": parts["job_database_url"]}
+    api_env = {**env, "DATABASE_URL": parts["api_database_url"], "MIGRATE_ON_START": "false"}
+    early = start_cli("worker", "--wait", "120", env=worker_env)
     port = free_port()
     api = None
     try:
@@ -78,7 +101,7 @@ def test_compose_order_runs_outside_docker(fresh_database: str, settings, issuer
         assert early.poll() is None  # waiting, not dead
         migrated = run_cli("migrate", env=env)
         assert migrated.returncode == 0, migrated.stderr
-        api = start_cli("serve", "--port", str(port), env=env)
+        api = start_cli("serve", "--port", str(port), env=api_env)
         base = f"http://127.0.0.1:{port}"
         ready = wait_until_ok(f"{base}/healthz")
         assert ready.json()["status"] == "UP"
@@ -98,6 +121,20 @@ def test_compose_order_runs_outside_docker(fresh_database: str, settings, issuer
                 process.wait(timeout=30)
     waited = early.stderr.read() if early.stderr else ""
     assert "waiting: the database is not migrated yet" in waited, waited
+
+
+def init_roles(database_url: str) -> None:
+    """Run compose's database init script against `database_url` (the test cluster made
+    the roles already: it must leave them as they are)."""
+    url = urlsplit(database_url)
+    environ = {**os.environ, "PGHOST": url.hostname or "", "PGPORT": str(url.port),
+               "PGUSER": url.username or "", "PGPASSWORD": url.password or "",
+               "PGDATABASE": url.path.lstrip("/"), "GEOCATALOG_API_PASSWORD": "a",
+               "GEOCATALOG_WORKER_PASSWORD": "w", "GEOCATALOG_JOB_PASSWORD": "j",
+               "PATH": f"{find_bindir()}:{os.environ['PATH']}"}
+    out = subprocess.run(["sh", str(COMPOSE.parent / "initdb" / "50-geocatalog-roles.sh")],
+                         env=environ, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
 
 
 def _wait_job(client: httpx.Client, url: str) -> str:

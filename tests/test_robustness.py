@@ -15,6 +15,7 @@ from stac_ext.app import create_app
 from stac_ext.database.cluster import Cluster
 from tests.support.cluster import migrated_cluster
 from tests.support.http import http_client
+from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -95,7 +96,7 @@ def own_cluster() -> Iterator[Cluster]:
 
 
 async def test_database_restart_while_serving(settings, own_cluster: Cluster) -> None:
-    app = create_app(settings.model_copy(update={"database_url": own_cluster.dsn}))
+    app = create_app(on_database(settings, own_cluster.dsn))
     async with app.router.lifespan_context(app), http_client(app) as c:
         assert (await c.get("/data/collections")).status_code == 200
         own_cluster.stop()

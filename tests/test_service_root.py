@@ -10,6 +10,7 @@ from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from tests.support.cluster import new_database
 from tests.support.http import http_client
+from tests.support.roles import on_database
 from tests.support.stac import make_item
 
 
@@ -47,7 +48,7 @@ async def test_readiness_names_unapplied_migrations(settings) -> None:
     migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM geocatalog.schema_migrations WHERE schema_name = 'catalogs'")
-    app = create_app(settings.model_copy(update={"database_url": url}))
+    app = create_app(on_database(settings, url))
     async with app.router.lifespan_context(app), http_client(app) as c:
         r = await c.get("/healthz")
     assert r.status_code == 503

@@ -24,6 +24,7 @@ from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
 
+from stac_ext.data_api.datetime_param import valid_datetime
 from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.read_client import CoreClient
@@ -110,6 +111,13 @@ def build_data_api(
                 {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
                  "method": "GET"}],
         dependencies=[Depends(no_unknown_query_params)],
+    )
+    api.add_route_dependencies(
+        scopes=[{"path": f"{prefix}/search", "method": "GET"},
+                {"path": f"{prefix}/collections", "method": "GET"},
+                {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
+                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "GET"}],
+        dependencies=[Depends(valid_datetime)],
     )
     return api
 

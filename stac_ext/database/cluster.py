@@ -1,7 +1,9 @@
 """The embedded PostgreSQL cluster: initdb / pg_ctl on the system binaries, in a data dir.
 
 Used when `DATABASE_URL` is unset (`make run`, tests). Listens on 127.0.0.1 only, with
-password authentication; the generated password is kept beside the cluster (mode 0600).
+password authentication; the generated passwords are kept beside the cluster (mode 0600):
+the superuser's (migrations, bulk loads) and one per part's role (`roles.py`), whose
+rights the migrations grant.
 When run as root, the server runs as the `postgres` system user, as PostgreSQL requires.
 """
 
@@ -15,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from stac_ext.database.roles import PARTS
 from stac_ext.service.keyfiles import write_once
 
 SUPERUSER = "geocatalog"
@@ -63,6 +66,14 @@ class Cluster:
     @property
     def dsn(self) -> str:
         return f"postgresql://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def role_password_file(self, role: str) -> Path:
+        return self.datadir.parent / f"{self.datadir.name}.{role}.password"
+
+    def role_dsn(self, role: str, database: str = DATABASE) -> str:
+        """The URL of a part's login role (made by `start`)."""
+        password = self.role_password_file(role).read_text().strip()
+        return f"postgresql://{role}:{password}@127.0.0.1:{self.port}/{database}"
 
     @property
     def initialized(self) -> bool:
@@ -138,6 +149,7 @@ class Cluster:
                 raise ClusterError(f"{e} Server log ({self.log_file}): "
                                    + " | ".join(log)) from e
         self._ensure_database()
+        self._ensure_login_roles()
 
     def stop(self) -> None:
         if self.running():
@@ -159,3 +171,18 @@ class Cluster:
             ).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{DATABASE}"')
+
+    def _ensure_login_roles(self) -> None:
+        """Each part's role, able to log in with its own password (rights: migrations)."""
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            for role in PARTS:
+                write_once(self.role_password_file(role), secrets.token_urlsafe(24))
+                password = self.role_password_file(role).read_text().strip()
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                      (role,)).fetchone()
+                verb = "ALTER" if exists else "CREATE"
+                conn.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(password)))

@@ -3,7 +3,8 @@
 A package that stores anything ships `NNN_description.sql` files for its own schema; the
 composition root hands the list of (schema, directory) pairs to `migrate()`. Applied
 versions are recorded in `geocatalog.schema_migrations`; each file runs once, in its own
-transaction, under an advisory lock so that concurrent starters do not race.
+transaction, under an advisory lock so that concurrent starters do not race. Then the
+parts' roles get their rights (`roles.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import psycopg
 from pypgstac.db import PgstacDB
 from pypgstac.migrate import Migrate
+
+from stac_ext.database import roles
 
 _FILE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6765_6F63  # "geoc": serialises concurrent `migrate` runs
@@ -79,6 +82,7 @@ def migrate(
                 echo(f"applied {what}" if done else f"{what} (up to date)")
             for migration_set in sets:
                 applied += _apply_set(conn, migration_set, echo)
+            roles.grant(conn, echo)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return applied

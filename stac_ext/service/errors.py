@@ -45,6 +45,10 @@ _STOCK = {NotFoundError: 404, ConflictError: 409, InvalidQueryParameter: 400}
 #: What to say when stock raises one of them without a message (pgstac's unique violation).
 _UNSAID = {404: "It does not exist.", 409: "An object with this id exists already.",
            400: "The request is not valid."}
+#: asyncpg's refusal of a query argument (its text is Python's, e.g. timedelta's limits).
+_ARGUMENT_REFUSED = "invalid input for query argument"
+_OUT_OF_RANGE = "A date, duration or number in the request is out of the range this " \
+    "service can store or compare."
 
 
 def error_response(status: int, description: str, code: str | None = None,
@@ -79,7 +83,15 @@ def add_error_handlers(app: FastAPI) -> None:
         said = (str(exc).splitlines() or ["The database refused the input."])[0]
         if "0x00" in said:  # PostgreSQL's words for a NUL character
             said = "Text may not contain NUL characters (\\u0000)."
+        elif said.startswith(_ARGUMENT_REFUSED):  # the driver's, with Python's words
+            said = _OUT_OF_RANGE
         return error_response(400, said, "InvalidQueryParameter")
+
+    async def on_out_of_range(request: Request, exc: Exception) -> JSONResponse:
+        # Python's date and duration arithmetic on a valid-looking value (a datetime at
+        # year 9999 with a negative offset): the input's fault, in Python's words
+        logger.info("%s %s: 400 %s", request.method, request.url.path, type(exc).__name__)
+        return error_response(400, _OUT_OF_RANGE, "InvalidRequest")
 
     async def on_bad_json_parameter(request: Request, exc: Exception) -> JSONResponse:
         # stock clients decode `intersects` / `query` parameters themselves; bodies are
@@ -112,6 +124,7 @@ def add_error_handlers(app: FastAPI) -> None:
     # take the subclass they are registered for.
     app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(orjson.JSONDecodeError, on_bad_json_parameter)
+    app.add_exception_handler(OverflowError, on_out_of_range)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
     app.add_exception_handler(DatabaseError, on_incomplete)
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

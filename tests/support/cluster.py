@@ -15,6 +15,7 @@ from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from tests.support.http import free_port
+from tests.support.roles import known
 from tests.support.stac import unique
 
 
@@ -26,7 +27,8 @@ def migrated_cluster(prefix: str) -> Iterator[Cluster]:
     cluster.start()
     try:
         migrate(cluster.dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
-        yield cluster
+        with known(cluster):
+            yield cluster
     finally:
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)

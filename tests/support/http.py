@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import httpx
 
 from stac_ext.settings import Settings
+from tests.support.roles import role_env
 from tests.support.uvicorn_process import uvicorn_process
 
 
@@ -30,7 +31,8 @@ def http_client(app, token: str | None = None) -> httpx.AsyncClient:
 def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
     """The app in a real uvicorn process on a free port (no job worker); its base URL."""
     port = free_port()
-    environ = {**os.environ, "DATABASE_URL": settings.database_url or "",
+    database_url = env.get("DATABASE_URL", settings.database_url or "")
+    environ = {**os.environ, "DATABASE_URL": database_url, **role_env(database_url),
                "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
                "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
                **env}

@@ -22,7 +22,27 @@ def environment(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
     """Which of the worker's secrets its process sees."""
     import os
 
-    return {name: name in os.environ for name in ("DATABASE_URL", "JOB_SECRETS_KEY")}
+    return {name: name in os.environ for name in (
+        "DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL", "JOB_DATABASE_URL",
+        "JOB_SECRETS_KEY")}
+
+
+def database_role(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The database role its process is given."""
+    import os
+
+    import psycopg
+
+    with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+        row = conn.execute("SELECT current_user").fetchone()
+    return {"role": row[0] if row else None}
+
+
+DATABASE_ROLE = Process(
+    id="test-database-role", version="1", title="Database role",
+    description="Reports its database role.", inputs={"type": "object"},
+    outputs={"type": "object"}, entry="tests.support.processes:database_role", database=True,
+)
 
 
 ENVIRONMENT = Process(
@@ -45,7 +65,7 @@ FAIL = Process(
     outputs={"type": "object"}, entry="tests.support.processes:fail",
 )
 
-TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT]
+TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE]
 
 
 def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:

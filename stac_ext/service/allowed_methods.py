@@ -1,0 +1,68 @@
+"""Which methods a path takes, as HTTP says: `OPTIONS` answers them in `Allow` (204), and a
+405 names all of them. Starlette's own 405 names only the first route matching the path,
+while a resource's methods are often several routes (stock's GET items and our POST)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi.routing import iter_route_contexts
+from starlette.routing import BaseRoute, Match, Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> set[str]:
+    """Every method of every route (mounted apps' too) whose path matches the request's."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(list(routes)):  # FastAPI's view of included routers
+        match, child = route.matches(scope)
+        if match == Match.NONE:
+            continue
+        if isinstance(route.original_route, Mount):
+            methods |= allowed_methods(route.original_route.routes, {**scope, **child})
+        else:
+            methods |= set(route.methods or ())
+    return methods
+
+
+def _is_preflight(scope: Scope) -> bool:
+    """A CORS preflight is the CORS middleware's to answer."""
+    names = {name for name, _ in scope.get("headers", ())}
+    return b"origin" in names and b"access-control-request-method" in names
+
+
+class AllowedMethodsMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS" and not _is_preflight(scope):
+            methods = self._methods(scope)
+            if methods:
+                await send({"type": "http.response.start", "status": 204,
+                            "headers": [(b"allow", _header(methods))]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+
+        async def send_with_allow(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                headers = [(k, v) for k, v in message.get("headers", ()) if k != b"allow"]
+                message = {**message, "headers": [
+                    *headers, (b"allow", _header(self._methods(scope)))]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_allow)
+
+    @staticmethod
+    def _methods(scope: Scope) -> set[str]:
+        app: Any = scope.get("app")
+        routes = getattr(getattr(app, "router", None), "routes", ())
+        return allowed_methods(routes, scope)
+
+
+def _header(methods: set[str]) -> bytes:
+    return ", ".join(sorted(methods | {"OPTIONS"})).encode()
