@@ -22,6 +22,7 @@ class ProcessesConfig:
     user: Callable[..., Any]  # FastAPI dependency: a token of the process client
     in_process_worker: bool = True
     worker_concurrency: int = 2
+    sync_wait_seconds: float = 30  # the longest a synchronous execution waits
 
 
 def create_process_app(config: ProcessesConfig) -> FastAPI:
@@ -46,7 +47,7 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   openapi_url="/api", docs_url="/api.html", redoc_url=None,
                   description="OGC API Processes - Part 1: Core.")
     app.include_router(service_router())
-    app.include_router(processes_router(engine, config.user))
+    app.include_router(processes_router(engine, config.user, config.sync_wait_seconds))
     app.include_router(jobs_router(engine, config.user))
     add_error_handlers(app)
     return app

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
-#: Every process runs asynchronously and can be dismissed (OGC job control options).
+#: Every process runs asynchronously and can be dismissed (OGC job control options); a
+#: process that declares `sync` may also answer with its results (`sync-execute`).
 JOB_CONTROL_OPTIONS = ["async-execute", "dismiss"]
 
 
@@ -41,6 +42,11 @@ class Process:
     entry: str  # `module:function` of the run function
     retries: int = 0  # how often a job whose worker died is started again
     database: bool = False  # its process gets DATABASE_URL (publishing writes items)
+    sync: bool = False  # a client may wait for its results (`Prefer: respond-sync`)
+
+    @property
+    def job_control_options(self) -> list[str]:
+        return ["sync-execute", *JOB_CONTROL_OPTIONS] if self.sync else JOB_CONTROL_OPTIONS
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from process_api.definition import JOB_CONTROL_OPTIONS, Process
+from process_api.definition import Process
 from process_api.store import Job
 
 JSON = "application/json"
@@ -17,7 +17,7 @@ def _iso(value: Any) -> str | None:
 def summary(process: Process, base: str) -> dict[str, Any]:
     return {
         "id": process.id, "title": process.title, "description": process.description,
-        "version": process.version, "jobControlOptions": JOB_CONTROL_OPTIONS,
+        "version": process.version, "jobControlOptions": process.job_control_options,
         "outputTransmission": ["value"],
         "links": [{"rel": "self", "type": JSON, "title": "Process description",
                    "href": f"{base}processes/{process.id}"},

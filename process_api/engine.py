@@ -15,6 +15,8 @@ import logging
 import math
 import os
 import sys
+import time
+import uuid
 from typing import Any
 
 import jsonschema
@@ -38,6 +40,9 @@ ENGINE_SCHEMA = "procrastinate"
 #: What a job's process never sees (it runs user-chosen code paths on user input).
 WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
                   "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
+ENDED = ("successful", "failed", "dismissed")
+#: How often a waiting synchronous request looks at its job.
+SYNC_POLL_SECONDS = 0.02
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
@@ -105,6 +110,18 @@ class Engine:
         queue_job_id = await self.app.configure_task(TASK, queue=self.queue).defer_async(
             job_id=str(job["id"]))
         await self.store.set_queue_job(job["id"], queue_job_id)
+
+    async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
+        """The job once it has ended (successful, failed, dismissed), if it ends within
+        `seconds`; else None. For a client waiting for results (`Prefer: respond-sync`)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            job = await self.store.get(job_id)
+            if job is None or job["status"] in ENDED:
+                return job
+            if time.monotonic() >= deadline:
+                return None
+            await asyncio.sleep(min(SYNC_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
 
     async def dismiss(self, job: Job) -> Job | None:
         dismissed = await self.store.dismiss(job["id"])

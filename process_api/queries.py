@@ -12,15 +12,17 @@ SET_QUEUE_JOB = "UPDATE processes.jobs SET queue_job_id = %(queue_job_id)s WHERE
 
 GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
 
-#: A job the caller may see: their own, or one of a project (group) they belong to.
+#: A job the caller may see: their own, or one of a project (group) they belong to, until
+#: it is dismissed (then it is gone for them, as OGC says; the row stays for audit).
 GET_VISIBLE_JOB = """
 SELECT * FROM processes.jobs
 WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s))
+  AND status <> 'dismissed'
 """
 
 LIST_JOBS = """
 SELECT * FROM processes.jobs
-WHERE (owner = %(owner)s OR project = ANY(%(projects)s))
+WHERE (owner = %(owner)s OR project = ANY(%(projects)s)) AND status <> 'dismissed'
   AND (%(process_id)s::text IS NULL OR process_id = %(process_id)s)
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s))
 ORDER BY created DESC, id

@@ -8,13 +8,14 @@ import uuid
 from typing import Annotated, Any, Protocol
 
 import jsonschema
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from process_api.documents import JSON, description, status_info, summary
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
 from process_api.models import ExecuteRequest
+from process_api.preferences import ASYNC, sync_preference
 from process_api.secrets import split_secrets
 
 logger = logging.getLogger("geocatalog.processes")
@@ -75,7 +76,8 @@ def service_router() -> APIRouter:
     return router
 
 
-def processes_router(engine: Engine, user: Any) -> APIRouter:
+def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -> APIRouter:
+    """`sync_wait_seconds`: the longest a synchronous execution request waits."""
     router = APIRouter(prefix="/processes", tags=["Processes"])
 
     def find(process_id: str):
@@ -95,9 +97,18 @@ def processes_router(engine: Engine, user: Any) -> APIRouter:
         return description(find(process_id), _base(request))
 
     @router.post("/{process_id}/execution", status_code=201,
-                 summary="Execute a process: creates a job")
+                 summary="Execute a process: creates a job",
+                 description="201 with the job's status and its `Location`. A process "
+                 "whose jobControlOptions has `sync-execute` answers 200 with its results "
+                 "to `Prefer: respond-sync` or `Prefer: wait=N` when the job ends in time "
+                 "(else 201, `Preference-Applied: respond-async`); a job that fails then is "
+                 "a 422 with its message.",
+                 responses={200: {"description": "The results (synchronous execution)"},
+                            422: {"description": "The job failed (synchronous execution)"}})
     async def execute(process_id: str, body: ExecuteRequest, request: Request,
-                      caller: User = Depends(user)) -> JSONResponse:
+                      caller: User = Depends(user),
+                      prefer: Annotated[str | None, Header(max_length=1024)] = None,
+                      ) -> JSONResponse:
         process = find(process_id)
         inputs = body.process_inputs()
         validator = jsonschema.Draft202012Validator(dict(process.inputs))
@@ -121,8 +132,21 @@ def processes_router(engine: Engine, user: Any) -> APIRouter:
             await engine.store.finish(job["id"], "failed", "The job could not be queued.")
             raise OgcError(503, "unavailable", "The job engine is unavailable; retry.") from e
         base = _base(request)
-        return JSONResponse(status_info(job, base), status_code=201,
-                            headers={"Location": f"{base}jobs/{job['id']}"})
+        location = f"{base}jobs/{job['id']}"
+        wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None
+        if wait is None:
+            return JSONResponse(status_info(job, base), status_code=201,
+                                headers={"Location": location})
+        ended = await engine.ended(job["id"], wait.seconds)
+        if ended is None:  # still going: the client monitors it as any job
+            return JSONResponse(status_info(await engine.store.get(job["id"]) or job, base),
+                                status_code=201, headers={
+                                    "Location": location, "Preference-Applied": ASYNC})
+        headers = {"Location": location, "Preference-Applied": wait.applied}
+        if ended["status"] == "successful":
+            return JSONResponse(ended["results"], headers=headers)
+        raise OgcError(422, "job-results-failed", ended["message"] or
+                       f"The job was {ended['status']}.", headers=headers)
 
     return router
 
@@ -172,15 +196,17 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
             return job["results"]
         if job["status"] == "failed":
             raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
-        if job["status"] == "dismissed":
-            raise OgcError(404, "result-not-ready", "The job was dismissed: no results.")
         raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
 
-    @router.delete("/{job_id}", summary="Dismiss a job")
+    @router.delete("/{job_id}", summary="Dismiss a job",
+                   description="Stops a queued or running job, drops a finished job's "
+                   "results; 200 with its status `dismissed`. The job is then gone for "
+                   "its owner and project (404 `no-such-job`, not in the job list).")
     async def dismiss(job_id: str, request: Request, caller: User = Depends(user)) -> Response:
         job = await visible(job_id, caller)
-        if job["status"] != "dismissed":
-            job = await engine.dismiss(job) or await visible(job_id, caller)
-        return JSONResponse(status_info(job, _base(request)))
+        dismissed = await engine.dismiss(job)
+        if dismissed is None:  # dismissed meanwhile by another request
+            raise no_such_job(job_id)
+        return JSONResponse(status_info(dismissed, _base(request)))
 
     return router

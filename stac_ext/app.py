@@ -136,6 +136,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         user=auth.client(settings.process_client_id),
         in_process_worker=settings.in_process_worker,
         worker_concurrency=settings.worker_concurrency,
+        sync_wait_seconds=settings.sync_wait_seconds,
     ))
 
     @asynccontextmanager

@@ -102,6 +102,9 @@ class Settings(PgstacApiSettings):
     publish_collection_projects: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["*"])
     job_heartbeat_seconds: float = 2.0
+    # The longest an execution request with `Prefer: respond-sync` / `wait=N` waits for its
+    # job (a process declaring `sync`); then it answers 201 as for any job.
+    sync_wait_seconds: float = Field(default=30.0, ge=0, le=600)
     job_stalled_seconds: float = 10.0
     job_secrets_key: str | None = None
 

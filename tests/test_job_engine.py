@@ -130,7 +130,10 @@ async def test_owslib_lists_describes_executes(app, live_server: str, issuer) ->
     assert {"echo", "sleep", "s3-manifest"} <= {p["id"] for p in listed}
     described = await asyncio.to_thread(client.process, "echo")
     assert described["inputs"]["properties"]["message"]["type"] == "string"
-    status = await asyncio.to_thread(client.execute, "echo", {"message": "from owslib"})
+    results = await asyncio.to_thread(client.execute, "echo", {"message": "sync"})
+    assert results == {"message": "sync", "object": None}  # echo is `sync-execute`
+    status = await asyncio.to_thread(client.execute, "echo", {"message": "from owslib"},
+                                     async_=True)
     assert status["status"] == "accepted" and status["processID"] == "echo"
     url = f"{live_server}/processes/jobs/{status['jobID']}"
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import psycopg
 import pytest
 
 from process_api.errors import OGC
@@ -87,10 +88,9 @@ async def test_full_flow_echo(alice_processes: httpx.AsyncClient) -> None:
     assert r.json() == inputs
 
 
-async def test_standard_inputs_form_and_prefer(alice_processes: httpx.AsyncClient) -> None:
+async def test_standard_inputs_form(alice_processes: httpx.AsyncClient) -> None:
     r = await alice_processes.post("/processes/processes/echo/execution",
-                         json={"inputs": {"message": "std"}},
-                         headers={"Prefer": "respond-sync"})
+                                   json={"inputs": {"message": "std"}})
     assert r.status_code == 201, r.text
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "successful"
@@ -159,14 +159,23 @@ async def test_dismiss_running_and_queued(alice_processes: httpx.AsyncClient, se
     assert r.status_code == 200 and r.json()["status"] == "dismissed"
     for url in running:
         assert (await alice_processes.delete(url)).json()["status"] == "dismissed"
-    for url in running:  # the slots free up: the dismissed queued job must not start
-        job = await wait_for(alice_processes, url, "dismissed")
-        assert job["status"] == "dismissed"
+    # the slots free up (the children are killed), and the dismissed queued job never starts
     marker = (await execute(alice_processes, "echo", {"message": "after"})).headers["Location"]
     assert (await wait_for(alice_processes, marker, "successful"))["status"] == "successful"
-    job = (await alice_processes.get(queued)).json()
-    assert job["status"] == "dismissed" and "started" not in job
-    assert_ogc(await alice_processes.get(f"{queued}/results"), 404, "result-not-ready")
+    # a dismissed job is gone for its owner (OGC): status, results, a second dismissal...
+    for url in (queued, *running):
+        assert_ogc(await alice_processes.get(url), 404, "no-such-job")
+        assert_ogc(await alice_processes.get(f"{url}/results"), 404, "no-such-job")
+        assert_ogc(await alice_processes.delete(url), 404, "no-such-job")
+    listed = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    gone = {url.rsplit("/", 1)[-1] for url in (queued, *running)}
+    assert not gone & {job["jobID"] for job in listed["jobs"]}
+    # ...while the record stays for audit, the queued one never started
+    with psycopg.connect(settings.database_url) as conn:
+        rows = conn.execute("SELECT id::text, status, started IS NOT NULL FROM processes.jobs "
+                            "WHERE id = ANY(%s::uuid[])", (sorted(gone),)).fetchall()
+    assert sorted(rows) == sorted((url.rsplit("/", 1)[-1], "dismissed", url != queued)
+                                  for url in (queued, *running))
 
 
 async def test_memory_limit_is_enforced(alice_processes: httpx.AsyncClient) -> None:

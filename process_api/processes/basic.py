@@ -31,7 +31,7 @@ ECHO = Process(
                            "resources": RESOURCES}},
     outputs={"type": "object", "properties": {"message": {"type": ["string", "null"]},
                                               "object": {"type": ["object", "null"]}}},
-    entry="process_api.processes.basic:echo",
+    entry="process_api.processes.basic:echo", sync=True,
 )
 
 SLEEP = Process(

@@ -10,9 +10,9 @@ import httpx
 
 
 async def execute(client: httpx.AsyncClient, process: str, inputs: dict[str, Any],
-                  **body: Any) -> httpx.Response:
+                  headers: dict[str, str] | None = None, **body: Any) -> httpx.Response:
     return await client.post(f"/processes/processes/{process}/execution",
-                             json={"processInputs": inputs, **body})
+                             json={"processInputs": inputs, **body}, headers=headers)
 
 
 async def wait_for(client: httpx.AsyncClient, url: str, *statuses: str,

@@ -62,7 +62,7 @@ FAIL = Process(
     id="test-fail", version="1", title="Failure", description="Fails, naming its secret.",
     inputs={"type": "object", "properties": {
         "token": {"type": "string", "writeOnly": True}}},
-    outputs={"type": "object"}, entry="tests.support.processes:fail",
+    outputs={"type": "object"}, entry="tests.support.processes:fail", sync=True,
 )
 
 TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE]
@@ -78,7 +78,7 @@ def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
 NAP = Process(
     id="test-nap", version="1", title="Nap, retried", description="Sleeps; retried once "
     "when its worker dies.", inputs={"type": "object"}, outputs={"type": "object"},
-    entry="tests.support.processes:nap", retries=1,
+    entry="tests.support.processes:nap", retries=1, sync=True,
 )
 
 TEST_PROCESSES.append(NAP)
