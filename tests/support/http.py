@@ -35,6 +35,8 @@ def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
     environ = {**os.environ, "DATABASE_URL": database_url, **role_env(database_url),
                "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
                "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
+               # no worker of its own: a synchronous execution the fuzzer sends waits briefly
+               "SYNC_WAIT_SECONDS": "2",
                **env}
     with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
         yield f"http://127.0.0.1:{port}"
