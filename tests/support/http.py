@@ -36,7 +36,7 @@ def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
                "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
                "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
                # no worker of its own: a synchronous execution the fuzzer sends waits briefly
-               "SYNC_WAIT_SECONDS": "2",
+               "SYNC_WAIT_SECONDS": "10",
                **env}
     with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
         yield f"http://127.0.0.1:{port}"
