@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from process_api.engine import install_engine_schema as install_engine_schema
     from process_api.entry import load_entry as load_entry
     from process_api.errors import exception_body as exception_body
+    from process_api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
     from process_api.outbound import OutboundPolicy as OutboundPolicy
     from process_api.outbound import TargetRefused as TargetRefused
     from process_api.processes.s3_manifest import s3_filesystem as s3_filesystem

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from process_api.engine import Engine
 from process_api.errors import add_error_handlers
+from process_api.openapi30 import VERSION, openapi30
 from process_api.routes import jobs_router, processes_router, service_router
 
 
@@ -50,6 +51,14 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     app.include_router(processes_router(engine, config.user, config.sync_wait_seconds))
     app.include_router(jobs_router(engine, config.user))
     add_error_handlers(app)
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:  # the `oas30` class: FastAPI writes 3.1
+        if app.openapi_schema is None or app.openapi_schema.get("openapi") != VERSION:
+            app.openapi_schema = openapi30(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way
     return app
 
 

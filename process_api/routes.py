@@ -15,6 +15,7 @@ from process_api.documents import JSON, description, status_info, summary
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
 from process_api.models import ExecuteRequest
+from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.preferences import ASYNC, sync_preference
 from process_api.secrets import split_secrets
 
@@ -25,6 +26,7 @@ CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/json",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/job-list",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
 ]
 STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
 
@@ -59,7 +61,7 @@ def service_router() -> APIRouter:
                                "monitor jobs and fetch their results.",
                 "links": [
                     {"rel": "self", "type": JSON, "href": base},
-                    {"rel": "service-desc", "type": "application/vnd.oai.openapi+json;version=3.1",
+                    {"rel": "service-desc", "type": OPENAPI30_MEDIA_TYPE,
                      "href": f"{base}api"},
                     {"rel": "service-doc", "type": "text/html", "href": f"{base}api.html"},
                     {"rel": "http://www.opengis.net/def/rel/ogc/1.0/conformance", "type": JSON,

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
+    OPENAPI30_MEDIA_TYPE,
     Engine,
     Process,
     ProcessesConfig,
@@ -158,6 +159,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     complete_openapi(app, STAC_ERROR, data_protected)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
+    serve_openapi_as(process_app, OPENAPI30_MEDIA_TYPE)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
