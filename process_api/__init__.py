@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from process_api.app import lifespan_of as lifespan_of
     from process_api.definition import Context as Context
     from process_api.definition import Process as Process
+    from process_api.definitions import SHIPPED as SHIPPED
+    from process_api.definitions import DefinitionError as DefinitionError
+    from process_api.definitions import load_definitions as load_definitions
     from process_api.engine import Engine as Engine
     from process_api.engine import install_engine_schema as install_engine_schema
     from process_api.entry import load_entry as load_entry

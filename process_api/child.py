@@ -1,8 +1,8 @@
 """Runs one process in its own OS process: `python -m process_api.child`.
 
-Reads `{"entry", "inputs", "limits", "job"}` on stdin; applies the limits; writes protocol lines
-to the original stdout (`{"progress"...}`, then `{"result"...}` or `{"error"...}`). The
-process's own prints go to stderr, so they cannot break the protocol.
+Reads `{"entry" or "command", "inputs", "limits", "job"}` on stdin; applies the limits;
+writes protocol lines to the original stdout (`{"progress"...}`, then `{"result"...}` or
+`{"error"...}`). The process's own prints go to stderr, so they cannot break the protocol.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import os
 import sys
 from typing import Any, TextIO
 
+from process_api.command import run_command
 from process_api.entry import load_entry
+from process_api.orphans import die_with_parent
 
 EXIT_ERROR, EXIT_MEMORY = 1, 3
 
@@ -32,17 +34,8 @@ class Context:
         self._out.flush()
 
 
-def _die_with_parent() -> None:
-    """SIGKILL this process when its worker dies, so no job outlives its supervisor."""
-    import ctypes
-    import signal
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-
 def main() -> int:
-    _die_with_parent()
+    die_with_parent()  # no job outlives its worker
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     sys.stdout = sys.stderr
     request: dict[str, Any] = json.loads(sys.stdin.read())
@@ -55,8 +48,11 @@ def main() -> int:
             resource.setrlimit(resource.RLIMIT_DATA, (size, size))
         if limits.get("cores"):
             os.sched_setaffinity(0, limits["cores"])
-        run = load_entry(request["entry"])
-        result = run(request["inputs"], Context(protocol, request.get("job") or {}))
+        if request.get("command"):
+            result = run_command(request["command"], request["inputs"])
+        else:
+            run = load_entry(request["entry"])
+            result = run(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
         protocol.write(json.dumps({"error": "memory"}) + "\n")
         return EXIT_MEMORY

@@ -39,10 +39,13 @@ class Process:
     version: str
     inputs: Mapping[str, Any]  # JSON Schema of `processInputs`
     outputs: Mapping[str, Any]  # JSON Schema of the results
-    entry: str  # `module:function` of the run function
+    entry: str = ""  # `module:function` of the run function (or a `command`)
     retries: int = 0  # how often a job whose worker died is started again
     database: bool = False  # its process gets DATABASE_URL (publishing writes items)
     sync: bool = False  # a client may wait for its results (`Prefer: respond-sync`)
+    # A process defined as data runs this argv instead (`definitions.py`, `command.py`)
+    command: tuple[str, ...] = ()
+    resources: Mapping[str, Any] | None = None  # `resources` of jobs that give none
 
     @property
     def job_control_options(self) -> list[str]:
@@ -51,5 +54,5 @@ class Process:
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
             raise ValueError(f"process id {self.id!r}: use [A-Za-z0-9_.-]")
-        if ":" not in self.entry:
+        if not self.command and ":" not in self.entry:
             raise ValueError(f"process {self.id}: entry must be 'module:function'")

@@ -201,7 +201,7 @@ class Engine:
                                     "offered by this worker.")
             return
         try:
-            limits = plan(job["inputs"].get("resources"))
+            limits = plan(job["inputs"].get("resources") or dict(process.resources or {}))
         except (ResourceError, ValueError) as e:
             await self.store.finish(job_id, "failed", f"Resources: {e}.")
             return
@@ -216,7 +216,7 @@ class Engine:
         outcome = await Supervisor(self.store, job_id, context, self.job_dsn).run(
             process, inputs, limits.child_limits(), about)
         await self._record(job_id, process, outcome, hide,
-                           started["inputs"].get("resources") or {})
+                           started["inputs"].get("resources") or dict(process.resources or {}))
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
                       hide: list[str], resources: dict[str, Any]) -> None:
@@ -266,8 +266,9 @@ class Supervisor:
             limit=2**26, env=self.environment(process),
         )
         assert child.stdin and child.stdout
-        child.stdin.write(json.dumps({"entry": process.entry, "inputs": inputs,
-                                      "limits": limits, "job": about}).encode())
+        child.stdin.write(json.dumps({"entry": process.entry, "command": process.command,
+                                      "inputs": inputs, "limits": limits,
+                                      "job": about}).encode())
         await child.stdin.drain()
         child.stdin.close()
         watcher = asyncio.create_task(self._watch_dismissal(child))

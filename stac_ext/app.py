@@ -23,6 +23,7 @@ from process_api import (
     SecretBox,
     create_process_app,
     lifespan_of,
+    load_definitions,
     load_entry,
 )
 from stac_ext.auth import AuthDependencies, Authenticator, Principal
@@ -87,12 +88,13 @@ def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
 
 
 def configured_processes(settings: Settings) -> list[Process]:
-    """The processes named by EXTRA_PROCESSES (`module:NAME`, a Process or a list)."""
+    """The processes named by EXTRA_PROCESSES (`module:NAME`, a Process or a list), and
+    those defined as data in the PROCESS_DEFINITIONS folders."""
     found: list[Process] = []
     for reference in settings.extra_processes:
         value = load_entry(reference)
         found += list(value) if isinstance(value, list | tuple) else [value]
-    return found
+    return found + load_definitions(settings.process_definitions)
 
 
 def build_engine(settings: Settings, processes: Iterable[Process] = (),

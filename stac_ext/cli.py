@@ -45,6 +45,16 @@ def _settings() -> Settings:
         raise _fail("\n".join(lines), code=2) from None
 
 
+def _processes_defined(settings: Settings) -> None:
+    """A process definition file that cannot be used stops the start in one line."""
+    from process_api import DefinitionError, load_definitions
+
+    try:
+        load_definitions(settings.process_definitions)
+    except DefinitionError as e:
+        raise _fail(f"PROCESS_DEFINITIONS: {e}", code=2) from None
+
+
 def _embedded(settings: Settings) -> Cluster:
     if not settings.embedded:
         raise _fail("DATABASE_URL is set: the database is managed elsewhere.", code=2)
@@ -228,6 +238,7 @@ def worker(
     from stac_ext.app import build_engine
 
     settings = _settings()
+    _processes_defined(settings)
     logging.config.dictConfig(logging_config(settings.log_format))
     wait_for_migrations(settings, wait)
 
@@ -285,6 +296,7 @@ def serve(
     if port is not None:
         os.environ["GEOCATALOG_PORT"] = str(port)
     settings = _settings()
+    _processes_defined(settings)
     log_config = logging_config(settings.log_format)
     logging.config.dictConfig(log_config)
     ensure_database(settings)

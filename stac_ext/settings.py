@@ -19,6 +19,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
+from process_api import SHIPPED as SHIPPED_DEFINITIONS
 from stac_ext.database import roles
 from stac_ext.database.cluster import Cluster
 
@@ -97,6 +98,10 @@ class Settings(PgstacApiSettings):
     # More processes, besides the built-ins and the `geocatalog.processes` entry points:
     # `module:NAME` of a Process or a list of them, comma-separated.
     extra_processes: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Folders of processes defined as data (JSON files, each running a command),
+    # comma-separated; the shipped examples' folder by default (empty: none).
+    process_definitions: Annotated[list[Path], NoDecode] = Field(
+        default_factory=lambda: [SHIPPED_DEFINITIONS])
     # `publish-dataset` creates a missing `climate_forecast-*` collection only for jobs of
     # these projects (`*`: any job, personal ones too; empty: never).
     publish_collection_projects: Annotated[list[str], NoDecode] = Field(
@@ -142,7 +147,8 @@ class Settings(PgstacApiSettings):
     # and the API connects as its own role).
     migrate_on_start: bool = True
 
-    @field_validator("extra_processes", "publish_collection_projects", mode="before")
+    @field_validator("extra_processes", "publish_collection_projects",
+                     "process_definitions", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

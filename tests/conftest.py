@@ -14,6 +14,7 @@ import httpx
 import psycopg
 import pytest
 
+from process_api import SHIPPED
 from stac_ext.app import create_app
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
@@ -22,7 +23,7 @@ from tests.support.cli import run_cli
 from tests.support.cluster import migrated_cluster, new_database
 from tests.support.http import free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
-from tests.support.processes import TEST_PROCESSES
+from tests.support.processes import TEST_DEFINITIONS, TEST_PROCESSES
 from tests.support.roles import role_settings
 from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
@@ -57,6 +58,7 @@ def settings(database_url: str, issuer: TestIssuer,
                     load_demo_data=False, oidc_issuer=issuer.url,
                     geocatalog_data_dir=tmp_path_factory.mktemp("data"),
                     job_heartbeat_seconds=0.5, job_stalled_seconds=3,
+                    process_definitions=[SHIPPED, TEST_DEFINITIONS],
                     # one worker for the whole run: the session app's (it knows the
                     # test processes); other apps made in tests only submit
                     in_process_worker=False)

@@ -37,6 +37,7 @@ def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
                "GEOCATALOG_DATA_DIR": str(settings.data_dir), "IN_PROCESS_WORKER": "false",
                # no worker of its own: a synchronous execution the fuzzer sends waits briefly
                "SYNC_WAIT_SECONDS": "10",
+               "PROCESS_DEFINITIONS": ",".join(map(str, settings.process_definitions)),
                **env}
     with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
         yield f"http://127.0.0.1:{port}"

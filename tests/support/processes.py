@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from process_api import Process
@@ -66,6 +67,9 @@ FAIL = Process(
 )
 
 TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE]
+
+#: Processes defined as data, for tests (beside the shipped ones).
+TEST_DEFINITIONS = Path(__file__).with_name("definitions")
 
 
 def nap(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
