@@ -26,8 +26,10 @@ import psycopg_pool
 from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
+from process_api.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
+from process_api.documents import status_info
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
@@ -91,6 +93,7 @@ class Engine:
                                         timeout=timeout,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
+        self.notifier = Notifier()
         self.app = procrastinate.App(connector=engine_connector(dsn, timeout))
         logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
@@ -101,6 +104,7 @@ class Engine:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.notifier.drain()
         await self.app.close_async()
         await self.pool.close()
 
@@ -187,8 +191,10 @@ class Engine:
                 logger.warning("job %s: worker died, queued again", job["id"])
                 continue
             if job:
-                await self.store.finish(job["id"], "failed", WORKER_DIED)
+                failed = await self.store.finish(job["id"], "failed", WORKER_DIED)
                 logger.warning("job %s: worker died, job failed", job["id"])
+                if failed is not None:
+                    self._callback(failed, FAILED)
             await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
 
     async def _run(self, context: procrastinate.JobContext, job_id: str) -> None:
@@ -208,6 +214,7 @@ class Engine:
         started = await self.store.start(job_id, limits.record)
         if started is None:
             return
+        self._callback(started, IN_PROGRESS)
         secrets = self.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
@@ -217,6 +224,14 @@ class Engine:
             process, inputs, limits.child_limits(), about)
         await self._record(job_id, process, outcome, hide,
                            started["inputs"].get("resources") or dict(process.resources or {}))
+        ended = await self.store.get(job_id)
+        if ended is not None and ended["status"] in ("successful", "failed"):
+            self._callback(ended, SUCCESS if ended["status"] == "successful" else FAILED)
+
+    def _callback(self, job: Job, which: str) -> None:
+        """The job's subscriber hears of it: its results on success, else its status."""
+        body = job["results"] if which == SUCCESS else status_info(job, job["api_url"] or "/")
+        self.notifier.send(str(job["id"]), job.get("subscriber"), which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
                       hide: list[str], resources: dict[str, Any]) -> None:

@@ -15,10 +15,24 @@ class Metadata(BaseModel):
                                 "the personal project.")
 
 
+_URL = Field(default=None, max_length=2048, pattern=r"^https?://[^\s]+$")
+
+
+class Subscriber(BaseModel):
+    """Where the worker POSTs when the job starts, succeeds, fails (OGC `callback`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    successUri: str | None = _URL
+    inProgressUri: str | None = _URL
+    failedUri: str | None = _URL
+
+
 class ExecuteRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     metadata: Metadata | None = None
+    subscriber: Subscriber | None = None
     processInputs: dict[str, Any] | None = None
     inputs: dict[str, Any] | None = None
 

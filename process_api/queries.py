@@ -2,9 +2,9 @@
 
 INSERT_JOB = """
 INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
-                           service_url)
+                           service_url, api_url, subscriber)
 VALUES (%(id)s, %(process_id)s, %(owner)s, %(project)s, %(inputs)s, %(secrets)s,
-        %(resources)s, %(service_url)s)
+        %(resources)s, %(service_url)s, %(api_url)s, %(subscriber)s)
 RETURNING *
 """
 

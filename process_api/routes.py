@@ -27,6 +27,7 @@ CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/job-list",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/callback",
 ]
 STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
 
@@ -124,9 +125,11 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
             raise HTTPException(status_code=403, detail=f"You are not a member of the "
                                 f"project {project!r}.")
         stored, secrets = split_secrets(inputs, process.inputs)
+        subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
         job = await engine.store.create(process.id, caller.username, project, stored,
                                         engine.box.seal(secrets), inputs.get("resources"),
-                                        service_url=str(request.base_url))
+                                        service_url=str(request.base_url),
+                                        api_url=_base(request), subscriber=subscriber)
         try:
             await engine.submit(job)
         except Exception as e:

@@ -26,11 +26,14 @@ class JobStore:
 
     async def create(self, process_id: str, owner: str, project: str | None,
                      inputs: dict[str, Any], secrets: str | None,
-                     resources: dict[str, Any] | None, service_url: str | None = None) -> Job:
+                     resources: dict[str, Any] | None, service_url: str | None = None,
+                     api_url: str | None = None,
+                     subscriber: dict[str, Any] | None = None) -> Job:
         job = await self._one(queries.INSERT_JOB, id=uuid.uuid4(), process_id=process_id,
                               owner=owner, project=project, inputs=Jsonb(inputs),
                               secrets=secrets, resources=Jsonb(resources or {}),
-                              service_url=service_url)
+                              service_url=service_url, api_url=api_url,
+                              subscriber=Jsonb(subscriber) if subscriber else None)
         assert job is not None
         return job
 

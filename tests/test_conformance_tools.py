@@ -140,6 +140,6 @@ def test_ogcapi_registry_processes(seeded_server: str) -> None:
     tests/conformance/registry_check.py)."""
     out = run_tool([tool("ogcapi-registry", "python"), CONFORMANCE / "registry_check.py",
                     f"{seeded_server}/processes", "core", "json", "job-list", "dismiss",
-                    "oas30"])
+                    "oas30", "callback"])
     assert out.returncode == 0, (out.stdout + out.stderr)[-8000:]
     assert "processes-1/1.0/conf/core" in out.stdout

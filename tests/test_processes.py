@@ -48,7 +48,8 @@ async def test_landing_and_conformance(anon: httpx.AsyncClient) -> None:
                         f"{ogc}job-list": 401}  # jobs are their owners' only
     classes = (await anon.get("/processes/conformance")).json()["conformsTo"]
     spec = "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/"
-    assert classes == [spec + name for name in ("core", "json", "job-list", "dismiss", "oas30")]
+    assert classes == [spec + name for name in (
+        "core", "json", "job-list", "dismiss", "oas30", "callback")]
 
 
 async def test_the_openapi_document_is_openapi_3_0(anon: httpx.AsyncClient) -> None:

@@ -1,0 +1,129 @@
+"""Callbacks (OGC `callback` class): a real HTTP server on loopback receives what the worker
+POSTs for a job's `subscriber`: in order, retried after a 500, never to a forbidden
+address."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from tests.support.http import free_port
+from tests.support.jobs import execute, wait_for
+
+
+class Receiver:
+    """Records every POST (path, JSON body); a path in `failing` answers 500 that often."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[str, dict]] = []
+        self.failing: dict[str, int] = {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                receiver.received.append((self.path, body))
+                if receiver.failing.get(self.path, 0) > 0:
+                    receiver.failing[self.path] -= 1
+                    self.send_response(500)
+                else:
+                    self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.received]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    thread = threading.Thread(target=found.server.serve_forever, daemon=True)
+    thread.start()
+    yield found
+    found.server.shutdown()
+
+
+async def until(condition, seconds: float = 30) -> bool:
+    """Poll `condition` (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+def subscriber(receiver: Receiver, tag: str) -> dict[str, str]:
+    return {"successUri": f"{receiver.url}/{tag}/success",
+            "inProgressUri": f"{receiver.url}/{tag}/progress",
+            "failedUri": f"{receiver.url}/{tag}/failed"}
+
+
+async def test_in_progress_then_success_with_the_results(
+        alice_processes: httpx.AsyncClient, receiver: Receiver) -> None:
+    r = await execute(alice_processes, "echo", {"message": "call me"},
+                      subscriber=subscriber(receiver, "ok"))
+    assert r.status_code == 201, r.text
+    assert await until(lambda: len(receiver.received) == 2)
+    (first, progress), (second, results) = receiver.received
+    assert (first, second) == ("/ok/progress", "/ok/success")
+    assert progress["status"] == "running" and progress["jobID"] == r.json()["jobID"]
+    assert progress["links"][0]["href"] == r.headers["Location"]
+    assert results == {"message": "call me", "object": None}
+
+
+async def test_a_callback_is_retried_after_a_500(alice_processes: httpx.AsyncClient,
+                                                 receiver: Receiver) -> None:
+    receiver.failing["/flaky/success"] = 1
+    await execute(alice_processes, "echo", {"message": "again"},
+                  subscriber=subscriber(receiver, "flaky"))
+    assert await until(lambda: receiver.paths().count("/flaky/success") == 2)
+    assert receiver.paths() == ["/flaky/progress", "/flaky/success", "/flaky/success"]
+    assert receiver.received[-1][1] == {"message": "again", "object": None}
+
+
+async def test_failure_goes_to_failed_uri(alice_processes: httpx.AsyncClient,
+                                          receiver: Receiver) -> None:
+    r = await execute(alice_processes, "test-fail", {"token": "tok-callback-secret"},
+                      subscriber=subscriber(receiver, "bad"))
+    assert await until(lambda: len(receiver.received) == 2)
+    assert receiver.paths() == ["/bad/progress", "/bad/failed"]
+    failed = receiver.received[1][1]
+    assert failed["status"] == "failed" and failed["jobID"] == r.json()["jobID"]
+    assert "tok-callback-secret" not in json.dumps(receiver.received)
+
+
+async def test_no_callback_to_a_forbidden_address(alice_processes: httpx.AsyncClient,
+                                                  receiver: Receiver, monkeypatch,
+                                                  caplog) -> None:
+    """Without OUTBOUND_ALLOW naming loopback (the tests allow it), loopback is refused:
+    the job runs, the receiver hears nothing, the log names only the host."""
+    monkeypatch.setenv("OUTBOUND_ALLOW", "")
+    caplog.set_level(logging.WARNING, logger="geocatalog.jobs")
+    r = await execute(alice_processes, "echo", {"message": "hush"},
+                      subscriber=subscriber(receiver, "hush?token=abc"))
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert job["status"] == "successful"
+    refused = "callback to 127.0.0.1 refused: not an allowed target"
+    assert await until(lambda: caplog.text.count(refused) == 2)
+    assert receiver.received == [] and "abc" not in caplog.text
+
+
+async def test_a_subscriber_must_be_http_urls(alice_processes: httpx.AsyncClient) -> None:
+    r = await execute(alice_processes, "echo", {}, subscriber={"successUri": "file:///etc/passwd"})
+    assert r.status_code == 400
+    assert r.json()["type"].endswith("/invalid-input")
