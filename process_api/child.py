@@ -1,8 +1,10 @@
-"""Runs one process in its own OS process: `python -m process_api.child`.
+"""Runs one job in its own OS process: forked by the worker's fork server (`forkserver`),
+or `python -m process_api.child` (the request on stdin).
 
-Reads `{"entry" or "command", "inputs", "limits", "job"}` on stdin; applies the limits;
-writes protocol lines to the original stdout (`{"progress"...}`, then `{"result"...}` or
-`{"error"...}`). The process's own prints go to stderr, so they cannot break the protocol.
+The request is `{"entry" or "command", "inputs", "limits", "job"}`; the process applies the
+limits, runs the job and writes protocol lines (`{"progress"...}`, then `{"result"...}` or
+`{"error"...}`) to its protocol stream. The process's own prints go to stderr, so they
+cannot break the protocol.
 """
 
 from __future__ import annotations
@@ -34,11 +36,8 @@ class Context:
         self._out.flush()
 
 
-def main() -> int:
-    die_with_parent()  # no job outlives its worker
-    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
-    sys.stdout = sys.stderr
-    request: dict[str, Any] = json.loads(sys.stdin.read())
+def run(request: dict[str, Any], protocol: TextIO) -> int:
+    """Apply the limits, run the job, report on `protocol`: the exit status."""
     limits = request.get("limits") or {}
     try:
         if limits.get("memory_bytes"):
@@ -51,17 +50,26 @@ def main() -> int:
         if request.get("command"):
             result = run_command(request["command"], request["inputs"])
         else:
-            run = load_entry(request["entry"])
-            result = run(request["inputs"], Context(protocol, request.get("job") or {}))
+            entry = load_entry(request["entry"])
+            result = entry(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
         protocol.write(json.dumps({"error": "memory"}) + "\n")
+        protocol.flush()
         return EXIT_MEMORY
     except Exception as e:  # the job's failure, reported to its record
         protocol.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
+        protocol.flush()
         return EXIT_ERROR
     protocol.write(json.dumps({"result": result}) + "\n")
     protocol.flush()
     return 0
+
+
+def main() -> int:
+    die_with_parent()  # no job outlives its worker
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout = sys.stderr
+    return run(json.loads(sys.stdin.read()), protocol)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 `Engine.submit` records nothing itself (the API writes the job record first) and queues
 the job id. A worker (`run_worker`, in-process or `geocatalog worker`) runs each job in a
-child process (`process_api.child`) with its resource limits, relays progress into the
-job record, kills the child when the job is dismissed, and reaps jobs whose worker died.
+process of its own, forked by the worker's fork server (`forkserver`) and running
+`process_api.child` with the job's resource limits; it relays progress into the job
+record, kills the job's process when the job is dismissed, and reaps jobs whose worker
+died.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import logging
 import math
 import os
-import sys
+import signal
 import time
 import uuid
 from typing import Any
@@ -30,6 +32,7 @@ from process_api.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.documents import status_info
+from process_api.launcher import ForkServer
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
@@ -39,9 +42,6 @@ logger = logging.getLogger("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
 ENGINE_SCHEMA = "procrastinate"
-#: What a job's process never sees (it runs user-chosen code paths on user input).
-WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
-                  "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
 ENDED = ("successful", "failed", "dismissed")
 #: How often a waiting synchronous request looks at its job.
 SYNC_POLL_SECONDS = 0.02
@@ -94,6 +94,9 @@ class Engine:
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
         self.notifier = Notifier()
+        # what every job would import, imported once by the fork server
+        self.forks = ForkServer(["process_api.child", *(
+            process.entry.partition(":")[0] for process in registry if process.entry)])
         self.app = procrastinate.App(connector=engine_connector(dsn, timeout))
         logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
@@ -111,9 +114,8 @@ class Engine:
     # -- the API side -----------------------------------------------------------------
 
     async def submit(self, job: Job) -> None:
-        queue_job_id = await self.app.configure_task(TASK, queue=self.queue).defer_async(
-            job_id=str(job["id"]))
-        await self.store.set_queue_job(job["id"], queue_job_id)
+        """Queue a recorded job (the worker that takes it starts it, once)."""
+        await self.app.configure_task(TASK, queue=self.queue).defer_async(job_id=str(job["id"]))
 
     async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
         """The job once it has ended (successful, failed, dismissed), if it ends within
@@ -128,13 +130,11 @@ class Engine:
             await asyncio.sleep(min(SYNC_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
 
     async def dismiss(self, job: Job) -> Job | None:
-        dismissed = await self.store.dismiss(job["id"])
-        if dismissed and job["status"] in ("accepted", "running") and job.get("queue_job_id"):
-            # todo -> cancelled (never starts). A running one is not aborted through the
-            # engine (that would cancel the supervising task mid-await): the supervisor
-            # sees `dismissed` in the record within a poll and kills the child.
-            await self.app.job_manager.cancel_job_by_id_async(job["queue_job_id"])
-        return dismissed
+        """Mark the job dismissed: a queued one is never started (the worker that takes it
+        finds it dismissed); a running one's supervisor sees it within a poll and kills
+        its process (aborting through the engine would cancel the supervising task
+        mid-await)."""
+        return await self.store.dismiss(job["id"])
 
     # -- the worker side --------------------------------------------------------------
 
@@ -143,6 +143,7 @@ class Engine:
         """Process queued jobs until cancelled (or stopped by a signal), reaping jobs of dead
         workers meanwhile. When the database goes away the engine's worker stops: it is
         started again once the database answers (its jobs meanwhile are reaped)."""
+        await self.forks.start()
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:
@@ -163,6 +164,7 @@ class Engine:
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
+            await self.forks.stop()
 
     async def _reap_forever(self) -> None:
         while True:
@@ -181,8 +183,7 @@ class Engine:
         left running."""
         manager = self.app.job_manager
         for queued in await manager.get_stalled_jobs(seconds_since_heartbeat=self.stalled):
-            assert queued.id is not None  # jobs read from the queue have ids
-            job = await self.store.by_queue_job(queued.id)
+            job = await self.store.get(str(queued.task_kwargs.get("job_id")))
             process = self.registry.get(job["process_id"]) if job else None
             if job and job["status"] == "running" and process and \
                     job["attempts"] <= process.retries:
@@ -198,35 +199,36 @@ class Engine:
             await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
 
     async def _run(self, context: procrastinate.JobContext, job_id: str) -> None:
-        job = await self.store.get(job_id)
-        if job is None or job["status"] != "accepted":
-            return  # dismissed while queued, or already handled
-        process = self.registry.get(job["process_id"])
-        if process is None:
-            await self.store.finish(job_id, "failed", f"Process {job['process_id']} is not "
-                                    "offered by this worker.")
-            return
-        try:
-            limits = plan(job["inputs"].get("resources") or dict(process.resources or {}))
-        except (ResourceError, ValueError) as e:
-            await self.store.finish(job_id, "failed", f"Resources: {e}.")
-            return
-        started = await self.store.start(job_id, limits.record)
+        started = await self.store.start(job_id, context.job.id)
         if started is None:
-            return
+            return  # dismissed while queued, or already handled
         self._callback(started, IN_PROGRESS)
+        process = self.registry.get(started["process_id"])
+        if process is None:
+            await self._ended(await self.store.finish(
+                job_id, "failed", f"Process {started['process_id']} is not offered by this "
+                "worker."))
+            return
+        resources = started["inputs"].get("resources") or dict(process.resources or {})
+        try:
+            limits = plan(resources)
+        except (ResourceError, ValueError) as e:
+            await self._ended(await self.store.finish(job_id, "failed", f"Resources: {e}."))
+            return
         secrets = self.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
-        outcome = await Supervisor(self.store, job_id, context, self.job_dsn).run(
+        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, self.forks).run(
             process, inputs, limits.child_limits(), about)
-        await self._record(job_id, process, outcome, hide,
-                           started["inputs"].get("resources") or dict(process.resources or {}))
-        ended = await self.store.get(job_id)
-        if ended is not None and ended["status"] in ("successful", "failed"):
-            self._callback(ended, SUCCESS if ended["status"] == "successful" else FAILED)
+        await self._ended(await self._record(job_id, process, outcome, hide, resources,
+                                             limits.record))
+
+    async def _ended(self, job: Job | None) -> None:
+        """A job this worker ended (None: it was dismissed meanwhile)."""
+        if job is not None:
+            self._callback(job, SUCCESS if job["status"] == "successful" else FAILED)
 
     def _callback(self, job: Job, which: str) -> None:
         """The job's subscriber hears of it: its results on success, else its status."""
@@ -234,18 +236,18 @@ class Engine:
         self.notifier.send(str(job["id"]), job.get("subscriber"), which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
-                      hide: list[str], resources: dict[str, Any]) -> None:
-        if outcome.get("dismissed"):
-            return
+                      hide: list[str], resources: dict[str, Any],
+                      applied: dict[str, Any]) -> Job | None:
+        """The job's end in its record (not if it was dismissed meanwhile): the row."""
         if "result" in outcome:
             try:
                 jsonschema.validate(outcome["result"], dict(process.outputs))
             except jsonschema.ValidationError as e:
-                await self.store.finish(job_id, "failed", f"The process returned results "
-                                        f"that do not match its outputs schema: {e.message}")
-                return
-            await self.store.finish(job_id, "successful", "finished", outcome["result"])
-            return
+                return await self.store.finish(
+                    job_id, "failed", f"The process returned results that do not match its "
+                    f"outputs schema: {e.message}", resources=applied)
+            return await self.store.finish(job_id, "successful", "finished", outcome["result"],
+                                           resources=applied)
         error = outcome.get("error") or "the process stopped without a result"
         if error == "memory" or outcome.get("returncode") == EXIT_MEMORY:
             limit = (resources.get("limits") or {}).get("memory")
@@ -253,66 +255,68 @@ class Engine:
                      f"resources.limits.memory ({limit})." if limit else "Out of memory.")
         for secret in hide:  # an error text must never carry a secret
             error = error.replace(secret, PLACEHOLDER)
-        await self.store.finish(job_id, "failed", error)
+        return await self.store.finish(job_id, "failed", error, resources=applied)
 
 
 class Supervisor:
-    """Runs one job's child process: relays progress, kills it on dismissal."""
+    """Runs one job in a process forked by the worker's fork server: relays progress,
+    kills it on dismissal."""
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
-                 dsn: str) -> None:
+                 dsn: str, forks: ForkServer) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
         self.dsn = dsn
+        self.forks = forks
 
     def environment(self, process: Process) -> dict[str, str]:
-        """The worker's environment without its secrets; the database's URL only for a
-        process that declares it needs the database (`Process.database`)."""
-        env = {k: v for k, v in os.environ.items() if k not in WORKER_SECRETS}
-        return {**env, "DATABASE_URL": self.dsn} if process.database else env
+        """What the job's process adds to the fork server's environment (the worker's
+        without its secrets): the database's URL, for a process that declares it needs
+        the database (`Process.database`)."""
+        return {"DATABASE_URL": self.dsn} if process.database else {}
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
                   about: dict[str, Any]) -> dict[str, Any]:
-        child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "process_api.child",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,  # the process's prints may hold anything
-            limit=2**26, env=self.environment(process),
-        )
-        assert child.stdin and child.stdout
-        child.stdin.write(json.dumps({"entry": process.entry, "command": process.command,
-                                      "inputs": inputs, "limits": limits,
-                                      "job": about}).encode())
-        await child.stdin.drain()
-        child.stdin.close()
-        watcher = asyncio.create_task(self._watch_dismissal(child))
+        reader, writer = await self.forks.connect()
+        writer.write(json.dumps({
+            "entry": process.entry, "command": process.command, "inputs": inputs,
+            "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
+        await writer.drain()
+        pid: int | None = None
+        watcher: asyncio.Task[None] | None = None
         outcome: dict[str, Any] = {}
         try:
-            async for line in child.stdout:
+            async for line in reader:
                 message = json.loads(line)
-                if "progress" in message:
+                if "pid" in message:
+                    pid = message["pid"]
+                    watcher = asyncio.create_task(self._watch_dismissal(message["pid"]))
+                elif "progress" in message:
                     await self.store.progress(self.job_id, message["progress"],
                                               message.get("message"))
-                else:
-                    outcome = message
-            outcome["returncode"] = await child.wait()
+                else:  # the result or the error, then the return code
+                    outcome.update(message)
         finally:
-            watcher.cancel()
-            if child.returncode is None:
-                child.kill()
-                await child.wait()
-        if await self.store.status(self.job_id) == "dismissed":
-            outcome["dismissed"] = True
+            if watcher is not None:
+                watcher.cancel()
+            if pid is not None and "returncode" not in outcome:  # the worker is stopping
+                _kill(pid)
+            writer.close()
         return outcome
 
-    async def _watch_dismissal(self, child: asyncio.subprocess.Process) -> None:
-        while child.returncode is None:
+    async def _watch_dismissal(self, pid: int) -> None:
+        while True:
             await asyncio.sleep(0.5)
             if self.context.should_abort() or \
                     await self.store.status(self.job_id) == "dismissed":
-                child.kill()
+                _kill(pid)
                 return
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 

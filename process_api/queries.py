@@ -8,8 +8,6 @@ VALUES (%(id)s, %(process_id)s, %(owner)s, %(project)s, %(inputs)s, %(secrets)s,
 RETURNING *
 """
 
-SET_QUEUE_JOB = "UPDATE processes.jobs SET queue_job_id = %(queue_job_id)s WHERE id = %(id)s"
-
 GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
 
 #: A job the caller may see: their own, or one of a project (group) they belong to, until
@@ -29,11 +27,12 @@ ORDER BY created DESC, id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 
-#: accepted -> running, once: a second worker picking the same job gets nothing.
+#: accepted -> running, once: a second worker picking the same job gets nothing (nor does
+#: a worker picking a job dismissed while queued).
 START_JOB = """
 UPDATE processes.jobs
 SET status = 'running', started = now(), updated = now(), attempts = attempts + 1,
-    message = 'running', progress = 0, resources = %(resources)s
+    message = 'running', progress = 0, queue_job_id = %(queue_job_id)s
 WHERE id = %(id)s AND status = 'accepted'
 RETURNING *
 """
@@ -46,6 +45,7 @@ WHERE id = %(id)s AND status = 'running'
 FINISH_JOB = """
 UPDATE processes.jobs
 SET status = %(status)s, message = %(message)s, results = %(results)s,
+    resources = coalesce(%(resources)s, resources),
     progress = CASE WHEN %(status)s = 'successful' THEN 100 ELSE progress END,
     finished = now(), updated = now(), secrets = NULL
 WHERE id = %(id)s AND status IN ('accepted', 'running')
@@ -70,5 +70,3 @@ RETURNING *
 """
 
 JOB_STATUS = "SELECT status FROM processes.jobs WHERE id = %(id)s"
-
-JOB_BY_QUEUE_ID = "SELECT * FROM processes.jobs WHERE queue_job_id = %(queue_job_id)s"

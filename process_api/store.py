@@ -37,9 +37,6 @@ class JobStore:
         assert job is not None
         return job
 
-    async def set_queue_job(self, job_id: uuid.UUID, queue_job_id: int) -> None:
-        await self._one(queries.SET_QUEUE_JOB, id=job_id, queue_job_id=queue_job_id)
-
     async def get(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.GET_JOB, id=job_id)
 
@@ -56,17 +53,21 @@ class JobStore:
                 "offset": offset})
             return await cur.fetchall()
 
-    async def start(self, job_id: uuid.UUID | str, resources: dict[str, Any]) -> Job | None:
-        return await self._one(queries.START_JOB, id=job_id, resources=Jsonb(resources))
+    async def start(self, job_id: uuid.UUID | str, queue_job_id: int | None) -> Job | None:
+        """accepted -> running: the job, or None (dismissed, or another worker's)."""
+        return await self._one(queries.START_JOB, id=job_id, queue_job_id=queue_job_id)
 
     async def progress(self, job_id: uuid.UUID | str, progress: int, message: str | None) -> None:
         await self._one(queries.PROGRESS, id=job_id, progress=max(0, min(100, progress)),
                         message=message)
 
     async def finish(self, job_id: uuid.UUID | str, status: str, message: str,
-                     results: dict[str, Any] | None = None) -> Job | None:
+                     results: dict[str, Any] | None = None,
+                     resources: dict[str, Any] | None = None) -> Job | None:
+        """The ended job, or None when it had ended already (e.g. dismissed)."""
         return await self._one(queries.FINISH_JOB, id=job_id, status=status, message=message,
-                               results=Jsonb(results) if results is not None else None)
+                               results=Jsonb(results) if results is not None else None,
+                               resources=Jsonb(resources) if resources is not None else None)
 
     async def requeue(self, job_id: uuid.UUID | str, message: str) -> None:
         await self._one(queries.REQUEUE_JOB, id=job_id, message=message)
@@ -78,5 +79,3 @@ class JobStore:
         row = await self._one(queries.JOB_STATUS, id=job_id)
         return row["status"] if row else None
 
-    async def by_queue_job(self, queue_job_id: int) -> Job | None:
-        return await self._one(queries.JOB_BY_QUEUE_ID, queue_job_id=queue_job_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import time
@@ -9,9 +10,11 @@ import time
 import httpx
 import pytest
 from joserfc import jwt
-from joserfc.jwk import OctKey, RSAKey
+from joserfc.jwk import KeySet, OctKey, RSAKey
 
 from stac_ext.auth import Principal
+from stac_ext.auth.authenticator import Authenticator, Unauthenticated
+from stac_ext.auth.keys import StaticKeys
 from tests.support.http import http_client
 from tests.support.issuer import TestIssuer
 from tests.support.stac import make_item
@@ -134,3 +137,21 @@ def test_principal_reads_keycloak_claims() -> None:
     assert principal.groups == {"project-a", "project-b"}
     assert principal.rights_for("geocatalog") == {"updateCatalog", "manageCollections"}
     assert principal.rights_for("geocatalog-processes") == {"updateCatalog"}
+
+
+async def test_a_verified_token_is_checked_again_on_every_use(issuer: TestIssuer) -> None:
+    """The signature of a token is verified once (cached by the whole token); its claims
+    are not: a cached token that expires is refused like any expired token."""
+    authenticator = Authenticator(StaticKeys(KeySet([issuer.key])), issuer.url, leeway=0)
+    token = issuer.token("alice", ttl=2)
+    assert (await authenticator.authenticate(token)).username == "alice"
+    assert (await authenticator.authenticate(token)).username == "alice"  # from the cache
+    deadline = time.monotonic() + 30
+    expires = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))["exp"]
+    while time.time() < expires + 1 and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    with pytest.raises(Unauthenticated, match="expired"):
+        await authenticator.authenticate(token)
+    tampered = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    with pytest.raises(Unauthenticated):  # another token: verified, not found in the cache
+        await authenticator.authenticate(tampered)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
+from typing import Any
 
 from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
@@ -25,7 +27,13 @@ class Unauthenticated(Exception):
 class Authenticator:
     """Validates bearer JWTs issued by `issuer` and signed by a key of `key_source`."""
 
+    #: Tokens whose signature was verified, by the whole token, with the key set that
+    #: verified it: their claims are checked again on every use (`exp`, `nbf`, `iss`), the
+    #: signature again only when the issuer's keys have changed since.
+    VERIFIED_TOKENS = 4096
+
     def __init__(self, key_source: KeySource, issuer: str, leeway: int = 30) -> None:
+        self._verified: OrderedDict[str, tuple[dict[str, Any], KeySet]] = OrderedDict()
         self._keys = key_source
         self._claims = jwt.JWTClaimsRegistry(
             leeway=leeway,
@@ -34,22 +42,38 @@ class Authenticator:
         )
 
     async def authenticate(self, token: str) -> Principal:
+        keys = await self._keys.keys()
+        cached = self._verified.get(token)
+        if cached is not None and cached[1] is keys:
+            claims = cached[0]
+            self._verified.move_to_end(token)
+        else:
+            claims, keys = await self._verify(token, keys)
         try:
-            decoded = self._decode(token, await self._keys.keys())
-        except InvalidKeyIdError:
-            # The issuer may have rotated its keys since we cached them: look once more.
-            try:
-                decoded = self._decode(token, await self._keys.keys(refresh=True))
-            except InvalidKeyIdError as e:
-                raise Unauthenticated("the token's signing key is unknown") from e
-        try:
-            self._claims.validate(decoded.claims)
+            self._claims.validate(claims)
         except JoseError as e:
+            self._verified.pop(token, None)
             raise Unauthenticated(e.description or e.error) from e
-        principal = Principal.from_claims(decoded.claims)
+        self._verified[token] = (claims, keys)
+        if len(self._verified) > self.VERIFIED_TOKENS:
+            self._verified.popitem(last=False)
+        principal = Principal.from_claims(claims)
         if not principal.username:
             raise Unauthenticated("the token names no user (preferred_username)")
         return principal
+
+    async def _verify(self, token: str, keys: KeySet) -> tuple[dict[str, Any], KeySet]:
+        """The claims of a token whose signature a key of the issuer verifies, and that
+        key set."""
+        try:
+            return self._decode(token, keys).claims, keys
+        except InvalidKeyIdError:
+            # The issuer may have rotated its keys since we cached them: look once more.
+            keys = await self._keys.keys(refresh=True)
+            try:
+                return self._decode(token, keys).claims, keys
+            except InvalidKeyIdError as e:
+                raise Unauthenticated("the token's signing key is unknown") from e
 
     @staticmethod
     def _decode(token: str, keys: KeySet) -> jwt.Token:

@@ -150,15 +150,23 @@ def delay_ms(job: dict[str, Any]) -> float:
     return (started - created).total_seconds() * 1000
 
 
-def echo_jobs(running: Running, token: str, count: int) -> dict[str, Any]:
+def done_ms(job: dict[str, Any]) -> float:
+    """submitted -> successful: the job record's `created` to `finished`."""
+    created = datetime.fromisoformat(job["created"])
+    finished = datetime.fromisoformat(job["finished"])
+    return (finished - created).total_seconds() * 1000
+
+
+def echo_jobs(running: Running, token: str, count: int, clients: int = 50) -> dict[str, Any]:
     return asyncio.run(_echo_jobs(running.url.removesuffix("/data") + "/processes", token,
-                                  count))
+                                  count, clients))
 
 
-async def _echo_jobs(base: str, token: str, count: int) -> dict[str, Any]:
-    """`count` executions submitted at once; then wait until every one is final."""
+async def _echo_jobs(base: str, token: str, count: int, clients: int) -> dict[str, Any]:
+    """`count` executions submitted at once by `clients` concurrent clients; then wait
+    until every one is final; then jobs one at a time on the idle worker."""
     headers = {"Authorization": f"Bearer {token}", "Prefer": "respond-async"}
-    limits = httpx.Limits(max_connections=count, max_keepalive_connections=100)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120,
                                  limits=limits) as client:
         async def submit(n: int) -> tuple[float, str]:
@@ -202,6 +210,8 @@ async def _echo_jobs(base: str, token: str, count: int) -> dict[str, Any]:
         "lost": len(ids) - len(final),
         "all_done_s": all_done,
         "idle_queued_p50_ms": statistics.median(delay_ms(j) for j in idle),
+        "idle_done_p50_ms": statistics.median(done_ms(j) for j in idle),
+        "clients": clients,
     }
 
 

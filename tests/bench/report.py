@@ -67,10 +67,12 @@ def table(results: dict[str, Any]) -> str:
                      f"{scoped['ratio']:.2f}x; same items: "
                      f"{'yes' if scoped['same_items'] else 'NO'}")
     if jobs := results.get("jobs"):
-        lines.append(f"jobs ({jobs['submitted']} concurrent echo): submit p50 "
+        lines.append(f"jobs ({jobs['submitted']} echo by {jobs.get('clients', '?')} concurrent "
+                     "clients): submit p50 "
                      f"{jobs['submit_p50_ms']:.0f} ms, accepted->running p50 "
                      f"{jobs['queued_p50_ms']:.0f} ms, successful {jobs['successful']}, "
                      f"lost {jobs['lost']}, all done in {jobs['all_done_s']:.1f} s; "
                      "one job on an idle worker: accepted->running p50 "
-                     f"{jobs['idle_queued_p50_ms']:.0f} ms")
+                     f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
+                     f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
     return "\n".join(lines)

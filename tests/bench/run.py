@@ -56,6 +56,8 @@ def main(
     pg_port: Annotated[int, typer.Option(help="the benchmark cluster's port")] = 5449,
     only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
+    features_only: Annotated[list[str] | None, typer.Option(
+        "--feature", help="only these features: catalogs, scoped_search, jobs")] = None,
 ) -> None:
     data_dir = data_dir.resolve()
     dsn = database.prepare(data_dir, pg_port, items)
@@ -86,7 +88,8 @@ def main(
         for name, bodies in scenarios.search_bodies().items()}
     results["same_answers"] = _compare(answers)
     if feature_runs and "geocatalog" in results["servers"]:
-        _features(dsn, settings, issuer, everyone["geocatalog"], results)
+        _features(dsn, settings, issuer, everyone["geocatalog"], results,
+                  features_only or list(FEATURES))
 
     out = data_dir / "results.json"
     out.write_text(json.dumps(results, indent=2))
@@ -142,16 +145,22 @@ class Load:
         return figures
 
 
+FEATURES = ("catalogs", "scoped_search", "jobs")
+
+
 def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: servers.Server,
-              results: dict[str, Any]) -> None:
+              results: dict[str, Any], chosen: list[str]) -> None:
     """The catalogs tree and the job engine, measured on geocatalog alone."""
     admin = issuer.mint("bench-admin", settings.data_client_id, [], [settings.admin_right],
                         24 * 3600)
     worker = issuer.mint("bench-jobs", settings.process_client_id, [], [], 24 * 3600)
     with servers.serving(geocatalog, PORT) as running:
-        results["catalogs"] = features.catalog_tree(dsn, running, admin)
-        results["scoped_search"] = features.scoped_search(dsn, running)
-        results["jobs"] = features.echo_jobs(running, worker, 1000)
+        if "catalogs" in chosen:
+            results["catalogs"] = features.catalog_tree(dsn, running, admin)
+        if "scoped_search" in chosen:
+            results["scoped_search"] = features.scoped_search(dsn, running)
+        if "jobs" in chosen:
+            results["jobs"] = features.echo_jobs(running, worker, 1000)
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
 

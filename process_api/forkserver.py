@@ -1,0 +1,106 @@
+"""The fork server of a worker: a process that has imported the job runtime and every
+process's module once, and forks one child per job. The child applies the job's limits and
+runs it (`child.run`): a short job no longer pays for starting Python and its imports,
+while every job keeps an OS process of its own (limits, kill on dismissal).
+
+It starts with the worker's environment minus the worker's secrets (`Supervisor`), and
+dies with the worker; its children die with it. One Unix-socket connection per job: the
+worker sends the job's request as one JSON line (with `env`: what the job's process adds
+to that environment, e.g. its database URL); it reads back `{"pid": N}` from the child,
+the child's protocol lines, then `{"returncode": N}` from the server once the child is
+reaped (negative: killed by that signal).
+
+    python -m process_api.forkserver SOCKET_PATH [module ...]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from process_api import child
+from process_api.orphans import die_with_parent
+
+#: Children being run: pid -> the connection their return code goes to.
+_running: dict[int, socket.socket] = {}
+
+
+def _reap(signum: int, frame: Any) -> None:
+    """SIGCHLD: every ended child's return code to its connection, which then closes."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = _running.pop(pid, None)
+        if conn is None:
+            continue
+        with contextlib.suppress(OSError):  # the worker went away
+            conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)})
+                         .encode() + b"\n")
+        conn.close()
+
+
+def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
+    """In the forked child: never returns."""
+    code = child.EXIT_ERROR
+    try:
+        die_with_parent()  # with the fork server, which dies with the worker
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.environ.update(request.pop("env", None) or {})
+        protocol = conn.makefile("w")
+        protocol.write(json.dumps({"pid": os.getpid()}) + "\n")
+        protocol.flush()
+        sys.stdout = sys.stderr  # the process's prints: not the protocol
+        code = child.run(request, protocol)
+        protocol.flush()
+    finally:
+        os._exit(code)
+
+
+def serve(path: str, modules: list[str]) -> None:
+    die_with_parent()
+    for module in modules:  # what every job would import: once, here
+        with contextlib.suppress(Exception):  # a job of it fails then, saying why
+            importlib.import_module(module)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(256)
+    signal.signal(signal.SIGCHLD, _reap)
+    print("ready", flush=True)
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError as e:
+            if e.errno == errno.EINTR:
+                continue
+            raise
+        try:
+            with conn.makefile("rb") as incoming:
+                request = json.loads(incoming.readline())
+        except (OSError, ValueError):
+            conn.close()
+            continue
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # pid known first
+        try:
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                _run_child(conn, request)
+            _running[pid] = conn
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2:])

@@ -1,0 +1,73 @@
+"""The worker's side of its fork server (`forkserver`): starts it with the worker's
+environment minus the worker's secrets, connects one job to it, stops it with the worker,
+and starts it again if it died."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+#: What a job's process never sees (it runs user-chosen code paths on user input).
+WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
+                  "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
+#: How long a fork server may take to import the processes' modules.
+START_SECONDS = 120
+
+
+def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k not in WORKER_SECRETS}
+
+
+class ForkServer:
+    def __init__(self, modules: Iterable[str]) -> None:
+        self.modules = sorted(set(modules))
+        self._process: asyncio.subprocess.Process | None = None
+        self._folder: Path | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def socket_path(self) -> Path:
+        assert self._folder is not None
+        return self._folder / "forkserver.sock"
+
+    async def _start(self) -> None:
+        self._folder = Path(tempfile.mkdtemp(prefix="geocatalog-jobs-"))  # 0700
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "process_api.forkserver", str(self.socket_path),
+            *self.modules, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,  # the jobs' prints may hold anything
+            env=without_secrets(os.environ))
+        assert self._process.stdout is not None
+        ready = await asyncio.wait_for(self._process.stdout.readline(), START_SECONDS)
+        if ready.strip() != b"ready":
+            raise RuntimeError("the job fork server did not start")
+
+    async def start(self) -> None:
+        """Start the server, or start it again if it died."""
+        async with self._lock:
+            if self._process is None or self._process.returncode is not None:
+                await self._stopped()
+                await self._start()
+
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection for one job."""
+        await self.start()
+        return await asyncio.open_unix_connection(str(self.socket_path), limit=2**26)
+
+    async def stop(self) -> None:
+        async with self._lock:
+            await self._stopped()
+
+    async def _stopped(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await self._process.wait()
+        self._process = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
