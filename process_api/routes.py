@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from process_api.documents import JSON, description, status_info, summary
+from process_api.documents import (
+    JSON,
+    OGC_PROFILE,
+    description,
+    ogc_description,
+    status_info,
+    summary,
+)
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
 from process_api.models import ExecuteRequest
@@ -96,8 +103,15 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
         return {"processes": [summary(p, base) for p in engine.registry],
                 "links": [{"rel": "self", "type": JSON, "href": f"{base}processes"}]}
 
-    @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas")
-    async def describe(process_id: str, request: Request, caller: User = Depends(user)) -> dict:
+    @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas",
+                description="`inputs` and `outputs` are the JSON Schemas of the execution "
+                "body's `processInputs` and of the results (SPEC). `profile=ogc`: OGC's "
+                "process description instead (inputs and outputs by id, each with its "
+                "schema).")
+    async def describe(process_id: str, request: Request, caller: User = Depends(user),
+                       profile: Annotated[Literal["ogc"] | None, Query()] = None) -> dict:
+        if profile == OGC_PROFILE:
+            return ogc_description(find(process_id), _base(request))
         return description(find(process_id), _base(request))
 
     @router.post("/{process_id}/execution", status_code=201,

@@ -219,3 +219,24 @@ async def test_requests_beyond_the_worker_fail_clearly(alice_processes: httpx.As
 async def test_nul_characters_are_400(alice_processes: httpx.AsyncClient) -> None:
     assert_ogc(await alice_processes.get("/processes/jobs", params={"processID": "e\x00cho"}), 400)
     assert_ogc(await execute(alice_processes, "echo", {"message": "a\x00b"}), 400)
+
+
+async def test_the_ogc_process_description_on_request(alice_processes: httpx.AsyncClient
+                                                      ) -> None:
+    """SPEC's description holds JSON Schemas of the whole body; `profile=ogc` answers OGC's
+    form: inputs and outputs by id, each with its schema (not claimed: see README)."""
+    r = await alice_processes.get("/processes/processes/echo", params={"profile": "ogc"})
+    assert r.status_code == 200
+    described = r.json()
+    assert described["id"] == "echo"
+    assert described["inputs"]["message"] == {"schema": {"type": "string"}, "title": "message",
+                                              "minOccurs": 0, "maxOccurs": 1}
+    assert set(described["inputs"]) == {"message", "object", "resources"}
+    assert described["outputs"] == {
+        "message": {"schema": {"type": ["string", "null"]}, "title": "message"},
+        "object": {"schema": {"type": ["object", "null"]}, "title": "object"}}
+    required = (await alice_processes.get("/processes/processes/sleep",
+                                          params={"profile": "ogc"})).json()["inputs"]
+    assert (required["seconds"]["minOccurs"], required["resources"]["minOccurs"]) == (1, 0)
+    assert_ogc(await alice_processes.get("/processes/processes/echo",
+                                         params={"profile": "wps"}), 400)

@@ -67,8 +67,8 @@ def table(results: dict[str, Any]) -> str:
                      f"{scoped['ratio']:.2f}x; same items: "
                      f"{'yes' if scoped['same_items'] else 'NO'}")
     if jobs := results.get("jobs"):
-        lines.append(f"jobs ({jobs['submitted']} echo by {jobs.get('clients', '?')} concurrent "
-                     "clients): submit p50 "
+        lines.append(f"jobs ({jobs.get('topology', '')}; {jobs['submitted']} echo by "
+                     f"{jobs.get('clients', '?')} concurrent clients): submit p50 "
                      f"{jobs['submit_p50_ms']:.0f} ms, accepted->running p50 "
                      f"{jobs['queued_p50_ms']:.0f} ms, successful {jobs['successful']}, "
                      f"lost {jobs['lost']}, all done in {jobs['all_done_s']:.1f} s; "

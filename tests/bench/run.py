@@ -146,6 +146,8 @@ class Load:
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs")
+#: The job engine's topology in the benchmark (compose's: API and workers apart).
+JOB_WORKERS, JOB_CONCURRENCY = 1, 4
 
 
 def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: servers.Server,
@@ -159,10 +161,16 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
             results["catalogs"] = features.catalog_tree(dsn, running, admin)
         if "scoped_search" in chosen:
             results["scoped_search"] = features.scoped_search(dsn, running)
-        if "jobs" in chosen:
-            results["jobs"] = features.echo_jobs(running, worker, 1000)
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
+    if "jobs" in chosen:
+        jobs = servers.job_service(dsn, settings.data_dir)
+        with servers.serving(jobs, PORT) as running, servers.job_workers(
+                jobs, JOB_WORKERS, JOB_CONCURRENCY):
+            results["jobs"] = {**features.echo_jobs(running, worker, 1000),
+                               "topology": f"API: uvicorn --workers 2; {JOB_WORKERS} "
+                                           f"`geocatalog worker --concurrency "
+                                           f"{JOB_CONCURRENCY}`"}
 
 
 def _compare(answers: dict[str, dict[str, list[list[str]]]]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ class Server:
     prefix: str  # where the STAC API lives: "" for stock, "/data" for geocatalog
     env: dict[str, str] = field(default_factory=dict)
     geocatalog: bool = False
+    options: tuple[str, ...] = ()  # more uvicorn options
 
 
 def stock(name: str, dsn: str, **extra: str) -> Server:
@@ -49,6 +51,32 @@ def peers(dsn: str, data_dir: Path) -> dict[str, Server]:
     ]}
 
 
+def job_service(dsn: str, data_dir: Path) -> Server:
+    """The process API as compose runs it: two API workers, no job worker in them (the
+    job workers are `geocatalog worker` processes of their own, `job_workers`)."""
+    server = geocatalog("geocatalog-jobs", dsn, data_dir, IN_PROCESS_WORKER="false")
+    return Server(server.name, server.app, server.prefix, server.env, True,
+                  ("--workers", "2"))
+
+
+@contextmanager
+def job_workers(server: Server, count: int, concurrency: int) -> Iterator[None]:
+    """`count` `geocatalog worker` processes beside `server` (same database, same key)."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PG", "DATABASE_URL"))},
+           **server.env}
+    workers = [subprocess.Popen([sys.executable, "-m", "stac_ext.cli", "worker",
+                                 "--concurrency", str(concurrency)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for _ in range(count)]
+    try:
+        yield
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(30)
+
+
 @dataclass
 class Running:
     server: Server
@@ -69,5 +97,5 @@ def serving(server: Server, port: int) -> Iterator[Running]:
            if not k.startswith(("PG", "DATABASE_URL", "USE_API_HYDRATE"))}
     env.update(server.env)
     with uvicorn_process(server.app, port, env, f"{server.prefix}/collections",
-                         "--no-access-log") as process:
+                         "--no-access-log", *server.options) as process:
         yield Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
