@@ -46,6 +46,15 @@ def reset_writes(dsn: str) -> None:
         conn.execute("DELETE FROM pgstac.items WHERE collection = %s", (dataset.WRITES,))
 
 
+def reset_jobs(dsn: str) -> None:
+    """No job of an earlier (interrupted) run left in the queue ahead of this run's."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM procrastinate.procrastinate_jobs "
+                     "WHERE status IN ('todo', 'doing')")
+        conn.execute("UPDATE processes.jobs SET status = 'failed', finished = now(), "
+                     "message = 'benchmark reset' WHERE status IN ('accepted', 'running')")
+
+
 def search_floor(dsn: str, bodies: list[dict[str, object]], *, as_geocatalog: bool,
                  repeat: int = 30) -> float:
     """p50 ms of pgstac's own `search()` for these bodies, one connection, result as text:

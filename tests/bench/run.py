@@ -164,6 +164,7 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
     if "jobs" in chosen:
+        database.reset_jobs(dsn)
         jobs = servers.job_service(dsn, settings.data_dir)
         with servers.serving(jobs, PORT) as running, servers.job_workers(
                 jobs, JOB_WORKERS, JOB_CONCURRENCY):
