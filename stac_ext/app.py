@@ -144,7 +144,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await open_pools(app, settings.postgres, settings.db_timeout)
+        await open_pools(app, settings.postgres, settings.db_timeout,
+                         reader=settings.postgres_reader)
         try:
             async with lifespan_of(process_app)():  # a mounted app's own does not run
                 yield

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import unquote, urlsplit
@@ -57,6 +56,9 @@ class Settings(PgstacApiSettings):
     api_database_url: str | None = None
     worker_database_url: str | None = None
     job_database_url: str | None = None
+    # Reads on a replica: the data API's reads go to this (a PostgreSQL streaming replica,
+    # as the API's role), its writes to the API's URL (README "Reads on replicas").
+    database_reader_url: str | None = None
     geocatalog_data_dir: Path = Path(".data")
     geocatalog_pg_port: int = 5439
     db_min_conn_size: int = 1
@@ -224,10 +226,22 @@ class Settings(PgstacApiSettings):
         """True when the service owns its database cluster."""
         return not self.database_url
 
-    @cached_property
+    @property  # not cached: `model_copy(update=...)` would copy a stale value
     def postgres(self) -> PostgresSettings:
-        """Connection settings for the stac-fastapi-pgstac pools, from `database_url`."""
-        url = urlsplit(self.api_dsn)
+        """Connection settings of the data API's writes (and of its reads without a
+        reader URL), stac-fastapi-pgstac's terms."""
+        return self._postgres(self.api_dsn)
+
+    @property
+    def postgres_reader(self) -> PostgresSettings:
+        """Connection settings of the data API's reads."""
+        return self._postgres(self.database_reader_url, replica=True) \
+            if self.database_reader_url else self.postgres
+
+    def _postgres(self, dsn: str, replica: bool = False) -> PostgresSettings:
+        url = urlsplit(dsn)
+        # on a replica pgstac must not cache searches (its `searches` table is read-only)
+        more = {"pgstac.readonly": "true"} if replica else {}
         return PostgresSettings(
             pguser=unquote(url.username or ""),
             pgpassword=unquote(url.password or ""),
@@ -243,6 +257,7 @@ class Settings(PgstacApiSettings):
                 # any other PostgreSQL setting is allowed (extra="allow")
                 max_parallel_workers_per_gather=str(  # type: ignore[call-arg]
                     self.db_parallel_workers),
+                **more,
             ),
         )
 

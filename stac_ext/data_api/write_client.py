@@ -72,7 +72,8 @@ def _versioned(collection: Collection) -> Collection:
 
 
 async def require_collection(request: Request, collection_id: str) -> None:
-    async with request.app.state.get_connection(request, "r") as conn:
+    # the writer's view (a replica may not have the collection created a moment ago)
+    async with request.app.state.get_connection(request, "w") as conn:
         if not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
             raise NotFoundError(f"Collection {collection_id} does not exist.")
 
@@ -198,7 +199,7 @@ class TransactionsClient(StockTransactionsClient):
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any
     ) -> Any:
         self.policy.require_admin(request)
-        async with request.app.state.get_connection(request, "r") as conn:
+        async with request.app.state.get_connection(request, "w") as conn:
             existing = await conn.fetchval(queries.GET_COLLECTION, collection_id)
         if existing is None:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
@@ -216,7 +217,7 @@ class TransactionsClient(StockTransactionsClient):
         self.policy.require_admin(request)
         await require_collection(request, collection_id)
         if not force:
-            async with request.app.state.get_connection(request, "r") as conn:
+            async with request.app.state.get_connection(request, "w") as conn:
                 if await conn.fetchval(queries.COLLECTION_HAS_ITEMS, collection_id):
                     raise ConflictError(f"Collection {collection_id} still holds items: "
                                         "delete them first, or repeat with `_force=true`.")

@@ -79,12 +79,14 @@ class Cluster:
     def initialized(self) -> bool:
         return (self.datadir / "PG_VERSION").exists() and self.password_file.exists()
 
-    def _run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(self, *args: str | Path, check: bool = True,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run a server binary, as `postgres` when we are root (initdb refuses root)."""
         cmd = [str(find_bindir() / str(args[0])), *map(str, args[1:])]
         if os.geteuid() == 0:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                env={**os.environ, **(env or {})})
         if check and result.returncode != 0:
             raise ClusterError(f"{args[0]} failed: {result.stderr.strip() or result.stdout}")
         return result
@@ -132,8 +134,14 @@ class Cluster:
                                               check=False).returncode == 0
 
     def start(self) -> None:
-        """Init if needed, start if stopped, and make sure the database exists."""
+        """Init if needed, start if stopped, and make sure the database and the parts'
+        roles exist."""
         self.init()
+        self._start_server()
+        self._ensure_database()
+        self._ensure_login_roles()
+
+    def _start_server(self) -> None:
         if not self.running():
             options = (
                 f"-c listen_addresses=127.0.0.1 -c port={self.port} "
@@ -148,8 +156,24 @@ class Cluster:
                     if self.log_file.exists() else []
                 raise ClusterError(f"{e} Server log ({self.log_file}): "
                                    + " | ".join(log)) from e
-        self._ensure_database()
-        self._ensure_login_roles()
+
+    def start_replica(self, datadir: Path, port: int) -> Cluster:
+        """A streaming replica of this (running) cluster in `datadir`, started on `port`:
+        `pg_basebackup -R`, then started read-only. (Tests use it; on real servers the
+        operator makes replicas.)"""
+        replica = Cluster(datadir=datadir, port=port)
+        datadir.mkdir(parents=True, exist_ok=True)
+        datadir.chmod(0o700)
+        self._chown_to_server_user(datadir)
+        for source in [self.password_file, *map(self.role_password_file, PARTS)]:
+            copy = datadir.parent / source.name.replace(self.datadir.name, datadir.name, 1)
+            copy.unlink(missing_ok=True)
+            write_once(copy, source.read_text())
+        self._run("pg_basebackup", "-D", datadir, "-h", "127.0.0.1", "-p", str(self.port),
+                  "-U", SUPERUSER, "-X", "stream", "-R", "-c", "fast",
+                  env={"PGPASSWORD": self.password})
+        replica._start_server()
+        return replica
 
     def stop(self) -> None:
         if self.running():

@@ -25,9 +25,11 @@ async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
     )
 
 
-async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float) -> None:
-    """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires."""
-    app.state.readpool = await _pool(settings, timeout)
+async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
+                     reader: PostgresSettings | None = None) -> None:
+    """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires; reads
+    on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools."""
+    app.state.readpool = await _pool(reader or settings, timeout)
     app.state.writepool = await _pool(settings, timeout)
 
     @asynccontextmanager
