@@ -14,9 +14,9 @@ def _mean(runs: list[dict[str, float]], key: str) -> float:
 
 def table(results: dict[str, Any]) -> str:
     servers = results["servers"]
-    names = [n for n in ("stock", "stock-tuned", "geocatalog") if n in servers]
+    names = [n for n in ("stock", "stock-tuned", "rustac", "geocatalog") if n in servers]
     head = "| scenario | " + " | ".join(f"{n} req/s (p50 / p95 ms)" for n in names)
-    ratios = [("stock", "x stock"), ("stock-tuned", "x tuned")]
+    ratios = [("stock", "x stock"), ("stock-tuned", "x tuned"), ("rustac", "x rustac")]
     ratios = [(peer, label) for peer, label in ratios
               if peer in servers and "geocatalog" in servers]
     head += "".join(f" | {label}" for _, label in ratios) + " |"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.support.uvicorn_process import uvicorn_process
+from tests.support.uvicorn_process import server_process, uvicorn_process
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     geocatalog: bool = False
     options: tuple[str, ...] = ()  # more uvicorn options
+    command: tuple[str, ...] = ()  # not a uvicorn app: this program, given `--addr`
 
 
 def stock(name: str, dsn: str, **extra: str) -> Server:
@@ -39,16 +41,28 @@ def geocatalog(name: str, dsn: str, data_dir: Path, **extra: str) -> Server:
     return Server(name, "stac_ext.app:create_app", "/data", env, geocatalog=True)
 
 
+def rustac(name: str, dsn: str) -> Server | None:
+    """rustac's STAC server (Rust) on the same pgstac database: reads only (no
+    transactions); None when `make bench` has not installed it."""
+    program = shutil.which("rustac", path=str(Path(sys.executable).parent))
+    if program is None:
+        return None
+    # rustac needs pgstac's schema first in its connections' search path
+    pgstac = f"{dsn}?options=-c%20search_path%3Dpgstac%2Cpublic"
+    return Server(name, "", "", {}, command=(program, "serve", "--pgstac", pgstac))
+
+
 def peers(dsn: str, data_dir: Path) -> dict[str, Server]:
     """Every server the benchmark compares, by name."""
     return {server.name: server for server in [
         stock("stock", dsn),
         stock("stock-tuned", dsn, USE_API_HYDRATE="TRUE"),
+        rustac("rustac", dsn),
         geocatalog("geocatalog", dsn, data_dir),
         # the same server without generated content and the `owner` extension: their cost
         geocatalog("geocatalog-bare", dsn, data_dir, GENERATED_CONTENT="false",
                    OWNER_SEARCH="false"),
-    ]}
+    ] if server is not None}
 
 
 def job_service(dsn: str, data_dir: Path) -> Server:
@@ -96,6 +110,12 @@ def serving(server: Server, port: int) -> Iterator[Running]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PG", "DATABASE_URL", "USE_API_HYDRATE"))}
     env.update(server.env)
+    if server.command:
+        with server_process([*server.command, "--addr", f"127.0.0.1:{port}"], port, env,
+                            f"{server.prefix}/collections", stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL) as process:
+            yield Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
+        return
     with uvicorn_process(server.app, port, env, f"{server.prefix}/collections",
                          "--no-access-log", *server.options) as process:
         yield Running(server, f"http://127.0.0.1:{port}{server.prefix}", process)
