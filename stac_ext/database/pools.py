@@ -15,6 +15,13 @@ from stac_fastapi.pgstac.config import PostgresSettings
 from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
 
 
+async def _session_kept(conn: asyncpg.Connection) -> None:
+    """A connection back in the pool keeps its session: the API sets no session state (no
+    `SET`, `LISTEN`, temp tables or session advisory locks; its locks are transaction
+    locks) and asyncpg rolls back an open transaction itself. asyncpg's default reset
+    (`RESET ALL`, `UNLISTEN *`, ...) would cost a round trip per request."""
+
+
 async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
     return await asyncpg.create_pool(
         settings.connection_string, min_size=settings.db_min_conn_size,
@@ -22,6 +29,7 @@ async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
         max_inactive_connection_lifetime=settings.db_max_inactive_conn_lifetime,
         init=con_init, server_settings=settings.server_settings.model_dump(),
         timeout=timeout,  # each new connection's connect
+        reset=_session_kept,
     )
 
 
