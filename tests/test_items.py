@@ -77,3 +77,19 @@ def test_no_bbox_without_positions() -> None:
     assert geometry_bbox(None) is None
     assert geometry_bbox({"type": "Polygon", "coordinates": []}) is None
     assert geometry_bbox({"type": "GeometryCollection", "geometries": []}) is None
+
+
+async def test_one_item_reads_as_search_renders_it(alice_data: httpx.AsyncClient, anon,
+                                                   collection: str) -> None:
+    """GET of one item reads the row directly (no `search()`): the same document as the
+    search path, which the benchmark compares with stock's."""
+    item = make_item("direct-1", collection_id=collection)
+    item["assets"] = {"data": {"href": "https://data.example/x.zarr",
+                               "type": "application/vnd+zarr", "roles": ["data"]}}
+    assert (await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=item)).status_code == 201
+    one = (await anon.get(f"/data/collections/{collection}/items/direct-1")).json()
+    found = (await anon.post("/data/search", json={"ids": ["direct-1"],
+                                                    "collections": [collection]})).json()
+    assert one == found["features"][0]
+    assert one["assets"]["data"]["href"] == "https://data.example/x.zarr"

@@ -9,6 +9,12 @@ COLLECTION_HAS_ITEMS = (
 #: The stored item as the API serves it (hydrated): $1 item id, $2 collection id.
 GET_ITEM = "SELECT pgstac.get_item($1, $2)"
 
+#: One item as `search()` renders it without hydration (its base item beside it).
+STORED_ITEM = """
+SELECT pgstac.content_nonhydrated(i) FROM pgstac.items i
+WHERE i.collection = $1 AND i.id = $2
+"""
+
 #: Owner and creation time of existing items, for bulk upserts. Read from the stored
 #: (dehydrated) content: both are per-item properties, never part of a collection's base item.
 ITEM_OWNERS = """

@@ -134,24 +134,29 @@ class CoreClient(CoreCrudClient):
         exclude: set[str] = fields.exclude if fields and fields.exclude else set()
         base_url = get_base_url(request)
         linker = ItemLinker(base_url)
-        features = []
-        for item in result.get("features", []):
-            if api_hydrate:
-                item = self._hydrated(item, settings)
-                collection_id, item_id = item.get("collection"), item.get("id")
-                item = dict(filter_fields(cast(Item, item), include, exclude))
-            else:
-                collection_id, item_id = item.get("collection"), item.get("id")
-            if not exclude or ("links" not in exclude and collection_id and item_id):
-                item["links"] = linker.links(str(collection_id), str(item_id),
-                                             item.get("links"))
-            if self.decorator is not None:
-                self.decorator.decorate(item, base_url)
-            features.append(item)
-        result["features"] = features
+        result["features"] = [self._rendered(item, settings, linker, base_url, include,
+                                             exclude)
+                              for item in result.get("features", [])]
         result["links"] = await PagingLinks(request=request, next=next_token,
                                             prev=prev_token).get_links()
         return result
+
+    def _rendered(self, item: dict[str, Any], settings: Any, linker: ItemLinker,
+                  base_url: str, include: set[str] | None = None,
+                  exclude: set[str] | None = None) -> dict[str, Any]:
+        """An item as pgstac stored it, as the API serves it: hydrated (in the API),
+        its fields chosen, its links, our generated content."""
+        if settings.use_api_hydrate:
+            item = self._hydrated(item, settings)
+            collection_id, item_id = item.get("collection"), item.get("id")
+            item = dict(filter_fields(cast(Item, item), include or set(), exclude or set()))
+        else:
+            collection_id, item_id = item.get("collection"), item.get("id")
+        if not exclude or ("links" not in exclude and collection_id and item_id):
+            item["links"] = linker.links(str(collection_id), str(item_id), item.get("links"))
+        if self.decorator is not None:
+            self.decorator.decorate(item, base_url)
+        return item
 
     @staticmethod
     def _hydrated(item: dict[str, Any], settings: Any) -> dict[str, Any]:
@@ -200,10 +205,21 @@ class CoreClient(CoreCrudClient):
         self, item_id: str, collection_id: str, request: Request, **kwargs: Any
     ) -> Response:
         """One query when the item exists; the collection is looked up only to tell a
-        missing collection from a missing item (stock looks it up first, every time)."""
-        search = self.pgstac_search_model(ids=[item_id], collections=[collection_id], limit=1)
-        found = await self._search_base(search, request=request)
-        if not found["features"]:
+        missing collection from a missing item (stock looks it up first, every time). With
+        API hydration the query reads the row itself, as `search()` would render it, without
+        `search()`'s planning (the request every item page and `get_item` makes)."""
+        settings = request.app.state.settings
+        if settings.use_api_hydrate:
+            async with request.app.state.get_connection(request, "r") as conn:
+                stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id)
+            item = None if stored is None else self._rendered(
+                stored, settings, ItemLinker(get_base_url(request)), get_base_url(request))
+        else:
+            search = self.pgstac_search_model(ids=[item_id], collections=[collection_id],
+                                              limit=1)
+            found = (await self._search_base(search, request=request))["features"]
+            item = dict(found[0]) if found else None
+        if item is None:
             await self.get_collection(collection_id, request=request)
             raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
-        return _encoded(found["features"][0])
+        return _encoded(item)
