@@ -297,6 +297,8 @@ class Supervisor:
                                               message.get("message"))
                 else:  # the result or the error, then the return code
                     outcome.update(message)
+                    if "returncode" in message:  # the process is gone: nothing follows
+                        break
         finally:
             if watcher is not None:
                 watcher.cancel()

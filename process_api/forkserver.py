@@ -95,6 +95,8 @@ def serve(path: str, modules: list[str]) -> None:
             pid = os.fork()
             if pid == 0:
                 listener.close()
+                for other in _running.values():  # other jobs' connections: not this one's
+                    other.close()
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
                 _run_child(conn, request)
             _running[pid] = conn

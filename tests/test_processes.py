@@ -240,3 +240,16 @@ async def test_the_ogc_process_description_on_request(alice_processes: httpx.Asy
     assert (required["seconds"]["minOccurs"], required["resources"]["minOccurs"]) == (1, 0)
     assert_ogc(await alice_processes.get("/processes/processes/echo",
                                          params={"profile": "wps"}), 400)
+
+
+async def test_a_short_job_ends_while_a_long_one_runs(alice_processes: httpx.AsyncClient
+                                                      ) -> None:
+    """Jobs forked by one fork server do not hold each other's connections: a short job
+    started first is done while a long one forked after it still runs."""
+    short = (await execute(alice_processes, "sleep", {"seconds": 2})).headers["Location"]
+    assert (await wait_for(alice_processes, short, "running"))["status"] == "running"
+    long = (await execute(alice_processes, "sleep", {"seconds": 600})).headers["Location"]
+    assert (await wait_for(alice_processes, long, "running"))["status"] == "running"
+    assert (await wait_for(alice_processes, short, "successful"))["status"] == "successful"
+    assert (await alice_processes.get(long)).json()["status"] == "running"
+    assert (await alice_processes.delete(long)).json()["status"] == "dismissed"
