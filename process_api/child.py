@@ -1,5 +1,4 @@
-"""Runs one job in its own OS process: forked by the worker's fork server (`forkserver`),
-or `python -m process_api.child` (the request on stdin).
+"""Runs one job in its own OS process, forked by the worker's fork server (`forkserver`).
 
 The request is `{"entry" or "command", "inputs", "limits", "job"}`; the process applies the
 limits, runs the job and writes protocol lines (`{"progress"...}`, then `{"result"...}` or
@@ -11,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any, TextIO
 
 from process_api.command import run_command
 from process_api.entry import load_entry
-from process_api.orphans import die_with_parent
 
 EXIT_ERROR, EXIT_MEMORY = 1, 3
 
@@ -63,14 +60,3 @@ def run(request: dict[str, Any], protocol: TextIO) -> int:
     protocol.write(json.dumps({"result": result}) + "\n")
     protocol.flush()
     return 0
-
-
-def main() -> int:
-    die_with_parent()  # no job outlives its worker
-    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
-    sys.stdout = sys.stderr
-    return run(json.loads(sys.stdin.read()), protocol)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -232,8 +232,10 @@ class Engine:
 
     def _callback(self, job: Job, which: str) -> None:
         """The job's subscriber hears of it: its results on success, else its status."""
+        if not (job.get("subscriber") or {}).get(which):
+            return
         body = job["results"] if which == SUCCESS else status_info(job, job["api_url"] or "/")
-        self.notifier.send(str(job["id"]), job.get("subscriber"), which, body)
+        self.notifier.send(str(job["id"]), job["subscriber"], which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
                       hide: list[str], resources: dict[str, Any],

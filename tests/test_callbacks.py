@@ -4,11 +4,9 @@ address."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,7 +14,7 @@ import httpx
 import pytest
 
 from tests.support.http import free_port
-from tests.support.jobs import execute, wait_for
+from tests.support.jobs import execute, until, wait_for
 
 
 class Receiver:
@@ -55,16 +53,6 @@ def receiver() -> Iterator[Receiver]:
     thread.start()
     yield found
     found.server.shutdown()
-
-
-async def until(condition, seconds: float = 30) -> bool:
-    """Poll `condition` (bounded; not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
 
 
 def subscriber(receiver: Receiver, tag: str) -> dict[str, str]:

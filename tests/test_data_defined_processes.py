@@ -3,15 +3,13 @@ process with the same limits, dismissal and secret handling as any process."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.support.cli import run_cli
-from tests.support.jobs import execute, wait_for
+from tests.support.jobs import execute, until, wait_for
 
 
 async def test_the_shipped_example_runs(alice_processes: httpx.AsyncClient) -> None:
@@ -41,27 +39,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def _until(condition, seconds: float = 30) -> bool:
-    """Poll `condition` (bounded; not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.1)
-    return True
-
-
 async def test_dismissal_stops_the_command(alice_processes: httpx.AsyncClient,
                                            tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     r = await execute(alice_processes, "test-command-sleep", {"pidfile": str(pidfile)})
     assert r.status_code == 201, r.text
-    assert await _until(lambda: pidfile.exists() and pidfile.read_text())
+    assert await until(lambda: pidfile.exists() and pidfile.read_text())
     pid = int(pidfile.read_text())
     assert _alive(pid)
     dismissed = await alice_processes.delete(r.headers["Location"])
     assert (dismissed.status_code, dismissed.json()["status"]) == (200, "dismissed")
-    assert await _until(lambda: not _alive(pid)), "the command outlived its dismissed job"
+    assert await until(lambda: not _alive(pid)), "the command outlived its dismissed job"
 
 
 async def test_a_failing_command_reports_its_stderr_without_secrets(

@@ -212,8 +212,9 @@ class CoreClient(CoreCrudClient):
         if settings.use_api_hydrate:
             async with request.app.state.get_connection(request, "r") as conn:
                 stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id)
+            base_url = get_base_url(request)
             item = None if stored is None else self._rendered(
-                stored, settings, ItemLinker(get_base_url(request)), get_base_url(request))
+                stored, settings, ItemLinker(base_url), base_url)
         else:
             search = self.pgstac_search_model(ids=[item_id], collections=[collection_id],
                                               limit=1)

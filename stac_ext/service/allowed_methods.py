@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi.routing import iter_route_contexts
+from starlette.datastructures import MutableHeaders
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -43,16 +45,13 @@ class AllowedMethodsMiddleware:
         if scope["method"] == "OPTIONS" and not _is_preflight(scope):
             methods = self._methods(scope)
             if methods:
-                await send({"type": "http.response.start", "status": 204,
-                            "headers": [(b"allow", _header(methods))]})
-                await send({"type": "http.response.body", "body": b""})
+                await Response(status_code=204, headers={"Allow": _header(methods)})(
+                    scope, receive, send)
                 return
 
         async def send_with_allow(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 405:
-                headers = [(k, v) for k, v in message.get("headers", ()) if k != b"allow"]
-                message = {**message, "headers": [
-                    *headers, (b"allow", _header(self._methods(scope)))]}
+                MutableHeaders(scope=message)["Allow"] = _header(self._methods(scope))
             await send(message)
 
         await self.app(scope, receive, send_with_allow)
@@ -64,5 +63,5 @@ class AllowedMethodsMiddleware:
         return allowed_methods(routes, scope)
 
 
-def _header(methods: set[str]) -> bytes:
-    return ", ".join(sorted(methods | {"OPTIONS"})).encode()
+def _header(methods: set[str]) -> str:
+    return ", ".join(sorted(methods | {"OPTIONS"}))

@@ -144,18 +144,20 @@ def scoped_search(dsn: str, running: Running) -> dict[str, Any]:
             "ratio": scoped_ms / plain_ms, "same_items": scoped_ids == plain_ids}
 
 
-def delay_ms(job: dict[str, Any]) -> float:
-    """accepted -> running: the job record's `created` to `started`."""
+def since_created_ms(job: dict[str, Any], until: str) -> float:
+    """The job record's `created` to its `until` time (`started`, `finished`), in ms."""
     created = datetime.fromisoformat(job["created"])
-    started = datetime.fromisoformat(job["started"])
-    return (started - created).total_seconds() * 1000
+    return (datetime.fromisoformat(job[until]) - created).total_seconds() * 1000
+
+
+def delay_ms(job: dict[str, Any]) -> float:
+    """accepted -> running."""
+    return since_created_ms(job, "started")
 
 
 def done_ms(job: dict[str, Any]) -> float:
-    """submitted -> successful: the job record's `created` to `finished`."""
-    created = datetime.fromisoformat(job["created"])
-    finished = datetime.fromisoformat(job["finished"])
-    return (finished - created).total_seconds() * 1000
+    """submitted -> successful."""
+    return since_created_ms(job, "finished")
 
 
 def echo_jobs(running: Running, token: str, count: int, clients: int = 50) -> dict[str, Any]:

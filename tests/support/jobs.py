@@ -1,9 +1,11 @@
-"""Jobs for tests: execute a process, and wait (bounded) for a job to reach a status."""
+"""Jobs for tests: execute a process, wait (bounded) for a job to reach a status, or for
+anything a job does elsewhere (a callback received, a process gone)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -24,3 +26,13 @@ async def wait_for(client: httpx.AsyncClient, url: str, *statuses: str,
         if job["status"] in statuses or time.monotonic() > deadline:
             return job
         await asyncio.sleep(0.1)
+
+
+async def until(condition: Callable[[], object], seconds: float = 30) -> bool:
+    """Poll `condition` until it holds (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
