@@ -18,16 +18,23 @@ S3_PORT ?= 9000
 # processes may reach this machine's own services (`make demo-s3`) in development only
 OUTBOUND_ALLOW ?= 127.0.0.0/8
 
-.PHONY: run test lint bench fuzz demo-s3 system-deps
+# The web face's STAC Browser (npm, built once into a version-keyed folder; `.web/stac-browser`
+# points at the current one). OpenLayers: STAC Browser 4.0.1 pins ~10.6, which ol-stac 1.6
+# no longer builds with, so its ol-stac is held at the last release that does.
+STAC_BROWSER := 4.0.1
+OL_STAC      := ~1.5.1
+WEB          := .web/stac-browser-$(STAC_BROWSER)
 
-run: system-deps $(VENV)/.run-$(HASH)
+.PHONY: run test lint bench fuzz demo-s3 system-deps web browser-deps
+
+run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
 
 # A local S3 server with demo files for publish-dataset (README "Publishing a dataset").
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS)
+test: system-deps browser-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) web
 	$(BIN)/pytest
 
 lint: $(VENV)/.test-$(HASH)
@@ -46,6 +53,30 @@ bench: system-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
 # `make test` runs a bounded pass). Options: `make fuzz FUZZ_ARGS="--examples 50"`.
 fuzz: system-deps $(VENV)/.test-$(HASH)
 	$(BIN)/python -m tests.fuzz $(FUZZ_ARGS)
+
+# STAC Browser from npm, built with Node (Debian's nodejs + npm when missing): ~3 min once.
+# Assets are linked relatively; the service gives index.html its <base> and config at serve time.
+web: .web/stac-browser
+.web/stac-browser: $(WEB)/.built
+	ln -sfn stac-browser-$(STAC_BROWSER) $@
+$(WEB)/.built:
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	  else echo "missing Node.js for STAC Browser's build; run:  sudo apt-get install -y nodejs npm"; exit 1; fi; }
+	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
+	cd $(WEB).build && npm pack --silent @radiantearth/stac-browser@$(STAC_BROWSER) >/dev/null && tar xzf *.tgz
+	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
+	  && npm install --no-audit --no-fund --loglevel=error \
+	  && SB_pathPrefix=./ npm run --silent build:minimal >/dev/null
+	mkdir -p $(WEB)/vendor && mv $(WEB).build/package/dist $(WEB)/dist
+	cp $(WEB).build/package/node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js $(WEB)/vendor/
+	rm -rf $(WEB).build && touch $@
+
+# Debian's Chromium for the browser tests (Playwright drives it; its own download is unavailable).
+browser-deps:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "missing chromium for the browser tests; run:  sudo apt-get install -y chromium"; exit 1; fi; }
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
 # and Python's venv module, which Debian ships separately.

@@ -29,6 +29,7 @@ from process_api import (
 from stac_ext.auth import AuthDependencies, Authenticator, Principal
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.auth.sign_in import sign_in_router
 from stac_ext.content import ExampleExtension, ItemDecorator
 from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.policy import DataPolicy
@@ -55,6 +56,8 @@ from stac_ext.service.openapi import (
     serve_openapi_as,
 )
 from stac_ext.settings import CATALOG_TREE, PYTHON_EXAMPLE, Settings
+from stac_ext.web import SignIn, WebFace, add_web_face
+from stac_ext.web.negotiation import HtmlNegotiationMiddleware
 
 logger = logging.getLogger("geocatalog")
 
@@ -158,7 +161,14 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                                    readiness.expected(MIGRATIONS)))
     app.mount("/processes", process_app)
     if local_issuer is not None:
-        app.include_router(local_issuer.router())
+        app.include_router(local_issuer.router(sign_in_router(
+            local_issuer, settings.web_client_id,
+            audiences=[settings.data_client_id, settings.process_client_id])))
+    add_web_face(app, WebFace(
+        title=settings.stac_fastapi_title, data_prefix=settings.prefix_path,
+        stac_browser_dir=settings.stac_browser_dir,
+        sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
+                       client_id=settings.web_client_id)))
     complete_openapi(app, STAC_ERROR, data_protected)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
@@ -166,6 +176,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
+    app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path)
     app.add_middleware(RequestIdMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)

@@ -83,6 +83,11 @@ class Settings(PgstacApiSettings):
     data_client_id: str = "geocatalog"
     process_client_id: str = "geocatalog-processes"
     admin_right: str = "manageCollections"
+    # The web face's public OIDC client (code flow + PKCE): its tokens must name the data and
+    # process clients as audiences (README "In a browser"); the local issuer's do.
+    web_client_id: str = "geocatalog-web"
+    # The built STAC Browser (`make web`): `dist/` and `vendor/`.
+    stac_browser_dir: Path = Path(__file__).resolve().parent.parent / ".web" / "stac-browser"
 
     # Generated content (extension URIs, example / explorer / notebook links) and the
     # `owner` search parameter; off only to measure what they cost (`make bench`).

@@ -1,5 +1,6 @@
 """The development token issuer: an RSA key in the data dir, its JWKS and discovery
-document served by the service, and `geocatalog token` to mint tokens with it.
+document served by the service, `geocatalog token` to mint tokens with it, and a browser
+sign-in (authorization code + PKCE, `auth/sign_in.py`) with a development form.
 
 Only active when neither OIDC_ISSUER nor JWKS_URL is set. Never for production.
 """
@@ -41,32 +42,62 @@ class LocalIssuer:
         return KeySet.import_key_set({"keys": [self._key.as_dict(private=False)]})
 
     def mint(self, username: str, client_id: str, groups: list[str] | None = None,
-             rights: list[str] | None = None, ttl: int = 3600) -> str:
+             rights: list[str] | None = None, ttl: int = 3600,
+             audience: list[str] | None = None, **extra: object) -> str:
+        """A token issued to `client_id` (`azp`), intended for `audience` (default: itself)."""
         now = int(time.time())
         claims = {
-            "iss": self.issuer, "sub": str(uuid.uuid5(uuid.NAMESPACE_URL, username)),
-            "aud": client_id, "azp": client_id, "typ": "Bearer",
+            "iss": self.issuer, "sub": subject(username),
+            "aud": audience or client_id, "azp": client_id, "typ": "Bearer",
             "iat": now, "nbf": now, "exp": now + ttl,
             "preferred_username": username,
             "groups": [f"/{g.lstrip('/')}" for g in groups or []],
             "realm_access": {"roles": list(rights or [])},
+            **extra,
         }
+        return self.sign(claims)
+
+    def sign(self, claims: dict) -> str:
         header = {"alg": ALGORITHM, "kid": self._key.kid, "typ": "JWT"}
         return jwt.encode(header, claims, self._key)
 
-    def router(self) -> APIRouter:
-        """Discovery document and JWKS, at `{issuer}/.well-known/...` and `{issuer}/jwks`."""
+    def verify(self, token: str) -> dict:
+        """The claims of a token this issuer signed (signature only; callers check the rest)."""
+        return dict(jwt.decode(token, self.public_keys, algorithms=[ALGORITHM]).claims)
+
+    def router(self, sign_in: APIRouter | None = None) -> APIRouter:
+        """Discovery document and JWKS, at `{issuer}/.well-known/...` and `{issuer}/jwks`,
+        and the browser sign-in's endpoints when given."""
         router = APIRouter(prefix="/auth", tags=["Development token issuer"])
 
         @router.get("/.well-known/openid-configuration")
         async def discovery() -> dict:
-            return {"issuer": self.issuer, "jwks_uri": f"{self.issuer}/jwks",
-                    "id_token_signing_alg_values_supported": [ALGORITHM],
-                    "response_types_supported": ["token"],
-                    "subject_types_supported": ["public"]}
+            document = {"issuer": self.issuer, "jwks_uri": f"{self.issuer}/jwks",
+                        "id_token_signing_alg_values_supported": [ALGORITHM],
+                        "response_types_supported": ["token"],
+                        "subject_types_supported": ["public"]}
+            if sign_in is not None:
+                document |= {
+                    "authorization_endpoint": f"{self.issuer}/authorize",
+                    "token_endpoint": f"{self.issuer}/token",
+                    "end_session_endpoint": f"{self.issuer}/logout",
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                    "scopes_supported": ["openid", "profile"],
+                }
+            return document
 
         @router.get("/jwks")
         async def jwks() -> dict:
             return dict(self.public_keys.as_dict())
 
+        if sign_in is not None:
+            router.include_router(sign_in)
         return router
+
+
+def subject(username: str) -> str:
+    """A stable `sub` for a user name."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, username))

@@ -12,7 +12,9 @@ class Principal:
     """The authenticated caller of one request."""
 
     username: str
-    clients: frozenset[str]  # `azp`, else the `aud` values
+    # the client it was issued to (`azp`) and those it is intended for (`aud`): a web
+    # client's token names the data and process clients as audiences (README "In a browser")
+    clients: frozenset[str]
     groups: frozenset[str]
     realm_rights: frozenset[str]
     client_rights: Mapping[str, frozenset[str]]
@@ -23,7 +25,8 @@ class Principal:
         resource_access = claims.get("resource_access")
         return cls(
             username=str(claims.get("preferred_username") or ""),
-            clients=frozenset([azp] if isinstance(azp, str) else _strings(claims.get("aud"))),
+            clients=frozenset(([azp] if isinstance(azp, str) else [])
+                              + _strings(claims.get("aud"))),
             groups=frozenset(g.lstrip("/") for g in _strings(claims.get("groups"))),
             realm_rights=frozenset(_strings(_get(claims.get("realm_access"), "roles"))),
             client_rights={

@@ -14,7 +14,7 @@ from process_api import exception_body
 FORMATS = ("json",)
 
 
-def _without_f(query: bytes) -> tuple[bytes, list[str]]:
+def without_f(query: bytes) -> tuple[bytes, list[str]]:
     """The query string without its `f` parameters (others byte for byte), and their values."""
     kept, values = [], []
     for part in query.split(b"&"):
@@ -32,7 +32,7 @@ class FormatParameterMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and b"f=" in scope.get("query_string", b""):
-            query, values = _without_f(scope["query_string"])
+            query, values = without_f(scope["query_string"])
             if unknown := [v for v in values if v not in FORMATS]:
                 detail = (f"Unknown output format f={unknown[0]!r}: this endpoint answers "
                           f"{', '.join(f'f={f}' for f in FORMATS)}.")

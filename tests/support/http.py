@@ -28,9 +28,9 @@ def http_client(app, token: str | None = None) -> httpx.AsyncClient:
 
 
 @contextmanager
-def uvicorn_serving(settings: Settings, **env: str) -> Iterator[str]:
+def uvicorn_serving(settings: Settings, port: int | None = None, **env: str) -> Iterator[str]:
     """The app in a real uvicorn process on a free port (no job worker); its base URL."""
-    port = free_port()
+    port = port or free_port()
     database_url = env.get("DATABASE_URL", settings.database_url or "")
     environ = {**os.environ, "DATABASE_URL": database_url, **role_env(database_url),
                "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",

@@ -1,0 +1,100 @@
+"""HTML where a browser asks for it: `Accept: text/html` (over any JSON type) or `f=html` on
+a GET of `/`, `/data/...` or `/processes/...`.
+
+`/data` resources redirect to the same resource in STAC Browser; `/` and `/processes/...` are
+served by our pages at the same address. Everything else, and every JSON client, passes
+through unchanged (`f=json` is then taken off by `FormatParameterMiddleware`).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from starlette.datastructures import Headers
+from starlette.responses import RedirectResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from stac_ext.service.format_param import without_f
+
+JSON_TYPES = ("application/json", "application/geo+json", "application/schema+json")
+#: process API paths and the page that answers for them (ids are passed on)
+PROCESS_PAGES = {(): "/ui/processes", ("processes",): "/ui/processes",
+                 ("jobs",): "/ui/jobs", ("conformance",): "/ui/conformance/processes"}
+
+
+def _quality(accept: str, wanted: tuple[str, ...]) -> float:
+    best = 0.0
+    for item in accept.split(","):
+        kind, *params = (p.strip() for p in item.split(";"))
+        if kind in wanted:
+            q = 1.0
+            for param in params:
+                name, _, value = param.partition("=")
+                if name.strip() == "q":
+                    try:
+                        q = float(value)
+                    except ValueError:
+                        q = 0.0
+            best = max(best, q)
+    return best
+
+
+def wants_html(accept: str, formats: list[str]) -> bool:
+    if formats:
+        return formats[-1] == "html"
+    return _quality(accept, ("text/html",)) > _quality(accept, JSON_TYPES)
+
+
+def page_for(path: str, data_prefix: str) -> tuple[str, str] | None:
+    """("redirect" | "page", target path) for a resource that has an HTML form."""
+    parts = tuple(p for p in path.split("/") if p)
+    data = tuple(p for p in data_prefix.split("/") if p)
+    if not parts:
+        return "page", "/ui/home"
+    if parts[:len(data)] == data:
+        rest = parts[len(data):]
+        if rest[:1] in (("_mgmt",), ("api.html",)):
+            return None
+        if rest == ("api",):
+            return "redirect", f"{data_prefix}/api.html"
+        if rest == ("conformance",):
+            return "page", "/ui/conformance/data"
+        if rest == ("search",):
+            return "redirect", "/browser/search"
+        return "redirect", "/browser/" + "/".join(quote(p, safe="") for p in rest)
+    if parts[0] == "processes":
+        rest = parts[1:]
+        if rest == ("api",):
+            return "redirect", "/processes/api.html"
+        if rest in PROCESS_PAGES:
+            return "page", PROCESS_PAGES[rest]
+        if len(rest) == 2 and rest[0] == "processes":
+            return "page", f"/ui/processes/{quote(rest[1], safe='')}"
+        if len(rest) in (2, 3) and rest[0] == "jobs" and rest[2:] in ((), ("results",)):
+            return "page", f"/ui/jobs/{quote(rest[1], safe='')}"
+    return None
+
+
+class HtmlNegotiationMiddleware:
+    def __init__(self, app: ASGIApp, data_prefix: str) -> None:
+        self.app = app
+        self.data_prefix = "/" + data_prefix.strip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        query, formats = without_f(scope.get("query_string", b""))
+        accept = Headers(scope=scope).get("accept", "")
+        if not (formats or "text/html" in accept) or not wants_html(accept, formats) \
+                or (target := page_for(scope["path"], self.data_prefix)) is None:
+            await self.app(scope, receive, send)
+            return
+        kind, path = target
+        if kind == "redirect":
+            root = scope.get("root_path", "")
+            location = root + path + (f"?{query.decode('latin-1')}" if query else "")
+            await RedirectResponse(location, status_code=303)(scope, receive, send)
+            return
+        scope = {**scope, "path": path, "raw_path": path.encode(), "query_string": query}
+        await self.app(scope, receive, send)

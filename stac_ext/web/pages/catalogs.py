@@ -1,0 +1,79 @@
+"""The catalogs tree in a browser: the top level, and a catalog's page with its links and the
+forms that organise it (create a child, edit, replace links, delete). The forms act through
+`/data/catalogs` with the user's token, in the browser."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from stac_ext.web.public_api import get_json
+from stac_ext.web.templating import base_of, page
+
+router = APIRouter()
+#: the subtree shown before a forced delete stops here (the API removes it all anyway)
+SUBTREE_SHOWN = 200
+
+
+def _split(document: dict[str, Any], catalogs_url: str) -> dict[str, list[dict[str, Any]]]:
+    """A catalog's links by what they point at: sub-catalogs, collections, items."""
+    parts: dict[str, list[dict[str, Any]]] = {"catalogs": [], "collections": [], "items": []}
+    for link in document.get("links", []):
+        href = str(link.get("href", ""))
+        if link.get("rel") == "child":
+            sub = href.startswith(catalogs_url)
+            parts["catalogs" if sub else "collections"].append(
+                {**link, "path": href.removeprefix(catalogs_url) if sub else None})
+        elif link.get("rel") == "item":
+            # an item link names no title: "collection / item", from its address
+            _, _, tail = href.partition("/collections/")
+            parts["items"].append({**link, "label": link.get("title")
+                                   or unquote(tail.replace("/items/", " / "))})
+    return parts
+
+
+def _catalogs_url(request: Request) -> str:
+    return f"{base_of(request)}{request.app.state.web.data_prefix.strip('/')}/catalogs/"
+
+
+async def _subtree(request: Request, prefix: str, path: str) -> list[str]:
+    """The paths under `path`, breadth first, as the public API shows them."""
+    found: list[str] = []
+    queue = [path]
+    catalogs_url = _catalogs_url(request)
+    while queue and len(found) < SUBTREE_SHOWN:
+        status, body = await get_json(request, f"{prefix}/catalogs/{queue.pop(0)}")
+        if status != 200:
+            continue
+        for link in _split(body, catalogs_url)["catalogs"]:
+            found.append(link["path"])
+            queue.append(link["path"])
+    return found
+
+
+@router.get("/ui/catalogs")
+async def top_level(request: Request) -> HTMLResponse:
+    prefix = request.app.state.web.data_prefix
+    status, body = await get_json(request, f"{prefix}/catalogs")
+    catalogs_url = _catalogs_url(request)
+    return page(request, "catalogs.html", {
+        "catalogs": _split(body or {}, catalogs_url)["catalogs"]}, status_code=status)
+
+
+@router.get("/ui/catalogs/{path:path}")
+async def catalog_page(path: str, request: Request) -> HTMLResponse:
+    prefix = request.app.state.web.data_prefix
+    status, body = await get_json(request, f"{prefix}/catalogs/{path}")
+    if status != 200:
+        return page(request, "error.html", {"error": body}, status_code=status)
+    catalogs_url = _catalogs_url(request)
+    parts = _split(body, catalogs_url)
+    ancestors = path.split("/")
+    return page(request, "catalog.html", {
+        "path": path, "catalog": body, **parts,
+        "crumbs": [("/".join(ancestors[:i + 1]), ancestors[i]) for i in range(len(ancestors))],
+        "subtree": await _subtree(request, prefix, path) if parts["catalogs"] else [],
+    })

@@ -1,0 +1,36 @@
+"""`/` for a browser (the negotiation serves `/ui/home` there) and the conformance pages."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from stac_ext.web.public_api import get_json
+from stac_ext.web.templating import page
+
+router = APIRouter()
+
+
+@router.get("/ui/home")
+@router.get("/ui/")
+async def home(request: Request) -> HTMLResponse:
+    prefix = request.app.state.web.data_prefix
+    _, data = await get_json(request, f"{prefix}/")
+    _, processes = await get_json(request, "/processes/processes")
+    return page(request, "home.html", {
+        "data_title": (data or {}).get("title", ""),
+        "data_description": (data or {}).get("description", ""),
+        "process_count": len((processes or {}).get("processes", [])),
+    })
+
+
+@router.get("/ui/conformance/{api}")
+async def conformance(api: Literal["data", "processes"], request: Request) -> HTMLResponse:
+    path = f"{request.app.state.web.data_prefix}/conformance" if api == "data" \
+        else "/processes/conformance"
+    status, body = await get_json(request, path)
+    return page(request, "conformance.html", {
+        "api": api, "classes": sorted((body or {}).get("conformsTo", []))},
+        status_code=status)

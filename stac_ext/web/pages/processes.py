@@ -1,0 +1,39 @@
+"""The process list, and a process's page: its description and its execute form."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Header, Path, Request
+from fastapi.responses import HTMLResponse
+
+from stac_ext.web.public_api import get_json
+from stac_ext.web.schema_form import form_fields
+from stac_ext.web.templating import page
+
+router = APIRouter()
+
+
+@router.get("/ui/processes")
+async def process_list(request: Request) -> HTMLResponse:
+    status, body = await get_json(request, "/processes/processes")
+    return page(request, "processes.html", {"processes": (body or {}).get("processes", [])},
+                status_code=status)
+
+
+@router.get("/ui/processes/{process_id}")
+async def process_page(request: Request,
+                       process_id: str = Path(max_length=200)) -> HTMLResponse:
+    """A shell: describing a process takes the user's token, which only the browser holds;
+    its script fetches the fragment below with it."""
+    return page(request, "process.html", {"process_id": process_id})
+
+
+@router.get("/ui/fragments/processes/{process_id}")
+async def process_fragment(request: Request, process_id: str = Path(max_length=200),
+                           authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The description and execute form, as the API describes the process to this caller."""
+    status, body = await get_json(request, f"/processes/processes/{process_id}",
+                                  authorization=authorization)
+    if status != 200:
+        return page(request, "fragments/error.html", {"error": body}, status_code=status)
+    return page(request, "fragments/process.html", {
+        "process": body, "fields": form_fields(body.get("inputs") or {})})

@@ -1,0 +1,44 @@
+"""What the web face needs from the composition root, and how it joins the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from stac_ext.web import stac_browser
+from stac_ext.web.pages import catalogs, jobs, landing, processes, session
+
+STATIC = Path(__file__).parent / "static"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """The OIDC provider the browser signs in with, as a public client (code + PKCE)."""
+
+    issuer: str  # discovery at `{issuer}/.well-known/openid-configuration`
+    client_id: str
+
+
+@dataclass(frozen=True)
+class WebFace:
+    title: str
+    data_prefix: str  # "/data"
+    stac_browser_dir: Path  # the built STAC Browser: `dist/` and `vendor/`
+    sign_in: SignIn
+
+
+def add_web_face(app: FastAPI, face: WebFace) -> None:
+    """Routers for `/browser/`, `/ui/` and the HTML landing page (`negotiation` sends
+    browsers there; the composition root adds it among the middleware)."""
+    app.state.web = face
+    app.mount("/ui/static", StaticFiles(directory=STATIC), name="web_static")
+    app.mount("/ui/vendor", StaticFiles(directory=face.stac_browser_dir / "vendor",
+                                        check_dir=False), name="web_vendor")
+    for module in (landing, session, processes, jobs, catalogs):
+        app.include_router(module.router, include_in_schema=False)
+    app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
+                       include_in_schema=False)
+

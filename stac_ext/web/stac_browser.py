@@ -1,0 +1,73 @@
+"""STAC Browser at `/browser/`: the build's files, and its `index.html` for every other path
+(history mode), given at serve time a `<base>` (assets are linked relatively) and its
+configuration (`config.js`: this service's `/data/` URL, title, OIDC sign-in)."""
+
+from __future__ import annotations
+
+import html
+import json
+from functools import cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+
+from stac_ext.web.templating import base_of, client_settings
+
+NOT_BUILT = ("STAC Browser is not built here: `make web` builds it (Node.js and npm), "
+             "then restart the service.")
+
+
+@cache
+def _index(dist: Path) -> str:
+    return (dist / "index.html").read_text()
+
+
+def browser_config(request: Request) -> dict:
+    """STAC Browser's runtime options (docs/options.md of STAC Browser)."""
+    face = request.app.state.web
+    settings = client_settings(request)
+    return {
+        "catalogUrl": settings["data"], "catalogTitle": face.title,
+        "pathPrefix": urlsplit(base_of(request)).path + "browser/",
+        # tokens go to this service only; a link elsewhere opens as a plain link
+        "allowExternalAccess": False, "socialSharing": [],
+        "authConfig": {
+            "type": "openIdConnect",
+            "openIdConnectUrl": f"{face.sign_in.issuer}/.well-known/openid-configuration",
+            "oidcConfig": {"client_id": face.sign_in.client_id},
+        },
+    }
+
+
+def router(dist: Path) -> APIRouter:
+    routes = APIRouter()
+
+    @routes.get("/browser")
+    async def bare(request: Request) -> RedirectResponse:
+        return RedirectResponse(f"{base_of(request)}browser/", status_code=308)
+
+    @routes.get("/browser/config.js")
+    async def config(request: Request) -> Response:
+        script = f"window.STAC_BROWSER_CONFIG = {json.dumps(browser_config(request))};\n"
+        return Response(script, media_type="text/javascript",
+                        headers={"Cache-Control": "no-store"})
+
+    @routes.get("/browser/{path:path}")
+    async def files(path: str, request: Request) -> Response:
+        if not (dist / "index.html").is_file():
+            return HTMLResponse(f"<!doctype html><title>Not built</title><p>{NOT_BUILT}</p>",
+                                status_code=503)
+        if path:
+            file = (dist / path).resolve()
+            if file.is_file() and file.is_relative_to(dist.resolve()):
+                hashed = path.startswith(("js/", "css/"))  # names carry a content hash
+                return FileResponse(file, headers={"Cache-Control": "public, max-age=31536000, "
+                                                   "immutable" if hashed else "no-cache"})
+        head = (f'<head><base href="{html.escape(base_of(request))}browser/">'
+                '<script defer="defer" src="config.js"></script>')
+        return HTMLResponse(_index(dist).replace("<head>", head, 1),
+                            headers={"Cache-Control": "no-store"})
+
+    return routes

@@ -1,0 +1,81 @@
+// Organising catalogs: each form is one request to /data/catalogs with the user's token;
+// the API's answer (rights, ownership, 400/409) is shown next to the form.
+"use strict";
+(() => {
+  const { api, message, showError, settings } = window.geocatalog;
+  const catalogs = settings.data + "catalogs";
+  const actions = document.getElementById("catalog-actions");
+  const path = actions ? actions.dataset.path : "";
+  const json = { "Content-Type": "application/json" };
+  const pageOf = (p) => settings.ui + "catalogs/" + p;
+
+  function links(text) {
+    return text.split("\n").map((l) => l.trim()).filter((l) => l).map((line) => {
+      const [collection, item] = line.split("/", 2);
+      const href = settings.data + "collections/" + encodeURIComponent(collection);
+      return item ? { rel: "item", href: href + "/items/" + encodeURIComponent(item) }
+        : { rel: "child", href };
+    });
+  }
+
+  function handle(id, act) {
+    const form = document.getElementById(id);
+    if (!form) return;
+    const error = form.querySelector(".error");
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      showError(error, "");
+      const result = await act(form);
+      if (!result.ok) showError(error, message(result));
+    });
+  }
+
+  handle("create-catalog", async (form) => {
+    const body = { id: form.elements.id.value.trim(), type: "Catalog",
+      description: form.elements.description.value };
+    if (form.elements.title.value) body.title = form.elements.title.value;
+    if (form.elements.project.value) body.project = form.elements.project.value;
+    if (form.elements.links.value.trim()) body.links = links(form.elements.links.value);
+    const parent = form.dataset.parent;
+    const result = await api(parent ? catalogs + "/" + parent : catalogs,
+      { method: "POST", headers: json, body: JSON.stringify(body) });
+    if (result.ok) window.location.assign(pageOf(parent ? parent + "/" + body.id : body.id));
+    return result;
+  });
+
+  function current() {
+    const body = { id: actions.dataset.id, type: "Catalog",
+      description: document.getElementById("catalog-description").textContent };
+    if (actions.dataset.title) body.title = actions.dataset.title;
+    return body;
+  }
+
+  handle("edit-catalog", async (form) => {
+    const body = Object.assign(current(), { description: form.elements.description.value });
+    if (form.elements.title.value) body.title = form.elements.title.value; else delete body.title;
+    const result = await api(catalogs + "/" + path,
+      { method: "PUT", headers: json, body: JSON.stringify(body) });
+    if (result.ok) window.location.reload();
+    return result;
+  });
+
+  handle("replace-links", async (form) => {
+    const body = Object.assign(current(), { links: links(form.elements.links.value) });
+    // unconfirmed, the API itself refuses (400) and says why
+    const force = form.elements.force.checked ? "?_force=true" : "";
+    const result = await api(catalogs + "/" + path + force,
+      { method: "PUT", headers: json, body: JSON.stringify(body) });
+    if (result.ok) window.location.reload();
+    return result;
+  });
+
+  handle("delete-catalog", async (form) => {
+    const force = form.elements.force && form.elements.force.checked ? "?_force=true" : "";
+    const result = await api(catalogs + "/" + path + force, { method: "DELETE" });
+    if (result.ok) {
+      const parent = form.dataset.parent;
+      window.location.assign(parent ? pageOf(parent) : settings.ui + "catalogs");
+    }
+    return result;
+  });
+})();

@@ -1,0 +1,67 @@
+// A job's page: its status info polled until it ends, its results once successful, dismiss.
+"use strict";
+(() => {
+  const { api, message, showError, settings, ready } = window.geocatalog;
+  const id = document.getElementById("job-id").dataset.job;
+  const url = settings.processes + "jobs/" + encodeURIComponent(id);
+  const error = document.getElementById("job-error");
+  const dismiss = document.getElementById("dismiss");
+  const ENDED = ["successful", "failed", "dismissed"];
+  const text = (elementId, value) => { document.getElementById(elementId).textContent = value || ""; };
+  const when = (value) => (value ? new Date(value).toLocaleString() : "");
+
+  function showResults(results) {
+    const list = document.getElementById("result-values");
+    list.replaceChildren();
+    for (const [name, value] of Object.entries(results || {})) {
+      const term = document.createElement("dt");
+      term.textContent = name;
+      const description = document.createElement("dd");
+      description.textContent = typeof value === "string" ? value : JSON.stringify(value);
+      list.append(term, description);
+    }
+    text("results-json", JSON.stringify(results, null, 2));
+    document.getElementById("results").hidden = false;
+  }
+
+  async function poll() {
+    const result = await api(url);
+    if (!result.ok) {
+      showError(error, message(result));
+      dismiss.hidden = true;
+      return;
+    }
+    const job = result.body;
+    text("job-process", job.processID);
+    text("job-status", job.status);
+    text("job-message", job.message);
+    text("job-created", when(job.created));
+    text("job-started", when(job.started));
+    text("job-finished", when(job.finished));
+    const progress = job.progress == null ? 0 : job.progress;
+    document.getElementById("job-progress").value = progress;
+    text("job-percent", progress + " %");
+    dismiss.hidden = ENDED.includes(job.status);
+    if (job.status === "successful") {
+      const results = await api(url + "/results");
+      if (results.ok) showResults(results.body); else showError(error, message(results));
+    } else if (job.status === "failed") {
+      showError(error, job.message || "The job failed.");
+    } else if (!ENDED.includes(job.status)) {
+      window.setTimeout(poll, 400);
+    }
+  }
+
+  dismiss.addEventListener("click", async () => {
+    const result = await api(url, { method: "DELETE" });
+    if (result.ok) {
+      text("job-status", result.body.status);
+      text("job-message", result.body.message);
+      dismiss.hidden = true;
+    } else {
+      showError(error, message(result));
+    }
+  });
+
+  ready.then((signedIn) => { if (signedIn) poll(); });
+})();

@@ -1,0 +1,106 @@
+// The signed-in user, for every page: OIDC code flow + PKCE with oidc-client-ts, tokens in
+// this tab's session storage (shared with STAC Browser: same issuer and client), and `api()`,
+// which sends the token to this service's own origin only.
+"use strict";
+(() => {
+  const settings = JSON.parse(document.getElementById("geocatalog-settings").textContent);
+  const origin = new URL(settings.base).origin;
+  const manager = new oidc.UserManager({
+    authority: settings.issuer,
+    client_id: settings.clientId,
+    redirect_uri: settings.ui + "signed-in",
+    post_logout_redirect_uri: settings.base,
+    scope: "openid profile",
+    userStore: new oidc.WebStorageStateStore({ store: window.sessionStorage }),
+  });
+
+  async function user() {
+    const found = await manager.getUser();
+    return found && !found.expired ? found : null;
+  }
+
+  function sameOrigin(url) {
+    const target = new URL(url, settings.base);
+    if (target.origin !== origin) throw new Error("Not this service: " + target.origin);
+    return target;
+  }
+
+  async function api(url, options = {}) {
+    const target = sameOrigin(url);
+    const signedIn = await user();
+    const headers = Object.assign({ Accept: "application/json" }, options.headers || {});
+    if (signedIn) headers.Authorization = "Bearer " + signedIn.access_token;
+    const response = await fetch(target, Object.assign({}, options, { headers }));
+    let body = null;
+    try { body = await response.json(); } catch (e) { body = null; }
+    return { status: response.status, ok: response.ok, body, headers: response.headers };
+  }
+
+  // The API's own words: OGC exceptions have `detail`, STAC errors `description`.
+  function message(result) {
+    const body = result.body || {};
+    if (result.status === 401) return "Sign in first (" + (body.detail || body.description || "401") + ").";
+    return body.detail || body.description || body.title || ("HTTP " + result.status);
+  }
+
+  function showError(element, text) {
+    element.textContent = text;
+    element.hidden = !text;
+  }
+
+  function groups(signedIn) {
+    const claimed = (signedIn && signedIn.profile && signedIn.profile.groups) || [];
+    return claimed.map((g) => String(g).replace(/^\//, ""));
+  }
+
+  function signIn() {
+    return manager.signinRedirect({ state: { returnTo: window.location.href } });
+  }
+
+  async function signOut() {
+    const signedIn = await user();
+    if (signedIn) await manager.signoutRedirect();
+  }
+
+  function fillProjects(root, signedIn) {
+    for (const select of root.querySelectorAll("select[name=project]")) {
+      for (const group of groups(signedIn)) {
+        const option = document.createElement("option");
+        option.value = group;
+        option.textContent = group;
+        select.appendChild(option);
+      }
+    }
+  }
+
+  // Parts of a page only the signed-in user may see: rendered by the server (escaped, no
+  // script) from what the API answers to the user's token, fetched here with it.
+  async function loadFragment(element, signedIn) {
+    const response = await fetch(sameOrigin(element.dataset.fragment), {
+      headers: { Accept: "text/html", Authorization: "Bearer " + signedIn.access_token },
+    });
+    element.innerHTML = await response.text();
+    fillProjects(element, signedIn);
+    element.dispatchEvent(new CustomEvent("geocatalog:fragment", { bubbles: true }));
+  }
+
+  const ready = user().then(async (signedIn) => {
+    const name = document.getElementById("signed-in-as");
+    document.getElementById("sign-in").hidden = !!signedIn;
+    document.getElementById("sign-out").hidden = !signedIn;
+    name.hidden = !signedIn;
+    name.textContent = signedIn ? "Signed in as " + signedIn.profile.preferred_username : "";
+    for (const el of document.querySelectorAll(".signed-in-only")) el.hidden = !signedIn;
+    for (const el of document.querySelectorAll(".needs-sign-in")) el.hidden = !!signedIn;
+    fillProjects(document, signedIn);
+    if (signedIn) {
+      await Promise.all([...document.querySelectorAll("[data-fragment]")].map(
+        (element) => loadFragment(element, signedIn)));
+    }
+    return signedIn;
+  });
+  document.getElementById("sign-in").addEventListener("click", () => signIn());
+  document.getElementById("sign-out").addEventListener("click", () => signOut());
+
+  window.geocatalog = { settings, manager, user, api, message, showError, sameOrigin, ready };
+})();

@@ -1,0 +1,49 @@
+"""Rendering our pages: one Jinja2 environment (autoescaping every value), the page's
+client settings and its Content-Security-Policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def base_of(request: Request) -> str:
+    """This service's public address, ending in `/` (BASE_URL- and proxy-aware)."""
+    return str(request.base_url)
+
+
+def client_settings(request: Request) -> dict[str, str]:
+    """What the pages' scripts need: the APIs' addresses and the sign-in's (no secret)."""
+    face = request.app.state.web
+    base = base_of(request)
+    return {"base": base, "data": f"{base}{face.data_prefix.strip('/')}/",
+            "processes": f"{base}processes/", "ui": f"{base}ui/",
+            "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id}
+
+
+def content_security_policy(request: Request) -> str:
+    """Scripts only from our own files (no inline script, so nothing a user stored can run);
+    fetches to this service and the identity provider only."""
+    issuer = urlsplit(request.app.state.web.sign_in.issuer)
+    provider = f"{issuer.scheme}://{issuer.netloc}"
+    return ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"connect-src 'self' {provider}; form-action 'self' {provider}; "
+            "frame-ancestors 'none'; base-uri 'self'; object-src 'none'")
+
+
+def page(request: Request, name: str, context: dict[str, Any] | None = None,
+         status_code: int = 200) -> HTMLResponse:
+    face = request.app.state.web
+    values = {"title": face.title, "client": client_settings(request), "base": base_of(request),
+              **(context or {})}
+    return templates.TemplateResponse(
+        request, name, values, status_code=status_code,
+        headers={"Content-Security-Policy": content_security_policy(request),
+                 "Cache-Control": "no-store", "Vary": "Accept"})

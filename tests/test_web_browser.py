@@ -1,0 +1,279 @@
+"""The web face in a real browser: Debian's Chromium driven by Playwright, against a real
+uvicorn with the demo data, the local issuer's sign-in form and an in-process job worker.
+
+One scripted session, as a person would go: browse, search, sign in, organise catalogs, run
+and watch processes, sign out. Every step saves a screenshot under `.artifacts/web/`.
+Requests that would leave 127.0.0.1 are stopped in the browser and recorded: only the
+basemap's tiles may be among them (and the remote `$ref`s of pgstac's queryables, which
+STAC Browser tries to resolve); no page needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
+
+from stac_ext.settings import Settings
+from tests.support.cli import run_cli
+from tests.support.cluster import new_database
+from tests.support.http import free_port, uvicorn_serving
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
+#: what a page may try to reach outside this machine; all of it is stopped in the browser
+#: and nothing shown depends on it
+OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
+SST = "climate_forecast-sea_surface_temperature"
+NORTH_SEA_2022 = "Sea surface temperature, north sea, 2022"
+PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason="Debian's chromium (make test installs it)")
+
+
+@pytest.fixture(scope="module")
+def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """geocatalog as `make run` starts it: demo data, the local issuer, a job worker."""
+    url = new_database(settings.database_url or "", "web_")
+    for command in (["migrate"], ["demo-data"]):
+        assert run_cli(*command, env={"DATABASE_URL": url}).returncode == 0, command
+    port = free_port()
+    with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
+                         GEOCATALOG_PORT=str(port), IN_PROCESS_WORKER="true",
+                         GEOCATALOG_DATA_DIR=str(tmp_path_factory.mktemp("web-data"))) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+class Session:
+    """One browser tab: screenshots per step, console errors, requests leaving 127.0.0.1."""
+
+    def __init__(self, page: Page, base: str) -> None:
+        self.page, self.base = page, base
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.shots: list[Path] = []
+        self.provoked: set[int] = set()  # HTTP errors a step provokes on purpose
+        page.route("**/*", self._route)
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        page.on("dialog", lambda dialog: self.errors.append(f"dialog: {dialog.message}"))
+
+    def _route(self, route: Route) -> None:
+        url = route.request.url
+        if urlsplit(url).hostname in ("127.0.0.1", None) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type != "error":
+            return
+        text = message.text
+        # what the stopped requests to the outside leave behind
+        if "net::ERR_FAILED" in text or any(host in text for host in OUTSIDE_ALLOWED):
+            return
+        if any(f"status of {status} " in text for status in self.provoked):
+            return
+        self.errors.append(text)
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{len(self.shots) + 1:02d}-{name}.png"
+        self.page.screenshot(path=path, full_page=True)
+        self.shots.append(path)
+
+    def goto(self, path: str) -> None:
+        self.page.goto(self.base + path)
+
+
+def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    s = Session(context.new_page(), web_server)
+    page = s.page
+
+    # the landing page, then STAC Browser over this service's catalog
+    s.goto("/")
+    expect(page.get_by_role("heading", name="geocatalog", level=1)).to_be_visible()
+    s.shot("landing")
+    page.get_by_role("link", name="Browse and search the catalog").click()
+    expect(page.get_by_text("Sea surface temperature", exact=True)).to_be_visible()
+    assert urlsplit(page.url).path == "/browser/"
+    s.shot("catalog")
+
+    # a collection, its items page by page, one item with its footprint and assets
+    page.get_by_text("Sea surface temperature", exact=True).click()
+    expect(page.get_by_role("heading", name="Sea surface temperature", level=1)).to_be_visible()
+    first_page = page.get_by_text(re.compile(r"^Sea surface temperature, .*, 20\d\d$"))
+    expect(first_page.first).to_be_visible()
+    shown = set(first_page.all_inner_texts())
+    s.shot("collection")
+    page.get_by_text("Next \u203a").first.click()  # STAC Browser's pager
+    expect(page.get_by_text(re.compile(r"^Sea surface temperature, .*, 20\d\d$")).first
+           ).not_to_have_text(sorted(shown)[0])
+    second = set(page.get_by_text(re.compile(r"^Sea surface temperature, .*, 20\d\d$"))
+                 .all_inner_texts())
+    assert second and not second & shown, (shown, second)
+    s.shot("items-next-page")
+
+    s.goto(f"/data/collections/{SST}/items/sea_surface_temperature-north-sea-2022")
+    assert urlsplit(page.url).path == \
+        f"/browser/collections/{SST}/items/sea_surface_temperature-north-sea-2022"
+    expect(page.get_by_role("heading", name=NORTH_SEA_2022)).to_be_visible()
+    expect(page.locator(".map canvas").first).to_be_visible()  # the footprint's map
+    expect(page.get_by_text("Sea surface temperature north-sea 2022 (Zarr)", exact=True)
+           ).to_be_visible()
+    expect(page.get_by_text("Open the data with xarray (Python)")).to_be_visible()
+    expect(page.get_by_text("in the data explorer").first).to_be_visible()
+    s.shot("item")
+
+    # search by bbox (a click at the map's centre: a box around 0°N 0°E) and datetime
+    page.get_by_role("link", name="Search").first.click()
+    page.get_by_role("tab", name="Search for Items").click()
+    form = page.locator(".tab-pane.active")
+    form.locator(".mx-input").click()
+    page.keyboard.type("2022-11-01 00:00:00 ~ 2022-11-30 23:59:59")
+    page.keyboard.press("Enter")
+    form.get_by_text("Filter by spatial extent").click()
+    box = form.locator(".map-container .map").bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    form.get_by_role("button", name="Submit").click()
+    expect(page.get_by_text("Sea surface temperature, gulf of guinea, 2022")).to_be_visible()
+    expect(page.get_by_text("Sea water salinity, gulf of guinea, 2022")).to_be_visible()
+    expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)  # outside the box
+    expect(page.get_by_text("Sea surface temperature, gulf of guinea, 2021")).to_have_count(0)
+    s.shot("search")
+
+    # sign in through the local issuer's form, from a protected page
+    s.goto("/ui/jobs")
+    expect(page.get_by_text("Sign in to see your jobs.")).to_be_visible()
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("DEVELOPMENT ONLY.")).to_be_visible()
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Groups (projects)").fill("ocean-lab")
+    page.get_by_label("Rights").fill("updateCatalog")
+    s.shot("sign-in-form")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Signed in as alice")).to_be_visible()
+    assert urlsplit(page.url).path == "/ui/jobs"
+    assert "code=" not in page.url and "token" not in page.url
+    s.shot("signed-in")
+
+    # a project catalog, and a child linking a collection and an item
+    page.get_by_role("link", name="Catalogs", exact=True).click()
+    create = page.locator("#create-catalog")
+    create.get_by_label("Id").fill("ocean")
+    create.get_by_label("Title").fill("Ocean lab")
+    create.get_by_label("Description").fill(f"Our data {PAYLOAD}")
+    create.get_by_label("Project").select_option("ocean-lab")
+    create.get_by_role("button", name="Create catalog").click()
+    expect(page.get_by_role("heading", name="Ocean lab")).to_be_visible()
+    expect(page.locator("#catalog-description")).to_have_text(f"Our data {PAYLOAD}")
+    assert page.evaluate("window.__pwned") is None
+    create = page.locator("#create-catalog")
+    create.get_by_label("Id").fill("sst")
+    create.get_by_label("Title").fill("Sea surface")
+    create.get_by_label("Description").fill("Sea surface temperature we use")
+    create.get_by_label("Collections and items").fill(
+        f"{SST}\n{SST}/sea_surface_temperature-north-sea-2022")
+    create.get_by_role("button", name="Create sub-catalog").click()
+    expect(page.get_by_role("heading", name="Sea surface", exact=True)).to_be_visible()
+    expect(page.locator("#linked-collections")).to_have_text("Sea surface temperature")
+    expect(page.locator("#linked-items")).to_have_text(
+        f"{SST} / sea_surface_temperature-north-sea-2022")
+    expect(page.get_by_text("project ocean-lab")).to_be_visible()  # inherited
+    s.shot("catalog-child")
+    # a duplicate id: the API's 409, next to the form
+    page.get_by_role("link", name="ocean", exact=True).click()
+    create = page.locator("#create-catalog")
+    create.get_by_label("Id").fill("sst")
+    create.get_by_label("Description").fill("again")
+    s.provoked = {409}
+    create.get_by_role("button", name="Create sub-catalog").click()
+    expect(create.locator(".error")).to_contain_text("already")
+    s.provoked = set()
+    s.shot("catalog-conflict")
+
+    # the tree in STAC Browser, by its child links
+    s.goto("/browser/catalogs")
+    page.get_by_text("Ocean lab", exact=True).click()
+    expect(page.get_by_text("Our data")).to_be_visible()
+    page.wait_for_timeout(500)
+    s.shot("tree-xss")
+    assert page.evaluate("window.__pwned") is None
+    page.get_by_text("Sea surface", exact=True).click()
+    expect(page.get_by_role("heading", name="Sea surface", exact=True)).to_be_visible()
+    expect(page.get_by_text("Sea surface temperature", exact=True).first).to_be_visible()
+    s.shot("catalog-tree")
+
+    # echo from its form: the result, shown as text
+    s.goto("/ui/processes/echo")
+    run = page.locator("#execute")
+    run.get_by_label("message").fill(PAYLOAD)
+    run.get_by_label("object").fill('{"depth": 10}')
+    run.get_by_role("button", name="Run").click()
+    expect(page.locator("#job-status")).to_have_text("successful")
+    expect(page.locator("#result-values")).to_contain_text(PAYLOAD)
+    expect(page.locator("#result-values")).to_contain_text('{"depth":10}')
+    assert page.evaluate("window.__pwned") is None
+    s.shot("echo-result")
+
+    # sleep: the progress bar moves; another sleep is dismissed while it runs
+    s.goto("/ui/processes/sleep")
+    page.locator("#execute").get_by_label("seconds").fill("3")
+    page.locator("#execute").get_by_role("button", name="Run").click()
+    progress = page.locator("#job-progress")
+    expect(page.locator("#job-status")).to_have_text("running", timeout=20_000)
+    seen = set()
+    while page.locator("#job-status").inner_text() != "successful":
+        seen.add(int(progress.get_attribute("value") or 0))
+        page.wait_for_timeout(200)
+    assert any(0 < v < 100 for v in seen), seen
+    expect(progress).to_have_attribute("value", "100")
+    s.shot("sleep-done")
+    s.goto("/ui/processes/sleep")
+    page.locator("#execute").get_by_label("seconds").fill("120")
+    page.locator("#execute").get_by_role("button", name="Run").click()
+    expect(page.locator("#job-status")).to_have_text(re.compile("accepted|running"))
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.locator("#job-status")).to_have_text("dismissed")
+    s.shot("sleep-dismissed")
+
+    # the job list, filtered
+    page.get_by_role("link", name="All your jobs").click()
+    rows = page.locator("#jobs tbody tr")
+    expect(rows).to_have_count(2)  # a dismissed job is gone (OGC)
+    expect(rows.first).to_contain_text("sleep")  # newest first
+    page.get_by_label("Status").select_option("failed")
+    expect(rows).to_have_count(0)
+    page.get_by_label("Status").select_option("successful")
+    expect(rows).to_have_count(2)
+    s.shot("jobs")
+
+    # sign out: protected pages ask to sign in again
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    s.goto("/ui/jobs")
+    expect(page.get_by_text("Sign in to see your jobs.")).to_be_visible()
+    expect(page.locator("#jobs tbody tr")).to_have_count(0)
+    s.shot("signed-out")
+
+    context.close()
+    assert not s.errors, s.errors
+    assert {urlsplit(u).hostname for u in s.outside} <= OUTSIDE_ALLOWED, s.outside
