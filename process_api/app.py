@@ -24,6 +24,7 @@ class ProcessesConfig:
     in_process_worker: bool = True
     worker_concurrency: int = 2
     sync_wait_seconds: float = 30  # the longest a synchronous execution waits
+    conformance: tuple[str, ...] = ()  # classes others earn for this API (its HTML pages)
 
 
 def create_process_app(config: ProcessesConfig) -> FastAPI:
@@ -47,7 +48,7 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
                   openapi_url="/api", docs_url="/api.html", redoc_url=None,
                   description="OGC API Processes - Part 1: Core.")
-    app.include_router(service_router())
+    app.include_router(service_router(config.conformance))
     app.include_router(processes_router(engine, config.user, config.sync_wait_seconds))
     app.include_router(jobs_router(engine, config.user))
     add_error_handlers(app)

@@ -58,8 +58,10 @@ def _base(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}{request.scope.get('root_path', '')}/"
 
 
-def service_router() -> APIRouter:
+def service_router(conformance: tuple[str, ...] = ()) -> APIRouter:
+    """`conformance`: classes besides ours that this API meets (e.g. `html`)."""
     router = APIRouter(tags=["Service"])
+    claimed = [*CONFORMANCE, *conformance]
 
     @router.get("/", summary="Landing page")
     async def landing(request: Request) -> dict:
@@ -81,7 +83,7 @@ def service_router() -> APIRouter:
 
     @router.get("/conformance", summary="Conformance classes")
     async def conformance() -> dict:
-        return {"conformsTo": CONFORMANCE}
+        return {"conformsTo": claimed}
 
     return router
 

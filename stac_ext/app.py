@@ -55,8 +55,9 @@ from stac_ext.service.openapi import (
     processes_protected,
     serve_openapi_as,
 )
-from stac_ext.settings import CATALOG_TREE, PYTHON_EXAMPLE, Settings
+from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, Settings
 from stac_ext.web import SignIn, WebFace, add_web_face
+from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import HtmlNegotiationMiddleware
 
 logger = logging.getLogger("geocatalog")
@@ -129,7 +130,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         paths=DataPaths(collection=collection_path, item=item_path,
                         search_conforms_to=search.conforms_to))
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,
-                            **extensions.extra_map}
+                            HTML: HtmlConformance(), **extensions.extra_map}
     return extensions
 
 
@@ -143,6 +144,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         in_process_worker=settings.in_process_worker,
         worker_concurrency=settings.worker_concurrency,
         sync_wait_seconds=settings.sync_wait_seconds,
+        conformance=(PROCESSES_HTML,),  # the web face's pages answer every resource
     ))
 
     @asynccontextmanager

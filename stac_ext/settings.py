@@ -39,6 +39,7 @@ MAKE_KEY = ("python3 -c 'import base64, secrets; "
 #: keys and our search ones, `owner` and `single_value_lists`).
 CATALOG_TREE = "catalog_tree"
 PYTHON_EXAMPLE = "python_example"
+HTML = "html"
 
 
 class Settings(PgstacApiSettings):

@@ -49,7 +49,7 @@ async def test_landing_and_conformance(anon: httpx.AsyncClient) -> None:
     classes = (await anon.get("/processes/conformance")).json()["conformsTo"]
     spec = "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/"
     assert classes == [spec + name for name in (
-        "core", "json", "job-list", "dismiss", "oas30", "callback")]
+        "core", "json", "job-list", "dismiss", "oas30", "callback", "html")]
 
 
 async def test_the_openapi_document_is_openapi_3_0(anon: httpx.AsyncClient) -> None:

@@ -15,13 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
 
+from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import free_port, uvicorn_serving
+from tests.support.stac import make_item
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
@@ -38,14 +41,22 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 
 @pytest.fixture(scope="module")
 def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """geocatalog as `make run` starts it: demo data, the local issuer, a job worker."""
+    """geocatalog as `make run` starts it: demo data, the local issuer, a job worker; and
+    an item of carol's whose title is a script."""
     url = new_database(settings.database_url or "", "web_")
     for command in (["migrate"], ["demo-data"]):
         assert run_cli(*command, env={"DATABASE_URL": url}).returncode == 0, command
-    port = free_port()
+    port, data_dir = free_port(), tmp_path_factory.mktemp("web-data")
     with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
                          GEOCATALOG_PORT=str(port), IN_PROCESS_WORKER="true",
-                         GEOCATALOG_DATA_DIR=str(tmp_path_factory.mktemp("web-data"))) as base:
+                         GEOCATALOG_DATA_DIR=str(data_dir)) as base:
+        carol = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
+            "carol", settings.data_client_id)
+        item = make_item("carols-item", x=2, day=15)
+        item["properties"]["title"] = PAYLOAD
+        r = httpx.post(f"{base}/data/collections/{SST}/items", json=item,
+                       headers={"Authorization": f"Bearer {carol}"})
+        assert r.status_code == 201, r.text
         yield base
 
 
@@ -159,6 +170,18 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)  # outside the box
     expect(page.get_by_text("Sea surface temperature, gulf of guinea, 2021")).to_have_count(0)
     s.shot("search")
+    # the owner, as an additional filter (our `owner` queryable, CQL2)
+    page.get_by_role("button", name="Reset").click()
+    page.get_by_role("tab", name="Search for Items").click()
+    form = page.locator(".tab-pane.active")
+    form.get_by_role("button", name="Add filter").click()
+    form.get_by_role("menuitem", name="Owner").click()
+    form.locator(".queryable-row input.value").fill("carol")
+    form.get_by_role("button", name="Submit").click()
+    expect(page.get_by_text(PAYLOAD, exact=True)).to_be_visible()  # its title, as text
+    expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)
+    assert page.evaluate("window.__pwned") is None
+    s.shot("search-owner")
 
     # sign in through the local issuer's form, from a protected page
     s.goto("/ui/jobs")
@@ -265,6 +288,38 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     page.get_by_label("Status").select_option("successful")
     expect(rows).to_have_count(2)
     s.shot("jobs")
+
+    # edit, replace links (refused until confirmed: the API's 400, nothing changed), delete
+    # the subtree (listed first; refused until confirmed: the API's 409)
+    s.goto("/ui/catalogs/ocean")
+    page.locator("#edit-catalog").get_by_label("Description").fill("What the ocean lab uses")
+    page.locator("#edit-catalog").get_by_role("button", name="Save").click()
+    expect(page.locator("#catalog-description")).to_have_text("What the ocean lab uses")
+    s.goto("/ui/catalogs/ocean/sst")
+    replace = page.locator("#replace-links")
+    replace.get_by_label("One collection id").fill(SST)
+    s.provoked = {400}
+    replace.get_by_role("button", name="Replace links").click()
+    expect(replace.locator(".error")).to_contain_text("_force=true")
+    page.reload()
+    expect(page.locator("#linked-items li")).to_have_count(1)
+    replace = page.locator("#replace-links")
+    replace.get_by_label("One collection id").fill(SST)
+    replace.get_by_label("I understand").check()
+    replace.get_by_role("button", name="Replace links").click()
+    expect(page.locator("#linked-items")).to_have_text("none")
+    expect(page.locator("#linked-collections")).to_have_text("Sea surface temperature")
+    s.goto("/ui/catalogs/ocean")
+    delete = page.locator("#delete-catalog")
+    expect(delete.locator("#subtree")).to_have_text("ocean/sst")
+    s.provoked = {409}
+    delete.get_by_role("button", name="Delete catalog").click()
+    expect(delete.locator(".error")).to_contain_text("has children")
+    s.shot("delete-refused")
+    delete.get_by_label("Delete this catalog and").check()
+    delete.get_by_role("button", name="Delete catalog").click()
+    expect(page.get_by_text("No catalogs yet.")).to_be_visible()
+    s.provoked = set()
 
     # sign out: protected pages ask to sign in again
     page.get_by_role("button", name="Sign out").click()

@@ -1,0 +1,305 @@
+"""The web face over HTTP: content negotiation, STAC Browser's serve-time configuration, the
+local issuer's browser sign-in (code + PKCE), escaping and the pages' security headers.
+The same pages in a real browser: tests/test_web_browser.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import AsyncIterator
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from stac_ext.app import create_app
+from stac_ext.settings import Settings
+from stac_ext.web.schema_form import form_fields
+from tests.support.http import http_client
+from tests.support.issuer import TestIssuer
+from tests.support.stac import make_item, unique
+
+HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+PAYLOAD = "<script>alert(1)</script>"
+
+
+async def test_json_clients_see_no_change(anon: httpx.AsyncClient, collection: str) -> None:
+    for accept in ({}, {"Accept": "application/json"}, {"Accept": "*/*"},
+                   {"Accept": "application/geo+json, text/html;q=0.5"}):
+        r = await anon.get(f"/data/collections/{collection}/items", headers=accept)
+        assert r.status_code == 200, (accept, r.text)
+        assert r.headers["content-type"] == "application/geo+json"
+    r = await anon.get("/", headers={"Accept": "application/json"})
+    assert r.json()["links"][1]["rel"] == "data"
+
+
+async def test_f_json_everywhere(anon: httpx.AsyncClient, collection: str) -> None:
+    for path in ("/", "/data/", "/data/conformance", "/data/collections",
+                 f"/data/collections/{collection}", f"/data/collections/{collection}/items",
+                 "/data/search", "/data/catalogs", "/processes/", "/processes/processes"):
+        r = await anon.get(path, params={"f": "json"}, headers=HTML)
+        assert r.status_code == 200, (path, r.text)
+        assert r.headers["content-type"].startswith("application/"), path
+
+
+async def test_browsers_go_to_stac_browser(anon: httpx.AsyncClient, collection: str) -> None:
+    for path, target in (
+            ("/data/", "/browser/"), ("/data", "/browser/"),
+            (f"/data/collections/{collection}", f"/browser/collections/{collection}"),
+            (f"/data/collections/{collection}/items?limit=5",
+             f"/browser/collections/{collection}/items?limit=5"),
+            ("/data/catalogs/a/b", "/browser/catalogs/a/b"),
+            ("/data/search", "/browser/search"), ("/data/api", "/data/api.html")):
+        r = await anon.get(path, headers=HTML)
+        assert (r.status_code, r.headers["location"]) == (303, target), path
+    r = await anon.get(f"/data/collections/{collection}?f=html")  # no Accept needed
+    assert (r.status_code, r.headers["location"]) == (303, f"/browser/collections/{collection}")
+    # a POST is never redirected
+    r = await anon.post("/data/search", json={"limit": 1}, headers=HTML)
+    assert r.status_code == 200
+
+
+async def test_landing_and_process_pages_answer_html(anon: httpx.AsyncClient) -> None:
+    r = await anon.get("/", headers=HTML)
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "text/html; charset=utf-8"
+    assert "Browse and search the catalog" in r.text
+    assert 'href="http://testserver/ui/processes"' in r.text
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self';" in csp and "unsafe-inline" not in csp
+    for path, text in (("/processes/", "<h1>Processes</h1>"),
+                       ("/processes/processes", "<h1>Processes</h1>"),
+                       ("/processes/processes/echo", 'data-fragment="http://testserver/ui/'
+                                                     'fragments/processes/echo"'),
+                       ("/processes/jobs", "<h1>Your jobs</h1>"),
+                       ("/processes/jobs/x1/results", 'data-job="x1"'),
+                       ("/processes/conformance", "ogcapi-processes-1/1.0/conf/core"),
+                       ("/data/conformance", "ogcapi-features-1/1.0/conf/core")):
+        r = await anon.get(path, headers=HTML)
+        assert r.status_code == 200, path
+        assert text in r.text, path
+    r = await anon.get("/processes/api", headers=HTML)
+    assert (r.status_code, r.headers["location"]) == (303, "/processes/api.html")
+
+
+async def test_process_form_comes_with_the_callers_token(
+        anon: httpx.AsyncClient, issuer: TestIssuer) -> None:
+    r = await anon.get("/ui/fragments/processes/echo")
+    assert (r.status_code, r.text) == (
+        401, '<h1>Unauthorized</h1>\n<p class="error">Authentication required: no token.</p>')
+    token = issuer.token("alice", client="geocatalog-processes")
+    r = await anon.get("/ui/fragments/processes/echo",
+                       headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200
+    assert '<form id="execute" data-process="echo"' in r.text
+    assert 'data-path="[&#34;resources&#34;, &#34;limits&#34;, &#34;memory&#34;]"' in r.text
+    r = await anon.get("/ui/fragments/processes/nope",
+                       headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 404
+    assert "nope" in r.text
+
+
+def test_form_fields_from_a_schema() -> None:
+    fields = form_fields({
+        "type": "object", "required": ["name", "mode"],
+        "$defs": {"secret": {"type": "string", "writeOnly": True, "default": "hunter2"}},
+        "properties": {
+            "name": {"type": "string", "title": "Name", "maxLength": 20, "default": "x"},
+            "mode": {"enum": ["fast", "exact"], "default": "exact"},
+            "count": {"type": ["integer", "null"], "minimum": 1},
+            "flag": {"type": "boolean", "default": True},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]},
+            "shape": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+            "access": {"type": "object", "required": ["key"], "properties": {
+                "key": {"$ref": "#/$defs/secret"}, "region": {"type": "string"}}},
+        }})
+    by_name = {f.name: f for f in fields}
+    assert [(f.name, f.kind, f.required) for f in fields] == [
+        ("name", "string", True), ("mode", "enum", True), ("count", "integer", False),
+        ("flag", "boolean", False), ("tags", "lines", False), ("shape", "json", False),
+        ("access", "object", False)]
+    assert by_name["name"].attributes == {"maxLength": 20}
+    assert by_name["count"].attributes == {"minimum": 1}
+    assert by_name["tags"].default_text == "a\nb"
+    key, region = by_name["access"].children
+    assert (key.name, key.kind, key.required, key.default_text) == \
+        ("access.key", "password", True, "")  # a secret's default is never shown
+    assert (region.path, region.kind) == (["access", "region"], "string")
+
+
+async def test_user_text_is_escaped_and_no_inline_script(
+        app, issuer: TestIssuer, admin_data: httpx.AsyncClient, collection: str) -> None:
+    catalog = unique("xss-")
+    async with http_client(app, issuer.token("alice")) as alice:
+        r = await alice.post("/data/catalogs", json={
+            "id": catalog, "type": "Catalog", "title": f"T {PAYLOAD}",
+            "description": f"D {PAYLOAD}", "links": [
+                {"rel": "item", "href": f"http://testserver/data/collections/{collection}"
+                                        f"/items/x1"}]})
+        assert r.status_code == 400  # no such item yet: nothing stored
+        item = make_item("x1")
+        item["properties"]["title"] = PAYLOAD
+        assert (await alice.post(f"/data/collections/{collection}/items",
+                                 json=item)).status_code == 201
+        r = await alice.post("/data/catalogs", json={
+            "id": catalog, "type": "Catalog", "title": f"T {PAYLOAD}",
+            "description": f"D {PAYLOAD}", "links": [
+                {"rel": "item", "href": f"http://testserver/data/collections/{collection}"
+                                        f"/items/x1", "title": PAYLOAD}]})
+        assert r.status_code == 201, r.text
+        page = (await alice.get(f"/ui/catalogs/{catalog}")).text
+    assert "<script>alert" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 4  # title x2, text, item
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, re.S)
+    # our own files, and the settings as data (not run): no inline script at all
+    assert all('src="' in attrs or 'type="application/json"' in attrs
+               for attrs, _ in scripts), scripts
+
+
+async def test_stac_browser_is_configured_at_serve_time(anon: httpx.AsyncClient,
+                                                        settings: Settings) -> None:
+    r = await anon.get("/browser/config.js")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/javascript")
+    assert '"catalogUrl": "http://testserver/data/"' in r.text
+    assert '"pathPrefix": "/browser/"' in r.text
+    assert f'"openIdConnectUrl": "{settings.oidc_issuer}/.well-known/openid-configuration"' \
+        in r.text
+    assert '"client_id": "geocatalog-web"' in r.text
+    assert '"allowExternalAccess": false' in r.text
+    for path in ("/browser/", "/browser/collections/x/items/y", "/browser/auth"):
+        r = await anon.get(path)
+        assert r.status_code == 200, path
+        assert '<head><base href="http://testserver/browser/"><script defer="defer" ' \
+               'src="config.js"></script>' in r.text
+    assets = re.findall(r'src="(js/app\.[0-9a-f]+\.js)"', r.text)
+    r = await anon.get(f"/browser/{assets[0]}")
+    assert r.status_code == 200
+    assert "immutable" in r.headers["cache-control"]
+    r = await anon.get("/browser/..%2F..%2Fpyproject.toml")
+    assert "[project]" not in r.text
+    r = await anon.get("/browser")
+    assert (r.status_code, r.headers["location"]) == (308, "http://testserver/browser/")
+
+
+async def test_stac_browser_behind_a_base_url(settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"base_url": "https://maps.example/geo"}))
+    async with http_client(app) as c:
+        config = (await c.get("/browser/config.js")).text
+        index = (await c.get("/browser/collections/x")).text
+        redirect = await c.get("/data/collections/x", headers=HTML)
+    assert '"catalogUrl": "https://maps.example/geo/data/"' in config
+    assert '"pathPrefix": "/geo/browser/"' in config
+    assert '<base href="https://maps.example/geo/browser/">' in index
+    assert redirect.headers["location"] == "/geo/browser/collections/x"
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = base64.urlsafe_b64encode(b"v" * 40).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(
+        hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+@pytest.fixture
+async def local(settings: Settings, tmp_path) -> AsyncIterator[httpx.AsyncClient]:
+    """The service with its development issuer (no OIDC_ISSUER), at its own address."""
+    app = create_app(settings.model_copy(update={
+        "oidc_issuer": None, "geocatalog_data_dir": tmp_path}))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://127.0.0.1:8080") as c:
+            yield c
+
+
+async def test_sign_in_with_code_and_pkce(local: httpx.AsyncClient) -> None:
+    discovery = (await local.get("/auth/.well-known/openid-configuration")).json()
+    assert discovery["authorization_endpoint"] == "http://127.0.0.1:8080/auth/authorize"
+    assert discovery["token_endpoint"] == "http://127.0.0.1:8080/auth/token"
+    assert discovery["code_challenge_methods_supported"] == ["S256"]
+    verifier, challenge = _pkce()
+    redirect = "http://127.0.0.1:8080/ui/signed-in"
+    query = {"client_id": "geocatalog-web", "redirect_uri": redirect, "response_type": "code",
+             "state": "s1", "nonce": "n1", "code_challenge": challenge,
+             "code_challenge_method": "S256", "scope": "openid"}
+    form = await local.get("/auth/authorize", params=query)
+    assert form.status_code == 200
+    assert "DEVELOPMENT ONLY." in form.text
+    assert "form-action 'self'" in form.headers["content-security-policy"]
+
+    r = await local.post("/auth/authorize", data={
+        **{k: query[k] for k in ("client_id", "redirect_uri", "state", "nonce",
+                                 "code_challenge")},
+        "username": "alice", "groups": "ocean-lab, lab2", "rights": "updateCatalog"})
+    assert r.status_code == 303
+    back = urlsplit(r.headers["location"])
+    assert f"{back.scheme}://{back.netloc}{back.path}" == redirect
+    answer = parse_qs(back.query)
+    assert answer["state"] == ["s1"]
+    code = answer["code"][0]
+
+    exchange = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
+                "client_id": "geocatalog-web"}
+    wrong = await local.post("/auth/token", data={**exchange, "code_verifier": "x" * 43})
+    assert (wrong.status_code, wrong.json()["error"]) == (400, "invalid_grant")
+    r = await local.post("/auth/token", data={**exchange, "code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    assert r.headers["cache-control"] == "no-store"
+    tokens = r.json()
+    assert tokens["token_type"] == "Bearer"
+    again = await local.post("/auth/token", data={**exchange, "code_verifier": verifier})
+    assert (again.status_code, again.json()["error"]) == (400, "invalid_grant")
+
+    # one token, both APIs: the web client's token names both as audiences
+    bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+    r = await local.post("/data/catalogs", headers=bearer, json={
+        "id": unique("web-"), "type": "Catalog", "description": "d", "project": "ocean-lab"})
+    assert r.status_code == 201, r.text
+    assert r.json()["owner"] == "alice"
+    r = await local.get("/processes/processes/echo", headers=bearer)
+    assert r.status_code == 200, r.text
+
+    r = await local.get("/auth/logout", params={
+        "post_logout_redirect_uri": "http://127.0.0.1:8080/", "state": "s2"})
+    assert (r.status_code, r.headers["location"]) == (303, "http://127.0.0.1:8080/?state=s2")
+
+
+async def test_sign_in_refuses_foreign_clients_and_addresses(local: httpx.AsyncClient) -> None:
+    _, challenge = _pkce()
+    base = {"client_id": "geocatalog-web", "redirect_uri": "http://127.0.0.1:8080/ui/x",
+            "response_type": "code", "code_challenge": challenge,
+            "code_challenge_method": "S256"}
+    for change, words in (({"redirect_uri": "https://evil.example/cb"}, "must lie under"),
+                          ({"client_id": "other"}, "Unknown client"),
+                          ({"code_challenge_method": "plain"}, "PKCE")):
+        r = await local.get("/auth/authorize", params={**base, **change})
+        assert r.status_code == 400, change
+        assert words in r.text
+        assert "evil.example" not in r.headers.get("location", "")
+    r = await local.post("/auth/authorize", data={
+        "client_id": "geocatalog-web", "redirect_uri": "https://evil.example/cb",
+        "code_challenge": challenge, "username": "alice"})
+    assert r.status_code == 400
+    r = await local.post("/auth/token", data={
+        "grant_type": "authorization_code", "code": "not-a-code", "client_id": "geocatalog-web",
+        "redirect_uri": "http://127.0.0.1:8080/ui/x", "code_verifier": "v"})
+    assert (r.status_code, r.json()["error"]) == (400, "invalid_grant")
+    r = await local.get("/auth/logout", params={"post_logout_redirect_uri": "https://evil.example"})
+    assert r.headers["location"] == "http://127.0.0.1:8080/"
+
+
+async def test_a_web_clients_token_needs_the_api_as_audience(
+        app, issuer: TestIssuer, collection: str) -> None:
+    claims = issuer.claims("alice")
+    claims["azp"] = "geocatalog-web"
+    claims["aud"] = ["geocatalog", "geocatalog-processes"]
+    async with http_client(app, issuer.sign(claims)) as c:
+        assert (await c.post(f"/data/collections/{collection}/items",
+                             json=make_item("web"))).status_code == 201
+        assert (await c.get("/processes/processes/echo")).status_code == 200
+    claims["aud"] = ["account"]
+    async with http_client(app, issuer.sign(claims)) as c:
+        r = await c.post(f"/data/collections/{collection}/items", json=make_item("web2"))
+        assert r.status_code == 403
+        assert (await c.get("/processes/processes/echo")).status_code == 403
