@@ -207,10 +207,9 @@ async def local(settings: Settings, tmp_path) -> AsyncIterator[httpx.AsyncClient
     """The service with its development issuer (no OIDC_ISSUER), at its own address."""
     app = create_app(settings.model_copy(update={
         "oidc_issuer": None, "geocatalog_data_dir": tmp_path}))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://127.0.0.1:8080") as c:
-            yield c
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8080") as c:
+        yield c
 
 
 async def test_sign_in_with_code_and_pkce(local: httpx.AsyncClient) -> None:
