@@ -58,10 +58,10 @@ def _base(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}{request.scope.get('root_path', '')}/"
 
 
-def service_router(conformance: tuple[str, ...] = ()) -> APIRouter:
-    """`conformance`: classes besides ours that this API meets (e.g. `html`)."""
+def service_router(also_conforms_to: tuple[str, ...] = ()) -> APIRouter:
+    """`also_conforms_to`: classes others earn for this API (its HTML pages)."""
     router = APIRouter(tags=["Service"])
-    claimed = [*CONFORMANCE, *conformance]
+    claimed = [*CONFORMANCE, *also_conforms_to]
 
     @router.get("/", summary="Landing page")
     async def landing(request: Request) -> dict:
