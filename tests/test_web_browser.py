@@ -329,6 +329,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#jobs tbody tr")).to_have_count(0)
     s.shot("signed-out")
 
+    # STAC Browser's own Log in: the same issuer and client, and our pages see the session
+    s.goto("/browser/")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_label("User name").fill("bob")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    assert urlsplit(page.url).path.startswith("/browser/")
+    s.shot("stac-browser-signed-in")
+    s.goto("/ui/jobs")
+    expect(page.get_by_text("Signed in as bob")).to_be_visible()
+
     context.close()
     assert not s.errors, s.errors
     assert {urlsplit(u).hostname for u in s.outside} <= OUTSIDE_ALLOWED, s.outside
