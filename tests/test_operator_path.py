@@ -6,6 +6,7 @@ built packages hold every data file."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -75,8 +76,14 @@ def test_compose_names_only_what_exists() -> None:
         assert (COMPOSE.parent / volume.split(":")[0]).exists(), volume
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     for line in dockerfile.splitlines():
-        if line.startswith("COPY "):
+        if line.startswith("COPY ") and "--from=" not in line:
             assert all((ROOT / source).exists() for source in line.split()[1:-1]), line
+    # the image builds the STAC Browser the Makefile builds
+    makefile = (ROOT / "Makefile").read_text()
+    for setting in ("STAC_BROWSER", "OL_STAC"):
+        made = re.search(rf"^{setting}\s*:=\s*(\S+)$", makefile, re.M)
+        built = re.search(rf"^ARG {setting}=(\S+)$", dockerfile, re.M)
+        assert made and built and made.group(1) == built.group(1), setting
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".venv", ".data", ".git", "tests"} <= set(ignored)
 
@@ -206,7 +213,8 @@ def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
 
 
 def test_packages_hold_every_data_file(tmp_path: Path) -> None:
-    """The wheel and the sdist carry the SQL migrations, demo data and extension schemas."""
+    """The wheel and the sdist carry the SQL migrations, demo data, extension schemas and
+    the web face's templates, scripts and styles."""
     out = subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir",
                           str(tmp_path), str(ROOT)], capture_output=True, text=True,
                          timeout=600)
@@ -214,7 +222,8 @@ def test_packages_hold_every_data_file(tmp_path: Path) -> None:
     data = sorted(str(p.relative_to(ROOT)) for package in ("stac_ext", "catalogs_ext",
                                                            "process_api")
                   for p in (ROOT / package).rglob("*")
-                  if p.suffix in (".sql", ".json", ".ndjson") and "__pycache__" not in p.parts)
+                  if p.suffix in (".sql", ".json", ".ndjson", ".html", ".js", ".css")
+                  and "__pycache__" not in p.parts)
     assert len(data) >= 8
     [wheel] = tmp_path.glob("*.whl")
     [sdist] = tmp_path.glob("*.tar.gz")

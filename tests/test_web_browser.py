@@ -11,6 +11,7 @@ STAC Browser tries to resolve); no page needs them.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -62,6 +63,7 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    shutil.rmtree(SHOTS, ignore_errors=True)  # this run's screenshots only
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -259,6 +261,13 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
 
     # sleep: the progress bar moves; another sleep is dismissed while it runs
     s.goto("/ui/processes/sleep")
+    page.locator("#execute").get_by_label("seconds").fill("99999")  # over its maximum
+    s.provoked = {400}
+    page.locator("#execute").get_by_role("button", name="Run").click()
+    expect(page.locator("#execute-error")).to_contain_text("seconds: must satisfy maximum 3600")
+    s.provoked = set()
+    s.shot("form-error")
+    assert urlsplit(page.url).path == "/ui/processes/sleep"  # no job: nothing half-done
     page.locator("#execute").get_by_label("seconds").fill("3")
     page.locator("#execute").get_by_role("button", name="Run").click()
     progress = page.locator("#job-progress")
