@@ -48,13 +48,20 @@ SYNC_POLL_SECONDS = 0.02
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
-def engine_connector(dsn: str, timeout: float, max_size: int = 4
-                     ) -> procrastinate.PsycopgConnector:
-    return procrastinate.PsycopgConnector(
-        conninfo=dsn, min_size=1, max_size=max_size, timeout=timeout,
+def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:
+    """procrastinate's connections, as its own pool makes them (checked when taken, so a
+    restarted database is noticed) but in autocommit: each of its queries is one statement,
+    so a defer is not wrapped in BEGIN / COMMIT round trips."""
+    return AsyncConnectionPool(
+        dsn, min_size=1, max_size=max_size, open=False, timeout=timeout,
         kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
                 "connect_timeout": connect_timeout(timeout)},
-    )
+        configure=_autocommit, check=AsyncConnectionPool.check_connection)
+
+
+async def _autocommit(conn: psycopg.AsyncConnection) -> None:
+    # not a connection keyword: procrastinate's listener adds `autocommit` to the pool's
+    await conn.set_autocommit(True)
 
 
 def connect_timeout(timeout: float) -> int:
@@ -89,26 +96,30 @@ class Engine:
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
+        # autocommit: every query of the job store is one statement
         self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
-                                        timeout=timeout,
+                                        timeout=timeout, configure=_autocommit,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
         self.notifier = Notifier()
         # what every job would import, imported once by the fork server
         self.forks = ForkServer(["process_api.child", *(
             process.entry.partition(":")[0] for process in registry if process.entry)])
-        self.app = procrastinate.App(connector=engine_connector(dsn, timeout))
+        self.queue_pool = queue_pool(dsn, timeout)
+        self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
         logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
 
     async def __aenter__(self) -> Engine:
         await self.pool.open()
-        await self.app.open_async()
+        await self.queue_pool.open()
+        await self.app.open_async(pool=self.queue_pool)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.notifier.drain()
         await self.app.close_async()
+        await self.queue_pool.close()
         await self.pool.close()
 
     # -- the API side -----------------------------------------------------------------
