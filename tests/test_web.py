@@ -30,6 +30,7 @@ async def test_json_clients_see_no_change(anon: httpx.AsyncClient, collection: s
         r = await anon.get(f"/data/collections/{collection}/items", headers=accept)
         assert r.status_code == 200, (accept, r.text)
         assert r.headers["content-type"] == "application/geo+json"
+        assert "Accept" in r.headers["vary"]  # a cache keeps the JSON and the redirect apart
     r = await anon.get("/", headers={"Accept": "application/json"})
     assert r.json()["links"][1]["rel"] == "data"
 
@@ -53,6 +54,7 @@ async def test_browsers_go_to_stac_browser(anon: httpx.AsyncClient, collection: 
             ("/data/search", "/browser/search"), ("/data/api", "/data/api.html")):
         r = await anon.get(path, headers=HTML)
         assert (r.status_code, r.headers["location"]) == (303, target), path
+        assert r.headers["vary"] == "Accept"
     r = await anon.get(f"/data/collections/{collection}?f=html")  # no Accept needed
     assert (r.status_code, r.headers["location"]) == (303, f"/browser/collections/{collection}")
     # a POST is never redirected

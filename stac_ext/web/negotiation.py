@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import RedirectResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stac_ext.service.format_param import without_f
 
@@ -81,20 +81,33 @@ class HtmlNegotiationMiddleware:
         self.data_prefix = "/" + data_prefix.strip("/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or (
+                target := page_for(scope["path"], self.data_prefix)) is None:
             await self.app(scope, receive, send)
             return
         query, formats = without_f(scope.get("query_string", b""))
         accept = Headers(scope=scope).get("accept", "")
-        if not (formats or "text/html" in accept) or not wants_html(accept, formats) \
-                or (target := page_for(scope["path"], self.data_prefix)) is None:
-            await self.app(scope, receive, send)
+        if not (formats or "text/html" in accept) or not wants_html(accept, formats):
+            await self.app(scope, receive, _varying(send))
             return
         kind, path = target
         if kind == "redirect":
             root = scope.get("root_path", "")
             location = root + path + (f"?{query.decode('latin-1')}" if query else "")
-            await RedirectResponse(location, status_code=303)(scope, receive, send)
+            await RedirectResponse(location, status_code=303, headers={"Vary": "Accept"})(
+                scope, receive, send)
             return
         scope = {**scope, "path": path, "raw_path": path.encode(), "query_string": query}
         await self.app(scope, receive, send)
+
+
+def _varying(send: Send) -> Send:
+    """The JSON answer of an address that answers browsers otherwise: caches must keep
+    them apart (`Vary: Accept`)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).add_vary_header("Accept")
+        await send(message)
+
+    return sending
