@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,9 +29,14 @@ _SUFFIXES = {
 
 
 def asset_format(asset: dict[str, Any]) -> Format | None:
-    media_type = str(asset.get("type") or "").split(";")[0].strip().lower()
+    return _format(str(asset.get("type") or ""), str(asset.get("href") or ""))
+
+
+@lru_cache(maxsize=8192)  # a pure function of two strings: the same assets come back often
+def _format(media_type: str, href: str) -> Format | None:
+    media_type = media_type.split(";")[0].strip().lower()
     if media_type in _MEDIA_TYPES:
         return _MEDIA_TYPES[media_type]
-    path = urlsplit(str(asset.get("href") or "")).path.rstrip("/").lower()
+    path = urlsplit(href).path.rstrip("/").lower()
     dot = path.rfind(".")
     return _SUFFIXES.get(path[dot:]) if dot >= 0 else None
