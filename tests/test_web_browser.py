@@ -273,9 +273,10 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     progress = page.locator("#job-progress")
     expect(page.locator("#job-status")).to_have_text("running", timeout=20_000)
     seen = set()
-    while page.locator("#job-status").inner_text() != "successful":
+    while page.locator("#job-status").inner_text() not in ("successful", "failed"):
         seen.add(int(progress.get_attribute("value") or 0))
         page.wait_for_timeout(200)
+    expect(page.locator("#job-status")).to_have_text("successful")
     assert any(0 < v < 100 for v in seen), seen
     expect(progress).to_have_attribute("value", "100")
     s.shot("sleep-done")
