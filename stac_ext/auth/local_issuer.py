@@ -43,7 +43,7 @@ class LocalIssuer:
 
     def mint(self, username: str, client_id: str, groups: list[str] | None = None,
              rights: list[str] | None = None, ttl: int = 3600,
-             audience: list[str] | None = None, **extra: object) -> str:
+             audience: list[str] | None = None) -> str:
         """A token issued to `client_id` (`azp`), intended for `audience` (default: itself)."""
         now = int(time.time())
         claims = {
@@ -53,7 +53,6 @@ class LocalIssuer:
             "preferred_username": username,
             "groups": [f"/{g.lstrip('/')}" for g in groups or []],
             "realm_access": {"roles": list(rights or [])},
-            **extra,
         }
         return self.sign(claims)
 

@@ -45,10 +45,14 @@ def wants_html(accept: str, formats: list[str]) -> bool:
     return _quality(accept, ("text/html",)) > _quality(accept, JSON_TYPES)
 
 
-def page_for(path: str, data_prefix: str) -> tuple[str, str] | None:
-    """("redirect" | "page", target path) for a resource that has an HTML form."""
-    parts = tuple(p for p in path.split("/") if p)
-    data = tuple(p for p in data_prefix.split("/") if p)
+def segments(path: str) -> tuple[str, ...]:
+    return tuple(p for p in path.split("/") if p)
+
+
+def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
+    """("redirect" | "page", target path) for a resource that has an HTML form
+    (`data`: the data API's prefix as segments, ("data",))."""
+    parts = segments(path)
     if not parts:
         return "page", "/ui/home"
     if parts[:len(data)] == data:
@@ -56,7 +60,7 @@ def page_for(path: str, data_prefix: str) -> tuple[str, str] | None:
         if rest[:1] in (("_mgmt",), ("api.html",)):
             return None
         if rest == ("api",):
-            return "redirect", f"{data_prefix}/api.html"
+            return "redirect", "/" + "/".join((*data, "api.html"))
         if rest == ("conformance",):
             return "page", "/ui/conformance/data"
         if rest == ("search",):
@@ -78,11 +82,11 @@ def page_for(path: str, data_prefix: str) -> tuple[str, str] | None:
 class HtmlNegotiationMiddleware:
     def __init__(self, app: ASGIApp, data_prefix: str) -> None:
         self.app = app
-        self.data_prefix = "/" + data_prefix.strip("/")
+        self.data = segments(data_prefix)  # split once, not per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or (
-                target := page_for(scope["path"], self.data_prefix)) is None:
+                target := page_for(scope["path"], self.data)) is None:
             await self.app(scope, receive, send)
             return
         query, formats = without_f(scope.get("query_string", b""))

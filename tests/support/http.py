@@ -29,7 +29,8 @@ def http_client(app, token: str | None = None) -> httpx.AsyncClient:
 
 @contextmanager
 def uvicorn_serving(settings: Settings, port: int | None = None, **env: str) -> Iterator[str]:
-    """The app in a real uvicorn process on a free port (no job worker); its base URL."""
+    """The app in a real uvicorn process on `port` (default: a free one), without a job
+    worker unless `env` asks for one; its base URL."""
     port = port or free_port()
     database_url = env.get("DATABASE_URL", settings.database_url or "")
     environ = {**os.environ, "DATABASE_URL": database_url, **role_env(database_url),

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.public_api import get_json
-from stac_ext.web.templating import base_of, page
+from stac_ext.web.templating import client_settings, page
 
 router = APIRouter()
 #: the subtree shown before a forced delete stops here (the API removes it all anyway)
@@ -36,13 +36,14 @@ def _split(document: dict[str, Any], catalogs_url: str) -> dict[str, list[dict[s
 
 
 def _catalogs_url(request: Request) -> str:
-    return f"{base_of(request)}{request.app.state.web.data_prefix.strip('/')}/catalogs/"
+    return client_settings(request)["data"] + "catalogs/"
 
 
-async def _subtree(request: Request, prefix: str, path: str) -> list[str]:
-    """The paths under `path`, breadth first, as the public API shows them."""
-    found: list[str] = []
-    queue = [path]
+async def _subtree(request: Request, children: list[str]) -> list[str]:
+    """The paths under a catalog whose sub-catalogs are `children`, breadth first, as the
+    public API shows them."""
+    prefix = request.app.state.web.data_prefix
+    found, queue = list(children), list(children)
     catalogs_url = _catalogs_url(request)
     while queue and len(found) < SUBTREE_SHOWN:
         status, body = await get_json(request, f"{prefix}/catalogs/{queue.pop(0)}")
@@ -75,5 +76,5 @@ async def catalog_page(path: str, request: Request) -> HTMLResponse:
     return page(request, "catalog.html", {
         "path": path, "catalog": body, **parts,
         "crumbs": [("/".join(ancestors[:i + 1]), ancestors[i]) for i in range(len(ancestors))],
-        "subtree": await _subtree(request, prefix, path) if parts["catalogs"] else [],
+        "subtree": await _subtree(request, [c["path"] for c in parts["catalogs"]]),
     })

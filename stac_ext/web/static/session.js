@@ -25,12 +25,17 @@
     return target;
   }
 
-  async function api(url, options = {}) {
+  // The one place a token is attached: to this service's own origin only.
+  async function authorized(url, options = {}) {
     const target = sameOrigin(url);
     const signedIn = await user();
     const headers = Object.assign({ Accept: "application/json" }, options.headers || {});
     if (signedIn) headers.Authorization = "Bearer " + signedIn.access_token;
-    const response = await fetch(target, Object.assign({}, options, { headers }));
+    return fetch(target, Object.assign({}, options, { headers }));
+  }
+
+  async function api(url, options = {}) {
+    const response = await authorized(url, options);
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }
     return { status: response.status, ok: response.ok, body, headers: response.headers };
@@ -76,9 +81,8 @@
   // Parts of a page only the signed-in user may see: rendered by the server (escaped, no
   // script) from what the API answers to the user's token, fetched here with it.
   async function loadFragment(element, signedIn) {
-    const response = await fetch(sameOrigin(element.dataset.fragment), {
-      headers: { Accept: "text/html", Authorization: "Bearer " + signedIn.access_token },
-    });
+    const response = await authorized(element.dataset.fragment,
+                                      { headers: { Accept: "text/html" } });
     element.innerHTML = await response.text();
     fillProjects(element, signedIn);
     element.dispatchEvent(new CustomEvent("geocatalog:fragment", { bubbles: true }));
