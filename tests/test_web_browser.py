@@ -103,7 +103,7 @@ class Session:
             return
         if any(f"status of {status} " in text for status in self.provoked):
             return
-        self.errors.append(text)
+        self.errors.append(f"{text} ({message.location.get('url')})")
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)

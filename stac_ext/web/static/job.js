@@ -9,6 +9,12 @@
   const ENDED = ["successful", "failed", "dismissed"];
   const text = (elementId, value) => { document.getElementById(elementId).textContent = value || ""; };
   const when = (value) => (value ? new Date(value).toLocaleString() : "");
+  // Dismiss waits for a poll in flight and stops the next one: the job is gone for its owner
+  // once dismissed (404), and a late poll would overwrite what Dismiss shows.
+  let timer = null;
+  let polling = Promise.resolve();
+  let dismissing = false;
+  const schedule = () => { timer = window.setTimeout(() => { polling = poll(); }, 400); };
 
   function showResults(results) {
     const list = document.getElementById("result-values");
@@ -47,21 +53,26 @@
       if (results.ok) showResults(results.body); else showError(error, message(results));
     } else if (job.status === "failed") {
       showError(error, job.message || "The job failed.");
-    } else if (!ENDED.includes(job.status)) {
-      window.setTimeout(poll, 400);
+    } else if (!ENDED.includes(job.status) && !dismissing) {
+      schedule();
     }
   }
 
   dismiss.addEventListener("click", async () => {
+    dismissing = true;
+    window.clearTimeout(timer);
+    await polling;
     const result = await api(url, { method: "DELETE" });
+    dismissing = false;
     if (result.ok) {
       text("job-status", result.body.status);
       text("job-message", result.body.message);
       dismiss.hidden = true;
     } else {
       showError(error, message(result));
+      schedule();
     }
   });
 
-  ready.then((signedIn) => { if (signedIn) poll(); });
+  ready.then((signedIn) => { if (signedIn) polling = poll(); });
 })();

@@ -8,6 +8,7 @@
   const first = document.getElementById("first-page");
   const error = document.getElementById("jobs-error");
   let nextUrl = null;
+  let latest = 0; // only the last request shown: a slower earlier answer must not overwrite it
 
   function cell(row, value) {
     const td = document.createElement("td");
@@ -16,8 +17,10 @@
   }
 
   async function load(url) {
+    const mine = ++latest;
     showError(error, "");
     const result = await api(url);
+    if (mine !== latest) return;
     if (!result.ok) { showError(error, message(result)); return; }
     body.replaceChildren();
     for (const job of result.body.jobs) {
