@@ -87,6 +87,20 @@ async def test_api_restart_between_submit_and_completion(app, settings, issuer) 
         assert (await c.get(f"{url}/results")).json() == {"slept": 1.5}
 
 
+async def test_results_checked_against_the_outputs_schema(
+        alice_processes: httpx.AsyncClient) -> None:
+    """Each time (the schema's validator is made once per process, then reused)."""
+    for _ in range(2):
+        r = await execute(alice_processes, "test-miscount", {})
+        job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+        assert (job["status"], job["message"]) == (
+            "failed", "The process returned results that do not match its outputs schema: "
+                      "'many' is not of type 'integer'")
+    r = await execute(alice_processes, "echo", {"message": "fine"})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert job["status"] == "successful", job
+
+
 async def test_secrets_never_leave(alice_processes: httpx.AsyncClient, app, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     password, secret, token = "PW-5e1f9a", "SK-93b2c7", "TK-77d0e4"

@@ -49,6 +49,8 @@ def reset_writes(dsn: str) -> None:
 def reset_jobs(dsn: str) -> None:
     """No job of an earlier (interrupted) run left in the queue ahead of this run's."""
     with psycopg.connect(dsn, autocommit=True) as conn:
+        # procrastinate's triggers name its tables without their schema
+        conn.execute("SET search_path TO procrastinate, public")
         conn.execute("DELETE FROM procrastinate.procrastinate_jobs "
                      "WHERE status IN ('todo', 'doing')")
         conn.execute("UPDATE processes.jobs SET status = 'failed', finished = now(), "

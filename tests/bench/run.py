@@ -176,7 +176,7 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
         jobs = servers.job_service(dsn, settings.data_dir)
         with servers.serving(jobs, PORT) as running, servers.job_workers(
                 jobs, JOB_WORKERS, JOB_CONCURRENCY):
-            results["jobs"] = {**features.echo_jobs(running, worker, 1000),
+            results["jobs"] = {**features.echo_jobs(dsn, running, worker, 1000),
                                "topology": f"API: uvicorn --workers 2; {JOB_WORKERS} "
                                            f"`geocatalog worker --concurrency "
                                            f"{JOB_CONCURRENCY}`"}

@@ -66,7 +66,18 @@ FAIL = Process(
     outputs={"type": "object"}, entry="tests.support.processes:fail", sync=True,
 )
 
-TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE]
+def miscount(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    return {"count": "many"}
+
+
+MISCOUNT = Process(
+    id="test-miscount", version="1", title="Miscount",
+    description="Returns results its outputs schema refuses.", inputs={"type": "object"},
+    outputs={"type": "object", "properties": {"count": {"type": "integer"}}},
+    entry="tests.support.processes:miscount",
+)
+
+TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE, MISCOUNT]
 
 #: Processes defined as data, for tests (beside the shipped ones).
 TEST_DEFINITIONS = Path(__file__).with_name("definitions")
