@@ -36,12 +36,15 @@ def table(results: dict[str, Any]) -> str:
     lines.append("")
     lines.append("peak RSS per uvicorn worker (MB): " + ", ".join(
         f"{n} {s['peak_rss_mb']:.0f}" for n, s in servers.items()))
-    if "geocatalog-bare" in servers and "geocatalog" in servers:
-        bare = servers["geocatalog-bare"]["scenarios"]
-        full = servers["geocatalog"]["scenarios"]
-        lines.append("generated content + owner extension cost (1 - full/bare req/s): " + ", ".join(
-            f"{name} {100 * (1 - _mean(full[name], 'rps') / _mean(bare[name], 'rps')):.1f}%"
-            for name in scenarios.HUNDREDS if name in bare and name in full))
+    if cost := results.get("content_cost"):
+        lines.append("generated content + owner extension cost (geocatalog vs geocatalog-bare "
+                     "in alternating slices; throughput 1 - full/bare req/s, median of pairs; "
+                     "API CPU per request):")
+        for name, c in cost.items():
+            lines.append(f"  {name}: throughput {c['throughput_pct']:.1f} %, API CPU "
+                         f"{c['cpu_ms_per_request']['a']:.2f} vs "
+                         f"{c['cpu_ms_per_request']['b']:.2f} ms/request "
+                         f"(+{c['api_cpu_pct']:.1f} %)")
     if floor := results.get("sql_floor_ms"):
         c1 = results.get("concurrency_1", {})
         lines.append("100-item page at concurrency 1 vs pgstac search() SQL p50 (1 connection; "

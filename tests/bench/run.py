@@ -19,7 +19,7 @@ import typer
 
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
-from tests.bench import database, features, report, scenarios, servers, wrk
+from tests.bench import database, features, paired, report, scenarios, servers, wrk
 
 app = typer.Typer(add_completion=False)
 PORT = 8097
@@ -86,7 +86,11 @@ def main(
     load = Load(dsn, items, seconds, warmup, connections, token)
     for run in range(runs):
         for peer in peers:
-            load.one_server(run, peer, results, answers)
+            if peer.name != "geocatalog-bare":
+                load.one_server(run, peer, results, answers)
+    if {"geocatalog", "geocatalog-bare"} <= {p.name for p in peers}:
+        results["content_cost"] = load.content_cost(
+            everyone["geocatalog"], everyone["geocatalog-bare"], results)
     results["sql_floor_ms"] = {
         name: {"as_stock": round(database.search_floor(dsn, bodies, as_geocatalog=False), 2),
                "as_geocatalog": round(database.search_floor(dsn, bodies, as_geocatalog=True),
@@ -119,10 +123,8 @@ class Load:
                    answers: dict[str, dict[str, list[list[str]]]]) -> None:
         database.reset_writes(self.dsn)
         names = [s.name for s in scenarios.SCENARIOS]
-        if peer.name == "geocatalog-bare":
-            names = [*scenarios.HUNDREDS]
         with servers.serving(peer, PORT) as running:
-            if run == 0 and peer.name != "geocatalog-bare":
+            if run == 0:
                 answers[peer.name] = _answers(running, self.items)
             if peer.command:  # rustac: the reads it answers (it has no transactions)
                 names = [name for name in names if name in answers[peer.name]]
@@ -139,6 +141,28 @@ class Load:
             slot = results["servers"][peer.name]
             slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
+    def content_cost(self, full: servers.Server, bare: servers.Server,
+                     results: dict[str, Any]) -> dict[str, Any]:
+        """What generated content and the `owner` extension cost: geocatalog against itself
+        without them, both running, in alternating slices (`paired`), per 100-item
+        scenario: throughput (1 - full/bare req/s) and the API's CPU per request."""
+        cost: dict[str, Any] = {}
+        with servers.serving(full, PORT) as a, servers.serving(bare, PORT + 1) as b:
+            for name in scenarios.HUNDREDS:
+                pair = paired.compare(a, b, scenarios.requests(name, self.items, True),
+                                      pairs=CONTENT_PAIRS, seconds=max(2, self.seconds / 3),
+                                      connections=self.connections, token=self.token)
+                cpu = pair["cpu_ms_per_request"]
+                cost[name] = {**pair, "throughput_pct": 100 * (1 - pair["ratio"]),
+                              "api_cpu_pct": 100 * (cpu["a"] / cpu["b"] - 1)}
+                print(f"content cost {name:40} throughput {cost[name]['throughput_pct']:5.1f} %"
+                      f" (pairs {pair['ratios']}), API CPU {cpu['a']:.2f} vs "
+                      f"{cpu['b']:.2f} ms/request", flush=True)
+            for server, running in ((full, a), (bare, b)):
+                slot = results["servers"][server.name]
+                slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
+        return cost
+
     def scenario(self, running: servers.Running, run: int, peer: servers.Server,
                  name: str) -> wrk.Figures:
         reqs = scenarios.requests(name, self.items, peer.geocatalog)
@@ -154,6 +178,8 @@ class Load:
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs")
+#: ABBA-ordered pairs of slices per scenario for the cost of generated content
+CONTENT_PAIRS = 6
 #: The job engine's topology in the benchmark (compose's: API and workers apart).
 JOB_WORKERS, JOB_CONCURRENCY = 1, 4
 
