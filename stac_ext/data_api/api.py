@@ -19,7 +19,6 @@ from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
-from stac_fastapi.pgstac.app import instantiate_api
 from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
@@ -31,6 +30,7 @@ from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
+from stac_ext.data_api.stac_api import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
 from stac_ext.data_api.write_routes import ItemTransactionExtension

@@ -7,13 +7,13 @@ from typing import Annotated, Any
 import attr
 from fastapi import Body, Query
 from stac_fastapi.api.models import CollectionUri, ItemUri
-from stac_fastapi.api.routes import create_async_endpoint
 from stac_fastapi.extensions.transaction import TransactionExtension
 from stac_pydantic import Collection, Item
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import Response
 
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
+from stac_ext.data_api.endpoints import create_async_endpoint
 
 
 @attr.s

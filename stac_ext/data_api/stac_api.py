@@ -1,0 +1,121 @@
+"""The data API's `StacApi`: stock's, whose GET item, items and search routes build their
+request models in the event loop (`endpoints.py`), and stac-fastapi-pgstac's composition
+of it (`instantiate_api`), which builds a plain `StacApi` and so is spelled out here.
+
+The routes stay stock's as stock declares them: each `register_*` of stock runs against a
+recorder, and its route is added with the same arguments and our endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, cast
+
+import attr
+from brotli_asgi import BrotliMiddleware
+from fastapi import APIRouter, FastAPI
+from stac_fastapi.api.app import StacApi
+from stac_fastapi.api.middleware import ProxyHeaderMiddleware
+from stac_fastapi.api.models import (
+    EmptyRequest,
+    ItemCollectionUri,
+    JSONResponse,
+    create_get_request_model,
+    create_post_request_model,
+    create_request_model,
+)
+from stac_fastapi.pgstac.config import Settings
+from stac_fastapi.pgstac.core import CoreCrudClient, health_check
+from stac_fastapi.pgstac.models.extensions import Extensions
+from stac_fastapi.pgstac.types.search import PgstacSearch
+from stac_fastapi.types.search import APIRequest
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+
+from stac_ext.data_api.endpoints import create_async_endpoint
+
+
+class _Recorder:
+    """Stands in for the router while a stock `register_*` declares its route."""
+
+    def __init__(self) -> None:
+        self.routes: list[dict[str, Any]] = []
+
+    def add_api_route(self, **route: Any) -> None:
+        self.routes.append(route)
+
+
+@attr.s
+class DataStacApi(StacApi):
+    def _like_stock(self, register: Callable[[], None], handler: Callable[..., Any],
+                    request_model: type[APIRequest]) -> None:
+        router, recorder = self.router, _Recorder()
+        self.router = cast(APIRouter, recorder)
+        try:
+            register()
+        finally:
+            self.router = router
+        for route in recorder.routes:
+            self.router.add_api_route(
+                **{**route, "endpoint": create_async_endpoint(handler, request_model)})
+
+    def register_get_item(self) -> None:
+        self._like_stock(super().register_get_item, self.client.get_item,
+                         self.item_get_request_model)
+
+    def register_get_item_collection(self) -> None:
+        self._like_stock(super().register_get_item_collection, self.client.item_collection,
+                         self.items_get_request_model)
+
+    def register_get_search(self) -> None:
+        self._like_stock(super().register_get_search, self.client.get_search,
+                         self.search_get_request_model)
+
+
+def instantiate_api(
+    client: type[CoreCrudClient], extensions: Extensions,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]], settings: Settings,
+) -> StacApi:
+    """stac-fastapi-pgstac's `instantiate_api`, making a `DataStacApi` (our lifespan opens
+    the pools, so stock's default lifespan is not needed)."""
+    post_request_model = create_post_request_model(extensions.search, base_model=PgstacSearch)
+    items_get_request_model: type[APIRequest] = ItemCollectionUri
+    if extensions.item_collection:
+        items_get_request_model = cast(type[APIRequest], create_request_model(
+            model_name="ItemCollectionUri", base_model=ItemCollectionUri,
+            extensions=extensions.item_collection, request_type="GET"))
+    collection_search = extensions.collection_search
+    collections_get_request_model: type[APIRequest] = (
+        collection_search.GET if collection_search is not None else EmptyRequest)
+    application_extensions = [*extensions.search, *extensions.item_collection,
+                              *extensions.transaction, *extensions.catalog,
+                              *extensions.extra]
+    if collection_search is not None:
+        application_extensions.append(collection_search)
+    return DataStacApi(
+        app=FastAPI(openapi_url=settings.openapi_url, docs_url=settings.docs_url,
+                    redoc_url=None, root_path=settings.root_path,
+                    title=settings.stac_fastapi_title, version=settings.stac_fastapi_version,
+                    description=settings.stac_fastapi_description, lifespan=lifespan),
+        router=APIRouter(prefix=settings.prefix_path),
+        settings=settings,
+        extensions=application_extensions,
+        client=client(pgstac_search_model=post_request_model),  # type: ignore[arg-type]
+        response_class=JSONResponse,
+        items_get_request_model=items_get_request_model,
+        search_get_request_model=create_get_request_model(extensions.search),
+        search_post_request_model=post_request_model,
+        collections_get_request_model=collections_get_request_model,
+        middlewares=[
+            Middleware(BrotliMiddleware),
+            Middleware(ProxyHeaderMiddleware),
+            Middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                       allow_origin_regex=settings.cors_origin_regex,
+                       allow_methods=settings.cors_methods,
+                       allow_credentials=settings.cors_credentials,
+                       allow_headers=settings.cors_headers, max_age=600),
+        ],
+        health_check=health_check,  # type: ignore[arg-type]
+        add_metrics=settings.enable_metrics,
+    )

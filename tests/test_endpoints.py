@@ -1,0 +1,57 @@
+"""The read and write routes whose request models are built in the event loop
+(`data_api/endpoints.py`, `data_api/stac_api.py`) declare exactly what stock's do."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from stac_fastapi.pgstac.app import instantiate_api as stock_instantiate_api
+from stac_fastapi.types.search import APIRequest
+
+from stac_ext.app import build_auth, create_app, data_extensions
+from stac_ext.data_api.endpoints import built_in_loop
+from stac_ext.data_api.read_client import CoreClient
+from stac_ext.settings import Settings
+
+ITEM = "/data/collections/{collection_id}/items/{item_id}"
+ITEMS = "/data/collections/{collection_id}/items"
+
+
+@contextlib.asynccontextmanager
+async def _no_lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+
+
+def _operation(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    """What a route declares itself (our app completes the responses of every route)."""
+    operation = document["paths"][path][method]
+    return {"summary": operation["summary"], "operationId": operation["operationId"],
+            "parameters": operation["parameters"]}
+
+
+def test_routes_declare_what_stock_declares(settings: Settings) -> None:
+    ours = create_app(settings).openapi()
+    auth, _ = build_auth(settings)
+    stock = stock_instantiate_api(client=CoreClient, extensions=data_extensions(settings, auth),
+                                  lifespan=_no_lifespan, settings=settings).app.openapi()
+    for path, method in ((ITEM, "get"), (ITEMS, "get"), ("/data/search", "get")):
+        assert _operation(ours, path, method) == _operation(stock, path, method), path
+    # the same query parameters, with their own descriptions and schemas
+    names = {p["name"] for p in ours["paths"]["/data/search"]["get"]["parameters"]}
+    assert {"bbox", "datetime", "limit", "owner", "filter", "sortby", "fields"} <= names
+
+
+def test_a_request_model_built_by_a_coroutine() -> None:
+    class Point(APIRequest):  # an attrs-style request model with annotated parameters
+        def __init__(self, x: int, label: str = "p") -> None:
+            self.x, self.label = x, label
+
+    build = built_in_loop(Point)
+    assert asyncio.iscoroutinefunction(build)
+    assert list(build.__signature__.parameters) == ["x", "label"]  # type: ignore[attr-defined]
+    point = asyncio.run(build(x=3))
+    assert (type(point), point.x, point.label) == (Point, 3, "p")
