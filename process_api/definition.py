@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
+
+import jsonschema
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: Every process runs asynchronously and can be dismissed (OGC job control options); a
@@ -46,6 +49,19 @@ class Process:
     # A process defined as data runs this argv instead (`definitions.py`, `command.py`)
     command: tuple[str, ...] = ()
     resources: Mapping[str, Any] | None = None  # `resources` of jobs that give none
+
+    # Made once per process (a cached property writes the instance's __dict__, which a
+    # frozen dataclass allows): building a validator checks the schema itself, which cost
+    # more than a whole `echo` job when done per job.
+    @cached_property
+    def inputs_validator(self) -> jsonschema.Draft202012Validator:
+        return jsonschema.Draft202012Validator(dict(self.inputs))
+
+    @cached_property
+    def outputs_validator(self) -> jsonschema.protocols.Validator:
+        """As `jsonschema.validate` chooses: the draft the schema names, else the latest."""
+        schema = dict(self.outputs)
+        return jsonschema.validators.validator_for(schema)(schema)
 
     @property
     def job_control_options(self) -> list[str]:

@@ -109,7 +109,6 @@ class Engine:
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
         logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
-        self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
     async def __aenter__(self) -> Engine:
         await self.pool.open()
@@ -249,23 +248,13 @@ class Engine:
         body = job["results"] if which == SUCCESS else status_info(job, job["api_url"] or "/")
         self.notifier.send(str(job["id"]), job["subscriber"], which, body)
 
-    def _outputs_validator(self, process: Process) -> jsonschema.protocols.Validator:
-        """Made once per process: `jsonschema.validate` checks the schema itself each time,
-        which cost more than the whole `echo` job."""
-        validator = self._validators.get(process.id)
-        if validator is None:
-            schema = dict(process.outputs)
-            validator = self._validators[process.id] = \
-                jsonschema.validators.validator_for(schema)(schema)
-        return validator
-
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
                       hide: list[str], resources: dict[str, Any],
                       applied: dict[str, Any]) -> Job | None:
         """The job's end in its record (not if it was dismissed meanwhile): the row."""
         if "result" in outcome:
             try:
-                self._outputs_validator(process).validate(outcome["result"])
+                process.outputs_validator.validate(outcome["result"])
             except jsonschema.ValidationError as e:
                 return await self.store.finish(
                     job_id, "failed", f"The process returned results that do not match its "

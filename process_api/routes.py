@@ -91,7 +91,6 @@ def service_router(also_conforms_to: tuple[str, ...] = ()) -> APIRouter:
 def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -> APIRouter:
     """`sync_wait_seconds`: the longest a synchronous execution request waits."""
     router = APIRouter(prefix="/processes", tags=["Processes"])
-    validators: dict[str, jsonschema.Draft202012Validator] = {}  # one per process, made once
 
     def find(process_id: str):
         process = engine.registry.get(process_id)
@@ -131,11 +130,8 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
                       ) -> JSONResponse:
         process = find(process_id)
         inputs = body.process_inputs()
-        validator = validators.get(process.id)
-        if validator is None:
-            validator = validators[process.id] = jsonschema.Draft202012Validator(
-                dict(process.inputs))
-        errors = sorted(validator.iter_errors(inputs), key=lambda e: list(e.absolute_path))
+        errors = sorted(process.inputs_validator.iter_errors(inputs),
+                        key=lambda e: list(e.absolute_path))
         if errors:
             listed = "; ".join(_schema_error(e) for e in errors)
             raise OgcError(400, "invalid-input", f"processInputs do not match the process's "

@@ -138,8 +138,7 @@ class Load:
                                   seconds=self.seconds / 2, connections=1, token=self.token,
                                   tag="c1").as_dict()
                     for name in scenarios.HUNDREDS[:2]}
-            slot = results["servers"][peer.name]
-            slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
+            _note_rss(results, peer, running)
 
     def content_cost(self, full: servers.Server, bare: servers.Server,
                      results: dict[str, Any]) -> dict[str, Any]:
@@ -158,9 +157,8 @@ class Load:
                 print(f"content cost {name:40} throughput {cost[name]['throughput_pct']:5.1f} %"
                       f" (pairs {pair['ratios']}), API CPU {cpu['a']:.2f} vs "
                       f"{cpu['b']:.2f} ms/request", flush=True)
-            for server, running in ((full, a), (bare, b)):
-                slot = results["servers"][server.name]
-                slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
+            _note_rss(results, full, a)
+            _note_rss(results, bare, b)
         return cost
 
     def scenario(self, running: servers.Running, run: int, peer: servers.Server,
@@ -175,6 +173,13 @@ class Load:
               f"p50 {figures.p50_ms:6.1f} ms p95 {figures.p95_ms:6.1f} ms"
               f"{'  ERRORS ' + str(figures.errors) if figures.errors else ''}", flush=True)
         return figures
+
+
+def _note_rss(results: dict[str, Any], server: servers.Server,
+              running: servers.Running) -> None:
+    """The server's peak RSS so far, the highest seen over its runs."""
+    slot = results["servers"][server.name]
+    slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs")
