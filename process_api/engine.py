@@ -1,11 +1,10 @@
 """The job engine: procrastinate on the same PostgreSQL, one OS process per job.
 
-`Engine.submit` records nothing itself (the API writes the job record first) and queues
-the job id. A worker (`run_worker`, in-process or `geocatalog worker`) runs each job in a
-process of its own, forked by the worker's fork server (`forkserver`) and running
-`process_api.child` with the job's resource limits; it relays progress into the job
-record, kills the job's process when the job is dismissed, and reaps jobs whose worker
-died.
+`Engine.submit` records a job and queues its id in one transaction. A worker
+(`run_worker`, in-process or `geocatalog worker`) runs each job in a process of its own,
+forked by the worker's fork server (`forkserver`) and running `process_api.child` with the
+job's resource limits; it relays progress into the job record, kills the job's process
+when the job is dismissed, and reaps jobs whose worker died.
 """
 
 from __future__ import annotations
@@ -124,9 +123,18 @@ class Engine:
 
     # -- the API side -----------------------------------------------------------------
 
-    async def submit(self, job: Job) -> None:
-        """Queue a recorded job (the worker that takes it starts it, once)."""
-        await self.app.configure_task(TASK, queue=self.queue).defer_async(job_id=str(job["id"]))
+    async def submit(self, process_id: str, owner: str, project: str | None,
+                     inputs: dict[str, Any], secrets: str | None,
+                     resources: dict[str, Any] | None, **record: Any) -> Job:
+        """Record a job and queue its id, in one transaction: a job is never recorded
+        without being queued, nor queued without its record (the worker that takes it
+        starts it, once). One connection and one commit for both, too."""
+        async with self.queue_pool.connection() as conn, conn.transaction():
+            job = await self.store.create(process_id, owner, project, inputs, secrets,
+                                          resources, conn=conn, **record)
+            await self.app.configure_task(TASK, queue=self.queue, connection=conn
+                                          ).defer_async(job_id=str(job["id"]))
+        return job
 
     async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
         """The job once it has ended (successful, failed, dismissed), if it ends within

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from typing import Annotated, Any, Literal, Protocol
 
@@ -25,8 +24,6 @@ from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.preferences import ASYNC, sync_preference
 from process_api.secrets import split_secrets
-
-logger = logging.getLogger("geocatalog.processes")
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -142,16 +139,11 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
                                 f"project {project!r}.")
         stored, secrets = split_secrets(inputs, process.inputs)
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
-        job = await engine.store.create(process.id, caller.username, project, stored,
-                                        engine.box.seal(secrets), inputs.get("resources"),
-                                        service_url=str(request.base_url),
-                                        api_url=_base(request), subscriber=subscriber)
-        try:
-            await engine.submit(job)
-        except Exception as e:
-            logger.exception("queueing job %s failed", job["id"])
-            await engine.store.finish(job["id"], "failed", "The job could not be queued.")
-            raise OgcError(503, "unavailable", "The job engine is unavailable; retry.") from e
+        # a database away answers 503 (errors.py) and leaves neither record nor queue entry
+        job = await engine.submit(process.id, caller.username, project, stored,
+                                  engine.box.seal(secrets), inputs.get("resources"),
+                                  service_url=str(request.base_url), api_url=_base(request),
+                                  subscriber=subscriber)
         base = _base(request)
         location = f"{base}jobs/{job['id']}"
         wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None

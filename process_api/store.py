@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
@@ -28,12 +29,20 @@ class JobStore:
                      inputs: dict[str, Any], secrets: str | None,
                      resources: dict[str, Any] | None, service_url: str | None = None,
                      api_url: str | None = None,
-                     subscriber: dict[str, Any] | None = None) -> Job:
-        job = await self._one(queries.INSERT_JOB, id=uuid.uuid4(), process_id=process_id,
-                              owner=owner, project=project, inputs=Jsonb(inputs),
-                              secrets=secrets, resources=Jsonb(resources or {}),
-                              service_url=service_url, api_url=api_url,
-                              subscriber=Jsonb(subscriber) if subscriber else None)
+                     subscriber: dict[str, Any] | None = None,
+                     conn: AsyncConnection | None = None) -> Job:
+        """The new job's record; on `conn` (e.g. inside the transaction that queues it)
+        when given, else on a connection of the pool."""
+        params = {"id": uuid.uuid4(), "process_id": process_id, "owner": owner,
+                  "project": project, "inputs": Jsonb(inputs), "secrets": secrets,
+                  "resources": Jsonb(resources or {}), "service_url": service_url,
+                  "api_url": api_url, "subscriber": Jsonb(subscriber) if subscriber else None}
+        if conn is None:
+            job = await self._one(queries.INSERT_JOB, **params)
+        else:
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(queries.INSERT_JOB, params)
+                job = await cur.fetchone()
         assert job is not None
         return job
 

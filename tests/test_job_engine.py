@@ -12,8 +12,10 @@ import uuid
 from collections.abc import Iterator
 
 import httpx
+import psycopg
 import pytest
 from owslib.ogcapi.processes import Processes
+from psycopg import sql
 
 from stac_ext.app import create_app
 from tests.support.http import http_client
@@ -85,6 +87,42 @@ async def test_api_restart_between_submit_and_completion(app, settings, issuer) 
         job = await wait_for(c, url, "successful", "failed")
         assert job["status"] == "successful"
         assert (await c.get(f"{url}/results")).json() == {"slept": 1.5}
+
+
+async def test_a_job_is_recorded_only_when_it_is_queued(app, settings, issuer,
+                                                       queue: str) -> None:
+    """Record and queue entry are one transaction: when the queue refuses the job (here a
+    real constraint on procrastinate's table, for this queue only), the client gets a 503
+    and no job is left behind that no worker would ever take."""
+    submitter = create_app(settings.model_copy(update={"job_queue": queue,
+                                                       "in_process_worker": False}))
+    user = f"queued-{uuid.uuid4().hex[:6]}"
+    refuse = sql.SQL("ALTER TABLE procrastinate.procrastinate_jobs ADD CONSTRAINT {} "
+                     "CHECK (queue_name <> {}) NOT VALID").format(
+        sql.Identifier(f"refuse_{queue}"), sql.Literal(queue))
+    async with await psycopg.AsyncConnection.connect(settings.database_url,
+                                                     autocommit=True) as owner:
+        async with submitter.router.lifespan_context(submitter), \
+                http_client(submitter, issuer.token(user, client=PROCESS_CLIENT)) as c:
+            await owner.execute(refuse)
+            try:
+                r = await execute(c, "echo", {"message": "refused"})
+            finally:
+                await owner.execute(sql.SQL("ALTER TABLE procrastinate.procrastinate_jobs "
+                                            "DROP CONSTRAINT {}").format(
+                    sql.Identifier(f"refuse_{queue}")))
+            assert (r.status_code, r.json()) == (503, {
+                "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+                        "unavailable", "title": "Service Unavailable", "status": 503,
+                "detail": "The database is unavailable; retry."})
+            assert (await c.get("/processes/jobs")).json()["jobs"] == []
+            assert (await execute(c, "echo", {"message": "taken"})).status_code == 201
+        records = await (await owner.execute(
+            "SELECT count(*) FROM processes.jobs WHERE owner = %s", (user,))).fetchone()
+        queued = await (await owner.execute(
+            "SELECT count(*) FROM procrastinate.procrastinate_jobs WHERE queue_name = %s",
+            (queue,))).fetchone()
+        assert (records, queued) == ((1,), (1,))
 
 
 async def test_results_checked_against_the_outputs_schema(
