@@ -57,6 +57,24 @@ async def test_feature_collection_post_creates_all(
     assert sorted(f["id"] for f in page["features"]) == ["fc-0", "fc-1", "fc-2"]
 
 
+async def test_items_posted_to_a_missing_collection_are_404(
+    alice_data: httpx.AsyncClient, admin_data: httpx.AsyncClient
+) -> None:
+    """One item or a FeatureCollection; the check is part of the write's statement."""
+    url = "/data/collections/no-such-collection-w/items"
+    one = make_item("orphan-1")
+    many = {"type": "FeatureCollection", "features": [make_item("orphan-2")]}
+    for body in (one, many):
+        r = await alice_data.post(url, json=body)
+        assert (r.status_code, r.json()) == (404, {
+            "code": "NotFoundError",
+            "description": "Collection no-such-collection-w does not exist."})
+    # nothing was written anywhere: a search for the ids finds nothing
+    found = (await admin_data.post("/data/search", json={
+        "ids": ["orphan-1", "orphan-2"]})).json()
+    assert found["features"] == []
+
+
 # -- unit tests: the bbox a minimal item gets from its geometry --------------------------
 
 def test_bbox_of_a_polygon_and_a_point() -> None:

@@ -118,14 +118,16 @@ class TransactionsClient(StockTransactionsClient):
         self, collection_id: str, item: ItemIn | ItemCollectionIn, request: Request, **kwargs: Any
     ) -> Response:
         owner = self.policy.principal(request).username
-        await require_collection(request, collection_id)
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
         async with request.app.state.get_connection(request, "w") as conn:
-            await conn.fetchval(queries.CREATE_ITEMS if many else queries.CREATE_ITEM,
-                                collection_id, [f["id"] for f in features],
-                                json_bytes(features if many else features[0]).decode())
+            written = await conn.fetchval(
+                queries.CREATE_ITEMS if many else queries.CREATE_ITEM, collection_id,
+                [f["id"] for f in features],
+                json_bytes(features if many else features[0]).decode())
+        if not written:
+            raise NotFoundError(f"Collection {collection_id} does not exist.")
         if many:
             return JSONResponse({"created": len(features)}, status_code=201)
         body = features[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,9 @@ class Slice:
 def _slice(running: Running, requests: list[wrk.Request], seconds: float,
            connections: int, token: str) -> Slice:
     before = cpu_seconds(running.process.pid)
+    # a tag of its own per slice: writes (POST item) make new ids in every slice
     figures = wrk.run(running.url, requests, seconds=seconds, connections=connections,
-                      token=token, tag="paired")
+                      token=token, tag=f"paired{time.time_ns()}")
     used = cpu_seconds(running.process.pid) - before
     return Slice(figures.rps, 1000 * used / max(1, figures.requests))
 
@@ -47,7 +49,8 @@ def compare(a: Running, b: Running, requests: list[wrk.Request], *, pairs: int,
     """`a` against `b` in `pairs` ABBA-ordered pairs of slices: the median ratio of their
     req/s (a / b) and each one's median API CPU per request."""
     for running in (a, b):  # warm both first
-        wrk.run(running.url, requests, seconds=2, connections=connections, token=token)
+        wrk.run(running.url, requests, seconds=2, connections=connections, token=token,
+                tag=f"warm{time.time_ns()}")
     slices: dict[str, list[Slice]] = {"a": [], "b": []}
     for n in range(pairs):
         order = ("a", "b") if n % 2 == 0 else ("b", "a")

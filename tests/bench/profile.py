@@ -10,13 +10,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.database.cluster import Cluster
+from stac_ext.settings import Settings
 from tests.bench import scenarios, servers, wrk
 
 app = typer.Typer(add_completion=False)
@@ -54,16 +57,23 @@ def main(
     cluster.start()
     peer = servers.peers(cluster.dsn, data_dir)[server]
     reqs = scenarios.requests(scenario, 21_000, peer.geocatalog)
+    settings = Settings(database_url=cluster.dsn, geocatalog_data_dir=data_dir)
+    assert settings.local_issuer
+    # writes need a token (as `make bench` sends); a fresh tag: new item ids every run
+    token = LocalIssuer(settings.issuer_key_file, settings.local_issuer).mint(
+        "bench-writer", settings.data_client_id, [], [], 3600)
+    tag = f"profile{time.time_ns()}"
     with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "profile.txt"
-        wrk.run(running.url, reqs, seconds=2)
+        wrk.run(running.url, reqs, seconds=2, token=token, tag=f"{tag}w")
         spy = subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking",
              "-p", str(running.process.pid), "-d", str(seconds), "-r", "100", "-f", "raw",
              "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        figures = wrk.run(running.url, reqs, seconds=seconds + 1)
+        figures = wrk.run(running.url, reqs, seconds=seconds + 1, token=token, tag=tag)
         spy.wait()
-        print(f"{server} / {scenario}: {figures.rps} req/s, p50 {figures.p50_ms} ms")
+        print(f"{server} / {scenario}: {figures.rps} req/s, p50 {figures.p50_ms} ms, "
+              f"{figures.errors} errors")
         print(summarise(raw, top))
 
 
