@@ -25,9 +25,17 @@ from tests.bench import scenarios, servers, wrk
 app = typer.Typer(add_completion=False)
 
 
+def _package(frame: str) -> str:
+    """`name (package/module.py:12)` -> package (or the module of a top-level file)."""
+    where = frame.rpartition("(")[2]
+    return where.split("/")[0].split(":")[0] or "?"
+
+
 def summarise(raw: Path, top: int) -> str:
-    """Inclusive share of samples per frame, busy samples only (idle waits dropped)."""
+    """Inclusive share of samples per frame, busy samples only (idle waits dropped); then
+    the self share per package (where the CPU goes, library by library)."""
     inclusive: Counter[str] = Counter()
+    own: Counter[str] = Counter()
     busy = 0
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -37,10 +45,14 @@ def summarise(raw: Path, top: int) -> str:
         busy += int(count)
         for frame in set(frames):
             inclusive[frame] += int(count)
+        own[_package(frames[-1])] += int(count)
     rows = [f"{100 * n / busy:5.1f}%  {frame}" for frame, n in inclusive.most_common(top)
-            if "stac_ext" in frame or "pgstac" in frame or "fastapi" in frame
-            or "json" in frame or "asyncpg" in frame or "hydrat" in frame]
-    return f"{busy} busy samples\n" + "\n".join(rows)
+            if any(word in frame for word in (
+                "stac_ext", "process_api", "catalogs_ext", "pgstac", "fastapi", "json",
+                "asyncpg", "psycopg", "hydrat", "procrastinate"))]
+    packages = [f"{100 * n / busy:5.1f}%  {name}" for name, n in own.most_common(15)]
+    return (f"{busy} busy samples\n" + "\n".join(rows) + "\n\nself, by package:\n"
+            + "\n".join(packages))
 
 
 @app.command()
@@ -49,6 +61,7 @@ def main(
     server: Annotated[str, typer.Option(help="a server `make bench` runs")] = "geocatalog",
     seconds: Annotated[int, typer.Option()] = 10,
     top: Annotated[int, typer.Option(help="frames listed")] = 80,
+    rate: Annotated[int, typer.Option(help="samples per second")] = 100,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
     pg_port: Annotated[int, typer.Option()] = 5449,
 ) -> None:
@@ -68,7 +81,7 @@ def main(
         wrk.run(running.url, reqs, seconds=2, token=token, tag=f"{tag}w")
         spy = subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking",
-             "-p", str(running.process.pid), "-d", str(seconds), "-r", "100", "-f", "raw",
+             "-p", str(running.process.pid), "-d", str(seconds), "-r", str(rate), "-f", "raw",
              "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         figures = wrk.run(running.url, reqs, seconds=seconds + 1, token=token, tag=tag)
         spy.wait()
