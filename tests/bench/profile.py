@@ -62,6 +62,7 @@ def main(
     seconds: Annotated[int, typer.Option()] = 10,
     top: Annotated[int, typer.Option(help="frames listed")] = 80,
     rate: Annotated[int, typer.Option(help="samples per second")] = 100,
+    connections: Annotated[int, typer.Option(help="wrk's connections")] = 8,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
     pg_port: Annotated[int, typer.Option()] = 5449,
 ) -> None:
@@ -78,12 +79,14 @@ def main(
     tag = f"profile{time.time_ns()}"
     with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "profile.txt"
-        wrk.run(running.url, reqs, seconds=2, token=token, tag=f"{tag}w")
+        wrk.run(running.url, reqs, seconds=2, connections=connections, token=token,
+                tag=f"{tag}w")
         spy = subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking",
              "-p", str(running.process.pid), "-d", str(seconds), "-r", str(rate), "-f", "raw",
              "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        figures = wrk.run(running.url, reqs, seconds=seconds + 1, token=token, tag=tag)
+        figures = wrk.run(running.url, reqs, seconds=seconds + 1, connections=connections,
+                          token=token, tag=tag)
         spy.wait()
         print(f"{server} / {scenario}: {figures.rps} req/s, p50 {figures.p50_ms} ms, "
               f"{figures.errors} errors")
