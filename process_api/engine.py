@@ -130,8 +130,8 @@ class Engine:
         without being queued, nor queued without its record (the worker that takes it
         starts it, once). One connection and one commit for both, too."""
         async with self.queue_pool.connection() as conn, conn.transaction():
-            job = await self.store.create(process_id, owner, project, inputs, secrets,
-                                          resources, conn=conn, **record)
+            job = await self.store.create(conn, process_id, owner, project, inputs, secrets,
+                                          resources, **record)
             await self.app.configure_task(TASK, queue=self.queue, connection=conn
                                           ).defer_async(job_id=str(job["id"]))
         return job

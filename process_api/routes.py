@@ -139,12 +139,12 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
                                 f"project {project!r}.")
         stored, secrets = split_secrets(inputs, process.inputs)
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
+        base = _base(request)
         # a database away answers 503 (errors.py) and leaves neither record nor queue entry
         job = await engine.submit(process.id, caller.username, project, stored,
                                   engine.box.seal(secrets), inputs.get("resources"),
-                                  service_url=str(request.base_url), api_url=_base(request),
+                                  service_url=str(request.base_url), api_url=base,
                                   subscriber=subscriber)
-        base = _base(request)
         location = f"{base}jobs/{job['id']}"
         wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None
         if wait is None:

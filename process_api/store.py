@@ -21,28 +21,20 @@ class JobStore:
         self.pool = pool
 
     async def _one(self, query: str, **params: Any) -> Job | None:
-        async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(query, params)
-            return await cur.fetchone() if cur.description else None
+        async with self.pool.connection() as conn:
+            return await _fetch_one(conn, query, params)
 
-    async def create(self, process_id: str, owner: str, project: str | None,
-                     inputs: dict[str, Any], secrets: str | None,
+    async def create(self, conn: AsyncConnection, process_id: str, owner: str,
+                     project: str | None, inputs: dict[str, Any], secrets: str | None,
                      resources: dict[str, Any] | None, service_url: str | None = None,
                      api_url: str | None = None,
-                     subscriber: dict[str, Any] | None = None,
-                     conn: AsyncConnection | None = None) -> Job:
-        """The new job's record; on `conn` (e.g. inside the transaction that queues it)
-        when given, else on a connection of the pool."""
-        params = {"id": uuid.uuid4(), "process_id": process_id, "owner": owner,
-                  "project": project, "inputs": Jsonb(inputs), "secrets": secrets,
-                  "resources": Jsonb(resources or {}), "service_url": service_url,
-                  "api_url": api_url, "subscriber": Jsonb(subscriber) if subscriber else None}
-        if conn is None:
-            job = await self._one(queries.INSERT_JOB, **params)
-        else:
-            async with conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(queries.INSERT_JOB, params)
-                job = await cur.fetchone()
+                     subscriber: dict[str, Any] | None = None) -> Job:
+        """The new job's record, written on `conn`: the transaction that also queues it."""
+        job = await _fetch_one(conn, queries.INSERT_JOB, {
+            "id": uuid.uuid4(), "process_id": process_id, "owner": owner, "project": project,
+            "inputs": Jsonb(inputs), "secrets": secrets, "resources": Jsonb(resources or {}),
+            "service_url": service_url, "api_url": api_url,
+            "subscriber": Jsonb(subscriber) if subscriber else None})
         assert job is not None
         return job
 
@@ -88,3 +80,9 @@ class JobStore:
         row = await self._one(queries.JOB_STATUS, id=job_id)
         return row["status"] if row else None
 
+
+async def _fetch_one(conn: AsyncConnection, query: str, params: dict[str, Any]) -> Job | None:
+    """The first row `query` returns, as a dict (None if none, or if it returns no rows)."""
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchone() if cur.description else None

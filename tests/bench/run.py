@@ -146,13 +146,13 @@ class Load:
         it, measured in turns (page, SQL, page, SQL ...) so that both see the same VM: the
         median of the rounds' ratios (the VM drifts between a scenario and the end of the
         run, where the SQL floors of the table are taken)."""
+        requests = scenarios.requests(name, self.items, True)
+        bodies = scenarios.search_bodies()[name]
         pages, sqls = [], []
         for _ in range(rounds):
-            pages.append(wrk.run(running.url, scenarios.requests(name, self.items, True),
-                                 seconds=max(1.0, self.seconds / 6), connections=1,
-                                 token=self.token, tag="c1"))
-            sqls.append(database.search_floor(self.dsn, scenarios.search_bodies()[name],
-                                              as_geocatalog=True, repeat=3))
+            pages.append(wrk.run(running.url, requests, seconds=max(1.0, self.seconds / 6),
+                                 connections=1, token=self.token, tag="c1"))
+            sqls.append(database.search_floor(self.dsn, bodies, as_geocatalog=True, repeat=3))
         ratios = [page.p50_ms / sql for page, sql in zip(pages, sqls, strict=True)]
         return {"p50_ms": statistics.median(p.p50_ms for p in pages),
                 "sql_p50_ms": statistics.median(sqls), "ratio": statistics.median(ratios),
