@@ -19,6 +19,7 @@ import pytest
 import xarray as xr
 
 from stac_ext.app import create_app
+from stac_ext.content import ItemDecorator
 from tests.support.http import free_port
 from tests.support.stac import make_item
 
@@ -201,3 +202,18 @@ async def test_generated_example_runs(alice_data: httpx.AsyncClient, collection,
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("sst") >= 2  # both datasets opened and printed
     assert "Dimensions" in out.stdout
+
+
+@pytest.mark.parametrize("template", [
+    "https://explorer.example/?source={href}", "{href}", "https://x.example/{{literal}}/{href}",
+    "https://x.example/?a={href}&b={href}", "https://x.example/no-field"])
+def test_link_templates_are_filled_as_str_format_fills_them(template: str) -> None:
+    """The templates' usual form (one `{href}`) is filled by concatenation; any other form
+    by `str.format`, so every template gives what `str.format` gives."""
+    item = {"id": "i", "collection": "c", "links": [
+        {"rel": "example", "type": "application/x-ipynb+json", "href": "s3://b/n.ipynb"}],
+        "assets": {"data": {"href": "s3://b/x y.zarr", "type": "application/vnd+zarr"}}}
+    ItemDecorator(template, template).decorate(item, "https://h/data/")
+    assert [link["href"] for link in item["links"] if link["rel"] in ("explorer", "notebook")
+            ] == [template.format(href=quote("s3://b/x y.zarr", safe="")),
+                  template.format(href=quote("s3://b/n.ipynb", safe=""))]

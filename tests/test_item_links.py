@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 from fastapi import FastAPI
 from stac_fastapi.pgstac.models.links import ItemLinks
@@ -9,6 +11,7 @@ from stac_fastapi.types.requests import get_base_url
 from starlette.requests import Request
 
 from stac_ext.data_api.item_links import ItemLinker
+from stac_ext.data_api.urls import item_path
 
 IDS = ["plain-1", "under_score", "a b", "x.y", "..", ".", "a/b", "a/../b", "é-ü", "q?x=1",
        "h#frag", "p%20q", "c:d", "semi;colon", "//double"]
@@ -38,3 +41,9 @@ async def test_same_links_as_stock(prefix: str, collection_id: str) -> None:
             stock = await ItemLinks(collection_id=collection_id, item_id=item_id,
                                     request=request).get_links(extra_links=stored)
             assert linker.links(collection_id, item_id, stored) == stock, (item_id, stored)
+
+
+@pytest.mark.parametrize("item_id", [*IDS, "tilde~1", "Dots.and-Dashes_9", ""])
+def test_item_paths_are_encoded_as_quote_encodes(item_id: str) -> None:
+    """Ids `quote` leaves alone skip it; every other id is encoded by it, as before."""
+    assert item_path("c d", item_id) == f"collections/c%20d/items/{quote(item_id, safe='')}"

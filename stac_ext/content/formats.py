@@ -29,7 +29,10 @@ _SUFFIXES = {
 
 
 def asset_format(asset: dict[str, Any]) -> Format | None:
-    return _format(str(asset.get("type") or ""), str(asset.get("href") or ""))
+    media_type = asset.get("type")
+    if type(media_type) is str and media_type in _MEDIA_TYPES:
+        return _MEDIA_TYPES[media_type]  # as `_format` says, without hashing the href
+    return _format(str(media_type or ""), str(asset.get("href") or ""))
 
 
 @lru_cache(maxsize=8192)  # a pure function of two strings: the same assets come back often

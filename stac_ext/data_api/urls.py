@@ -7,11 +7,15 @@ job's service URL.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
+
+#: What `quote(value, safe="")` leaves as it is: such ids skip it (most do, on every link).
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~\-]*")
 
 
 def _segment(value: str, encode: bool) -> str:
-    return quote(value, safe="") if encode else value
+    return quote(value, safe="") if encode and not _UNRESERVED.fullmatch(value) else value
 
 
 def collection_path(collection_id: str, encode: bool = True) -> str:
