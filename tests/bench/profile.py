@@ -33,9 +33,11 @@ def _package(frame: str) -> str:
 
 def summarise(raw: Path, top: int) -> str:
     """Inclusive share of samples per frame, busy samples only (idle waits dropped); then
-    the self share per package (where the CPU goes, library by library)."""
+    the self share per package (where the CPU goes, library by library) and per frame
+    (native code counts in the Python frame that called it: `orjson.dumps` in its caller)."""
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
+    own_frames: Counter[str] = Counter()
     busy = 0
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -46,13 +48,15 @@ def summarise(raw: Path, top: int) -> str:
         for frame in set(frames):
             inclusive[frame] += int(count)
         own[_package(frames[-1])] += int(count)
+        own_frames[frames[-1]] += int(count)
     rows = [f"{100 * n / busy:5.1f}%  {frame}" for frame, n in inclusive.most_common(top)
             if any(word in frame for word in (
                 "stac_ext", "process_api", "catalogs_ext", "pgstac", "fastapi", "json",
                 "asyncpg", "psycopg", "hydrat", "procrastinate"))]
     packages = [f"{100 * n / busy:5.1f}%  {name}" for name, n in own.most_common(15)]
+    functions = [f"{100 * n / busy:5.1f}%  {frame}" for frame, n in own_frames.most_common(25)]
     return (f"{busy} busy samples\n" + "\n".join(rows) + "\n\nself, by package:\n"
-            + "\n".join(packages))
+            + "\n".join(packages) + "\n\nself, by frame:\n" + "\n".join(functions))
 
 
 @app.command()
