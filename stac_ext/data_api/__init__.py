@@ -1,5 +1,6 @@
 """The `/data` STAC API: stock stac-fastapi-pgstac with our read client (`read_client`),
-write clients and routes (`write_client`, `write_routes`), stock's `StacApi` with endpoints
+write clients and routes (`write_client`, `write_routes`; single-item POSTs written together
+while others are in flight: `item_batches`), stock's `StacApi` with endpoints
 that build request models in the event loop (`stac_api`, `endpoints`), the rules every item write
 follows (`item_rules`, `policy`), item links and URLs, request bodies, named SQL, and the
 search extensions (`search/`).

@@ -8,6 +8,7 @@ POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,7 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
 from stac_ext.data_api.encoding import json_bytes
+from stac_ext.data_api.item_batches import ItemBatches
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.policy import DataPolicy
@@ -85,6 +87,17 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dic
     return item
 
 
+async def _create_items(request: Request, collection_id: str,
+                        features: list[dict[str, Any]]) -> int:
+    """Create items in one statement (their ids locked, the collection checked): 1 when
+    written, 0 when there is no such collection."""
+    async with request.app.state.get_connection(request, "w") as conn:
+        many = len(features) > 1
+        return int(await conn.fetchval(
+            queries.CREATE_ITEMS if many else queries.CREATE_ITEM, collection_id,
+            [f["id"] for f in features], json_bytes(features if many else features[0]).decode()))
+
+
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
     """Serialise this transaction's check-and-write of these ids with every other one's."""
     await conn.execute(queries.LOCK_ITEM_IDS, collection_id, item_ids)
@@ -99,6 +112,8 @@ class TransactionsClient(StockTransactionsClient):
     #: SQL run with ($1 collection, $2 item) in the item delete's transaction, e.g. to
     #: remove catalog links to the item.
     on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
+    #: single-item POSTs, written together while others are in flight
+    batches: ItemBatches = attr.ib(kw_only=True, factory=ItemBatches)
 
     @staticmethod
     def _prepare(request: Request, item: ItemIn, collection_id: str, owner: str,
@@ -121,11 +136,9 @@ class TransactionsClient(StockTransactionsClient):
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
-        async with request.app.state.get_connection(request, "w") as conn:
-            written = await conn.fetchval(
-                queries.CREATE_ITEMS if many else queries.CREATE_ITEM, collection_id,
-                [f["id"] for f in features],
-                json_bytes(features if many else features[0]).decode())
+        write = functools.partial(_create_items, request)
+        written = (await write(collection_id, features) if many
+                   else await self.batches.create(collection_id, features[0], write))
         if not written:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
         if many:
