@@ -111,3 +111,14 @@ async def test_one_item_reads_as_search_renders_it(alice_data: httpx.AsyncClient
                                                     "collections": [collection]})).json()
     assert one == found["features"][0]
     assert one["assets"]["data"]["href"] == "https://data.example/x.zarr"
+
+
+async def test_an_empty_feature_collection_creates_nothing(
+        alice_data: httpx.AsyncClient, collection: str) -> None:
+    empty = {"type": "FeatureCollection", "features": []}
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=empty)
+    assert (r.status_code, r.json()) == (201, {"created": 0})
+    r = await alice_data.post("/data/collections/no-such-collection-e/items", json=empty)
+    assert (r.status_code, r.json()) == (404, {
+        "code": "NotFoundError",
+        "description": "Collection no-such-collection-e does not exist."})
