@@ -29,17 +29,18 @@ _SUFFIXES = {
 
 
 def asset_format(asset: dict[str, Any]) -> Format | None:
-    media_type = asset.get("type")
-    if type(media_type) is str and media_type in _MEDIA_TYPES:
-        return _MEDIA_TYPES[media_type]  # as `_format` says, without hashing the href
-    return _format(str(media_type or ""), str(asset.get("href") or ""))
+    """By the media type when it names a format, else by the href's suffix."""
+    return (_media_type_format(str(asset.get("type") or ""))
+            or _href_format(str(asset.get("href") or "")))
 
 
-@lru_cache(maxsize=8192)  # a pure function of two strings: the same assets come back often
-def _format(media_type: str, href: str) -> Format | None:
-    media_type = media_type.split(";")[0].strip().lower()
-    if media_type in _MEDIA_TYPES:
-        return _MEDIA_TYPES[media_type]
+@lru_cache(maxsize=256)  # a handful of media types, on every asset of every page
+def _media_type_format(media_type: str) -> Format | None:
+    return _MEDIA_TYPES.get(media_type.split(";")[0].strip().lower())
+
+
+@lru_cache(maxsize=8192)  # a pure function of a string: the same assets come back often
+def _href_format(href: str) -> Format | None:
     path = urlsplit(href).path.rstrip("/").lower()
     dot = path.rfind(".")
     return _SUFFIXES.get(path[dot:]) if dot >= 0 else None

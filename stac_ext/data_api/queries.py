@@ -36,13 +36,12 @@ WITH locked AS (SELECT count(pg_advisory_xact_lock(key)) FROM (
 LOCK_ITEM_IDS = _LOCKED + "SELECT 1 FROM locked"
 #: A POST's write in one statement (its own transaction), after the ids' locks and only
 #: if the collection exists (one round trip for both): 1 when written, 0 when there is no
-#: such collection. $3 the item (create_item) or the array of items (create_items) as JSON.
-_CREATED = """, known AS (SELECT 1 FROM pgstac.collections WHERE id = $1),
-created AS (SELECT pgstac.{}($3::text::jsonb) FROM locked, known)
+#: such collection. $3 the array of items as JSON (pgstac's `create_item` is the same
+#: insert into its staging table, for one).
+CREATE_ITEMS = _LOCKED + """, known AS (SELECT 1 FROM pgstac.collections WHERE id = $1),
+created AS (SELECT pgstac.create_items($3::text::jsonb) FROM locked, known)
 SELECT count(*) FROM created
 """
-CREATE_ITEM = _LOCKED + _CREATED.format("create_item")
-CREATE_ITEMS = _LOCKED + _CREATED.format("create_items")
 
 DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
 

@@ -90,12 +90,11 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dic
 async def _create_items(request: Request, collection_id: str,
                         features: list[dict[str, Any]]) -> int:
     """Create items in one statement (their ids locked, the collection checked): 1 when
-    written, 0 when there is no such collection. An empty list is written as one too."""
+    written, 0 when there is no such collection."""
     async with request.app.state.get_connection(request, "w") as conn:
-        many = len(features) != 1
-        return int(await conn.fetchval(
-            queries.CREATE_ITEMS if many else queries.CREATE_ITEM, collection_id,
-            [f["id"] for f in features], json_bytes(features if many else features[0]).decode()))
+        return int(await conn.fetchval(queries.CREATE_ITEMS, collection_id,
+                                       [f["id"] for f in features],
+                                       json_bytes(features).decode()))
 
 
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
