@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from process_api.definitions import SHIPPED as SHIPPED
     from process_api.definitions import DefinitionError as DefinitionError
     from process_api.definitions import load_definitions as load_definitions
+    from process_api.engine import JOB_REFUSALS as JOB_REFUSALS
     from process_api.engine import Engine as Engine
     from process_api.engine import install_engine_schema as install_engine_schema
     from process_api.entry import load_entry as load_entry

@@ -18,6 +18,7 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import jsonschema
@@ -35,7 +36,7 @@ from process_api.launcher import ForkServer
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
-from process_api.store import Job, JobStore
+from process_api.store import Job, JobStore, NewJob, new_job
 
 logger = logging.getLogger("geocatalog.jobs")
 
@@ -44,6 +45,14 @@ ENGINE_SCHEMA = "procrastinate"
 ENDED = ("successful", "failed", "dismissed")
 #: How often a waiting synchronous request looks at its job.
 SYNC_POLL_SECONDS = 0.02
+#: What the job store refuses for one job's sake (e.g. a NUL character in its inputs):
+#: jobs submitted together are then written one by one, each for its own answer.
+JOB_REFUSALS = (psycopg.DataError,)
+#: The composition root's group commit (`stac_ext.database.group_commit`, refusing
+#: `JOB_REFUSALS`): `gather(key, job, write_all)` writes the job with those waiting under
+#: `key` (`write_all` writes several in one transaction) and answers its record.
+Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]]]],
+                  Awaitable[Job]]
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 
 
@@ -83,8 +92,8 @@ _QUIET_ABORTS = QuietAborts()
 
 
 class Engine:
-    def __init__(self, dsn: str, registry: Registry, box: SecretBox, *, queue: str,
-                 heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
+    def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
+                 queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
                  timeout: float = 2.0, job_dsn: str | None = None) -> None:
         self.queue = queue
         self.dsn = dsn
@@ -92,6 +101,7 @@ class Engine:
         self.job_dsn = job_dsn or dsn
         self.registry = registry
         self.box = box
+        self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
@@ -128,13 +138,19 @@ class Engine:
                      resources: dict[str, Any] | None, **record: Any) -> Job:
         """Record a job and queue its id, in one transaction: a job is never recorded
         without being queued, nor queued without its record (the worker that takes it
-        starts it, once). One connection and one commit for both, too."""
+        starts it, once). Submissions made while others are being written are written
+        together by the next transaction (`gather`): one statement records them all, one
+        queues them all, one commit."""
+        job = new_job(process_id, owner, project, inputs, secrets, resources, **record)
+        return await self.gather(self.queue, job, self._submit_all)
+
+    async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:
         async with self.queue_pool.connection() as conn, conn.transaction():
-            job = await self.store.create(conn, process_id, owner, project, inputs, secrets,
-                                          resources, **record)
+            records = await self.store.create(conn, jobs)
             await self.app.configure_task(TASK, queue=self.queue, connection=conn
-                                          ).defer_async(job_id=str(job["id"]))
-        return job
+                                          ).batch_defer_async(*({"job_id": job["id"]}
+                                                                for job in jobs))
+        return records
 
     async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
         """The job once it has ended (successful, failed, dismissed), if it ends within

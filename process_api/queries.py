@@ -1,10 +1,14 @@
 """Named SQL of the job store (schema `processes`)."""
 
-INSERT_JOB = """
+#: New jobs in one statement (`jobs`: a JSON array of their records).
+INSERT_JOBS = """
 INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
                            service_url, api_url, subscriber)
-VALUES (%(id)s, %(process_id)s, %(owner)s, %(project)s, %(inputs)s, %(secrets)s,
-        %(resources)s, %(service_url)s, %(api_url)s, %(subscriber)s)
+SELECT id, process_id, owner, project, inputs, secrets, resources, service_url, api_url,
+       subscriber
+FROM jsonb_to_recordset(%(jobs)s) AS j(id uuid, process_id text, owner text, project text,
+    inputs jsonb, secrets text, resources jsonb, service_url text, api_url text,
+    subscriber jsonb)
 RETURNING *
 """
 

@@ -14,6 +14,19 @@ from psycopg_pool import AsyncConnectionPool
 from process_api import queries
 
 Job = dict[str, Any]
+#: A job's record before it is written (`new_job`).
+NewJob = dict[str, Any]
+
+
+def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, Any],
+            secrets: str | None, resources: dict[str, Any] | None,
+            service_url: str | None = None, api_url: str | None = None,
+            subscriber: dict[str, Any] | None = None) -> NewJob:
+    """The record of a job to submit, its id chosen."""
+    return {"id": str(uuid.uuid4()), "process_id": process_id, "owner": owner,
+            "project": project, "inputs": inputs, "secrets": secrets,
+            "resources": resources or {}, "service_url": service_url, "api_url": api_url,
+            "subscriber": subscriber or None}
 
 
 class JobStore:
@@ -24,19 +37,14 @@ class JobStore:
         async with self.pool.connection() as conn:
             return await _fetch_one(conn, query, params)
 
-    async def create(self, conn: AsyncConnection, process_id: str, owner: str,
-                     project: str | None, inputs: dict[str, Any], secrets: str | None,
-                     resources: dict[str, Any] | None, service_url: str | None = None,
-                     api_url: str | None = None,
-                     subscriber: dict[str, Any] | None = None) -> Job:
-        """The new job's record, written on `conn`: the transaction that also queues it."""
-        job = await _fetch_one(conn, queries.INSERT_JOB, {
-            "id": uuid.uuid4(), "process_id": process_id, "owner": owner, "project": project,
-            "inputs": Jsonb(inputs), "secrets": secrets, "resources": Jsonb(resources or {}),
-            "service_url": service_url, "api_url": api_url,
-            "subscriber": Jsonb(subscriber) if subscriber else None})
-        assert job is not None
-        return job
+    @staticmethod
+    async def create(conn: AsyncConnection, jobs: list[NewJob]) -> list[Job]:
+        """The new jobs' records, in order, written on `conn` in one statement (in the
+        transaction that also queues them)."""
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(queries.INSERT_JOBS, {"jobs": Jsonb(jobs)})
+            written = {str(row["id"]): row for row in await cur.fetchall()}
+        return [written[job["id"]] for job in jobs]
 
     async def get(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.GET_JOB, id=job_id)

@@ -10,12 +10,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
+    JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
     Engine,
     Process,
@@ -37,6 +39,7 @@ from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database import readiness
+from stac_ext.database.group_commit import GroupCommit
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.database.pools import close_pools, open_pools
 from stac_ext.publish import PUBLISH_DATASET
@@ -110,8 +113,11 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
            else load_or_create_key(settings.job_secrets_key_file))
     registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
                                   *processes])
-    return Engine(dsn or settings.api_dsn, registry, SecretBox(key), job_dsn=settings.job_dsn,
-                  queue=settings.job_queue, heartbeat_seconds=settings.job_heartbeat_seconds,
+    # a job's record in, its stored record out
+    submissions: GroupCommit[dict[str, Any], dict[str, Any]] = GroupCommit(JOB_REFUSALS)
+    return Engine(dsn or settings.api_dsn, registry, SecretBox(key), submissions.add,
+                  job_dsn=settings.job_dsn, queue=settings.job_queue,
+                  heartbeat_seconds=settings.job_heartbeat_seconds,
                   stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout)
 
 

@@ -1,10 +1,11 @@
 """The `/data` STAC API: stock stac-fastapi-pgstac with our read client (`read_client`),
 write clients and routes (`write_client`, `write_routes`; single-item POSTs written together
-while others are in flight: `item_batches`), stock's `StacApi` with endpoints
-that build request models in the event loop (`stac_api`, `endpoints`), the rules every item write
-follows (`item_rules`, `policy`), item links and URLs, request bodies, named SQL, and the
-search extensions (`search/`).
+while others are in flight, by `stac_ext.database.group_commit`), stock's `StacApi` with
+endpoints that build request models in the event loop (`stac_api`, `endpoints`), the rules
+every item write follows (`item_rules`, `policy`), item links and URLs, request bodies,
+named SQL, and the search extensions (`search/`).
 
-May import stac-fastapi, pgstac's clients, `stac_ext.auth` and `stac_ext.content`; never
-`catalogs_ext` or `process_api` (the composition root wires them).
+May import stac-fastapi, pgstac's clients, `stac_ext.auth`, `stac_ext.content`,
+`stac_ext.service` and `stac_ext.database.group_commit`; never `catalogs_ext` or
+`process_api` (the composition root wires them).
 """

@@ -15,7 +15,7 @@ from typing import Any
 import attr
 import jsonpatch
 import jsonpointer
-from asyncpg import Connection
+from asyncpg import Connection, PostgresError
 from fastapi import HTTPException, Request
 from json_merge_patch import merge
 from pydantic import ValidationError
@@ -27,7 +27,7 @@ from stac_fastapi.extensions.transaction.request import (
 from stac_fastapi.pgstac.db import dbfunc
 from stac_fastapi.pgstac.transactions import BulkTransactionsClient as StockBulkClient
 from stac_fastapi.pgstac.transactions import TransactionsClient as StockTransactionsClient
-from stac_fastapi.types.errors import ConflictError, NotFoundError
+from stac_fastapi.types.errors import ConflictError, NotFoundError, StacApiError
 from stac_fastapi.types.requests import get_base_url
 from stac_pydantic import Collection
 from stac_pydantic.shared import MimeTypes
@@ -38,11 +38,11 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
 from stac_ext.data_api.encoding import json_bytes
-from stac_ext.data_api.item_batches import ItemBatches
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.urls import item_path
+from stac_ext.database.group_commit import GroupCommit
 from stac_ext.service.errors import describe_errors
 
 
@@ -87,6 +87,11 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dic
     return item
 
 
+#: What a write raises when the database refuses an item (not when it is away): items
+#: posted together are then written one by one, each for its own answer.
+REFUSALS = (StacApiError, PostgresError)
+
+
 async def _create_items(request: Request, collection_id: str,
                         features: list[dict[str, Any]]) -> int:
     """Create items in one statement (their ids locked, the collection checked): 1 when
@@ -95,6 +100,12 @@ async def _create_items(request: Request, collection_id: str,
         return int(await conn.fetchval(queries.CREATE_ITEMS, collection_id,
                                        [f["id"] for f in features],
                                        json_bytes(features).decode()))
+
+
+async def _create_posted(request: Request, collection_id: str,
+                         features: list[dict[str, Any]]) -> list[int]:
+    """Single posts gathered: each one's answer (one transaction for all)."""
+    return [await _create_items(request, collection_id, features)] * len(features)
 
 
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
@@ -111,8 +122,9 @@ class TransactionsClient(StockTransactionsClient):
     #: SQL run with ($1 collection, $2 item) in the item delete's transaction, e.g. to
     #: remove catalog links to the item.
     on_item_delete: list[str] = attr.ib(kw_only=True, factory=list)
-    #: single-item POSTs, written together while others are in flight
-    batches: ItemBatches = attr.ib(kw_only=True, factory=ItemBatches)
+    #: single-item POSTs to one collection, written together while others are in flight
+    posts: GroupCommit[dict[str, Any], int] = attr.ib(
+        kw_only=True, factory=lambda: GroupCommit(refusals=REFUSALS))
 
     @staticmethod
     def _prepare(request: Request, item: ItemIn, collection_id: str, owner: str,
@@ -135,9 +147,10 @@ class TransactionsClient(StockTransactionsClient):
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
-        write = functools.partial(_create_items, request)
-        written = (await write(collection_id, features) if many
-                   else await self.batches.create(collection_id, features[0], write))
+        written = (await _create_items(request, collection_id, features) if many
+                   else await self.posts.add(
+                       collection_id, features[0],
+                       functools.partial(_create_posted, request, collection_id)))
         if not written:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
         if many:

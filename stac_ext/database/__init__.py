@@ -1,6 +1,8 @@
 """Database lifecycle: the embedded cluster, schema migrations, the migration sets of
 every package (`migration_sets`: the only module here that names `catalogs_ext` and
-`process_api`, for their migration folders) and bulk loading through pypgstac.
+`process_api`, for their migration folders), bulk loading through pypgstac, and the group
+commit that writes concurrent requests together (`group_commit`: item POSTs, job
+submissions).
 
 May import psycopg, pypgstac, pystac and `stac_ext.service.keyfiles`.
 """
