@@ -9,9 +9,10 @@ COLLECTION_HAS_ITEMS = (
 #: The stored item as the API serves it (hydrated): $1 item id, $2 collection id.
 GET_ITEM = "SELECT pgstac.get_item($1, $2)"
 
-#: One item as `search()` renders it without hydration (its base item beside it).
+#: One item as `search()` renders it without hydration (its base item beside it), as JSON
+#: text (the read client looks for do-not-merge markers in it).
 STORED_ITEM = """
-SELECT pgstac.content_nonhydrated(i) FROM pgstac.items i
+SELECT pgstac.content_nonhydrated(i)::text FROM pgstac.items i
 WHERE i.collection = $1 AND i.id = $2
 """
 
@@ -51,5 +52,6 @@ CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 
 GET_COLLECTION = "SELECT pgstac.get_collection($1)"
 
-#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text.
-SEARCH = "SELECT pgstac.search($1::text::jsonb)"
+#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text;
+#: the page as JSON text (the read client looks for do-not-merge markers in it).
+SEARCH = "SELECT pgstac.search($1::text::jsonb)::text"
