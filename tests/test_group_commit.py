@@ -29,6 +29,8 @@ class Recorder:
         self.calls.append([item["id"] for item in items])
         if len(self.calls) == 1:
             await self.release.wait()
+        if len(items) == 1 and items[0]["id"].startswith("cancel"):
+            raise asyncio.CancelledError  # as when the writer's task is cancelled
         if any(item["id"].startswith("taken") for item in items):
             raise ConflictError(f"Item {items[0]['id']} already exists")
         return [item["id"].upper() for item in items]
@@ -97,6 +99,22 @@ async def test_an_error_that_is_no_refusal_reaches_every_entry_at_once() -> None
     assert answers[0] == "A"
     assert [type(a) for a in answers[1:]] == [ConflictError, ConflictError]
     assert write.calls == [["a"], ["b", "taken-2"]]
+
+
+async def test_a_writer_cancelled_amid_retries_leaves_no_entry_waiting() -> None:
+    """Entries answered before it keep their answers; the others are cancelled with it."""
+    write, group = Recorder(), GroupCommit[dict[str, Any], str](REFUSED, writers=1)
+    first = _add(group, write, "a")
+    await _until(lambda: write.calls)
+    waiting = [_add(group, write, i) for i in ("b", "taken-3", "cancel-me", "d")]
+    await asyncio.sleep(0)
+    write.release.set()
+    answers = await asyncio.gather(first, *waiting, return_exceptions=True)
+    assert answers[:2] == ["A", "B"]
+    assert [type(a) for a in answers[2:]] == [
+        ConflictError, asyncio.CancelledError, asyncio.CancelledError]
+    assert write.calls == [["a"], ["b", "taken-3", "cancel-me", "d"], ["b"], ["taken-3"],
+                           ["cancel-me"]]
 
 
 async def test_an_entry_given_up_before_its_write_is_not_written() -> None:

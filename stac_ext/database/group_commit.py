@@ -65,20 +65,20 @@ class GroupCommit(Generic[T, R]):
 async def _write(batch: list[tuple[T, asyncio.Future[R]]], write: Write[T, R],
                  refusals: Refusals) -> None:
     try:
-        results = await write([entry for entry, _ in batch])
-        for (_, future), result in zip(batch, results, strict=True):
-            _resolve(future, result)
-    except refusals as refusal:
-        if len(batch) == 1:
-            _fail(batch[0][1], refusal)
-            return
-        for entry, future in batch:  # which one was refused: each alone
-            try:
-                _resolve(future, (await write([entry]))[0])
-            except Exception as e:
-                _fail(future, e)
-    except BaseException as e:  # the database away, or this task cancelled: all hear it
-        for _, future in batch:
+        try:
+            results = await write([entry for entry, _ in batch])
+            for (_, future), result in zip(batch, results, strict=True):
+                _resolve(future, result)
+        except refusals:
+            if len(batch) == 1:
+                raise
+            for entry, future in batch:  # which one was refused: each alone
+                try:
+                    _resolve(future, (await write([entry]))[0])
+                except Exception as e:
+                    _fail(future, e)
+    except BaseException as e:  # a refusal of one entry, the database away, or this task
+        for _, future in batch:  # cancelled: every entry not yet answered hears it
             _fail(future, e)
         if not isinstance(e, Exception):
             raise
