@@ -217,3 +217,29 @@ def test_link_templates_are_filled_as_str_format_fills_them(template: str) -> No
     assert [link["href"] for link in item["links"] if link["rel"] in ("explorer", "notebook")
             ] == [template.format(href=quote("s3://b/x y.zarr", safe="")),
                   template.format(href=quote("s3://b/n.ipynb", safe=""))]
+
+
+@pytest.mark.parametrize("href", [
+    "".join(chr(c) for c in range(128)), "s3://b/a path/x.zarr?v=1&w=#frag%20",
+    "https://h.example/é/ü.zarr", "s3://b/日本/x.zarr", "", "~_.-AZaz09"])
+def test_hrefs_in_generated_links_are_encoded_as_quote_encodes_them(href: str) -> None:
+    """Every ASCII character, and hrefs beyond ASCII (left to `quote` itself)."""
+    item = {"id": "i", "collection": "c", "links": [],
+            "assets": {"data": {"href": href or "x", "type": "application/vnd+zarr"}}}
+    ItemDecorator("{href}", "{href}").decorate(item, "https://h/data/")
+    [explorer] = [link for link in item["links"] if link["rel"] == "explorer"]
+    assert explorer["href"] == quote(href or "x", safe="")
+
+
+def test_extension_uris_from_every_part_of_an_item() -> None:
+    """Prefixes in properties, assets, stored links and the generated example link, each
+    named once, after the URIs the item lists itself; unknown prefixes name nothing."""
+    item = {"id": "i", "collection": "c", "stac_extensions": ["https://own.example/s.json"],
+            "properties": {"eo:cloud_cover": 1, "zz:x": 2},
+            "assets": {"data": {"href": "s3://b/x.nc", "type": "application/netcdf",
+                                "raster:bands": []}},
+            "links": [{"rel": "x", "href": "h", "proj:code": "EPSG:4326"}]}
+    ItemDecorator("{href}", "{href}").decorate(item, "https://h/data/")
+    assert item["stac_extensions"][0] == "https://own.example/s.json"
+    named = [uri.split("/")[3] for uri in item["stac_extensions"][1:]]
+    assert named == ["eo", "example-links", "projection", "raster"]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from stac_ext.content.extensions import schema_uris, used_prefixes
+from stac_ext.content.extensions import schema_uris
 from stac_ext.content.formats import Format, asset_format
 from stac_ext.data_api.urls import item_path
 
@@ -17,11 +18,18 @@ EXAMPLE_FORMATS = {Format.netcdf, Format.zarr}
 EXPLORER_FORMATS = {Format.zarr, Format.parquet, Format.csv}
 
 
+#: What `quote(c, safe="")` makes of each ASCII character: unreserved ones kept.
+_ASCII_QUOTED = {c: chr(c) if chr(c) in string.ascii_letters + string.digits + "_.-~"
+                 else f"%{c:02X}" for c in range(128)}
+
+
 @lru_cache(maxsize=8192)
 def _encoded(href: str) -> str:
-    """An href as a query value. Memoised: urllib's `quote` was 40 % of decorating a page,
-    and the same assets are served again and again (a pure function: nothing goes stale)."""
-    return quote(href, safe="")
+    """An href as a query value, as `quote(href, safe="")` writes it. Memoised: the same
+    assets are served again and again (a pure function: nothing goes stale); an ASCII
+    href, when it is new, is translated (a quarter of `quote`'s time, which was 40 % of
+    decorating a page)."""
+    return href.translate(_ASCII_QUOTED) if href.isascii() else quote(href, safe="")
 
 
 def _filler(template: str) -> Callable[[str], str]:
@@ -57,20 +65,30 @@ class ItemDecorator:
         return _filler(self.notebook_url_template)
 
     def decorate(self, item: dict[str, Any], base_url: str) -> dict[str, Any]:
-        """Add generated content to `item` (in place) and return it."""
+        """Add generated content to `item` (in place) and return it. The prefixes of its
+        `prefix:name` fields (properties, assets, links: their extensions) are gathered
+        in the same passes."""
+        properties = item.get("properties")
+        prefixes = {key.partition(":")[0] for key in properties if ":" in key} \
+            if isinstance(properties, dict) else set()
         links = item.get("links")
         if isinstance(links, list):
-            links += self._links(item, links, base_url)
+            links += self._links(item, links, base_url, prefixes)
+        else:
+            assets = item.get("assets")
+            for asset in (assets.values() if isinstance(assets, dict) else ()):
+                _add_prefixes(prefixes, asset)
         if "stac_extensions" in item or "properties" in item:
-            self._add_extension_uris(item)
+            _add_extension_uris(item, prefixes)
         return item
 
     def _links(self, item: dict[str, Any], links: list[dict[str, Any]],
-               base_url: str) -> list[dict[str, Any]]:
+               base_url: str, prefixes: set[str]) -> list[dict[str, Any]]:
         example = False
         explorer: list[dict[str, Any]] = []
         assets = item.get("assets")
         for key, asset in (assets.items() if isinstance(assets, dict) else ()):
+            _add_prefixes(prefixes, asset)
             fmt = asset_format(asset) if isinstance(asset, dict) else None
             if fmt is None:
                 continue
@@ -83,6 +101,7 @@ class ItemDecorator:
                 })
         notebooks: list[dict[str, Any]] = []
         for link in links:
+            _add_prefixes(prefixes, link)
             if link.get("rel") != "example":
                 continue
             if link.get("example:language") == "Python":
@@ -95,6 +114,7 @@ class ItemDecorator:
                 })
         generated: list[dict[str, Any]] = []
         if example and item.get("id") and item.get("collection"):
+            prefixes.add("example")  # its `example:` fields
             generated.append({
                 "rel": "example", "type": "text/x-python",
                 "title": "Open the data with xarray (Python)",
@@ -103,10 +123,16 @@ class ItemDecorator:
             })
         return generated + explorer + notebooks
 
-    @staticmethod
-    def _add_extension_uris(item: dict[str, Any]) -> None:
-        known = schema_uris()
-        current = list(item.get("stac_extensions") or [])
-        missing = [known[p] for p in sorted(used_prefixes(item))
-                   if p in known and known[p] not in current]
-        item["stac_extensions"] = current + missing
+
+def _add_prefixes(prefixes: set[str], fields: Any) -> None:
+    if isinstance(fields, dict):
+        for key in fields:
+            if ":" in key:
+                prefixes.add(key.partition(":")[0])
+
+
+def _add_extension_uris(item: dict[str, Any], prefixes: set[str]) -> None:
+    known = schema_uris()
+    current = list(item.get("stac_extensions") or [])
+    missing = [known[p] for p in sorted(prefixes) if p in known and known[p] not in current]
+    item["stac_extensions"] = current + missing

@@ -10,7 +10,6 @@ import warnings
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pystac.extensions
 from pystac.extensions.base import ExtensionManagementMixin
@@ -34,12 +33,3 @@ def schema_uris() -> Mapping[str, str]:
     extra = json.loads(_DATA_FILE.read_text())
     uris.update({k: v for k, v in extra.items() if not k.startswith("_")})
     return uris
-
-
-def used_prefixes(item: Mapping[str, Any]) -> set[str]:
-    """Prefixes of `prefix:name` fields in the item's properties, assets and links."""
-    assets = item.get("assets") or {}
-    objects: list[Any] = [item.get("properties") or {}, *assets.values(),
-                          *(item.get("links") or [])]
-    return {key.partition(":")[0] for obj in objects if isinstance(obj, dict)
-            for key in obj if ":" in key}
