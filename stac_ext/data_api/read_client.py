@@ -55,6 +55,12 @@ def _encoded(body: Any) -> Response:
     return GeoJSON(body)
 
 
+def _stored(text: str) -> tuple[Any, bool]:
+    """pgstac's JSON text decoded, and whether its do-not-merge marker is in it (then the
+    items hydrate through stock's hydrater, which strips the markers left unmatched)."""
+    return orjson.loads(text), DO_NOT_MERGE_MARKER in text
+
+
 @attr.s
 class CoreClient(CoreCrudClient):
     """Every item the read endpoints return (item, items, search) passes `_search_base`;
@@ -125,8 +131,7 @@ class CoreClient(CoreCrudClient):
                 f"Datetime parameter {search_request.datetime} is invalid.") from e
         if text is None:  # a scope that does not exist
             raise NotFoundError(f"Catalog {params[1]} does not exist.")
-        result = orjson.loads(text)
-        markers = DO_NOT_MERGE_MARKER in text
+        result, markers = _stored(text)
 
         tokens = {link.get("rel"): link["href"].split(f"token={link.get('rel')}:")[1]
                   for link in result.get("links", []) if link.get("rel") in ("next", "prev")}
@@ -227,9 +232,10 @@ class CoreClient(CoreCrudClient):
             async with request.app.state.get_connection(request, "r") as conn:
                 stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id)
             base_url = get_base_url(request)
-            item = None if stored is None else self._rendered(
-                orjson.loads(stored), settings, ItemLinker(base_url), base_url,
-                DO_NOT_MERGE_MARKER in stored)
+            item = None
+            if stored is not None:
+                body, markers = _stored(stored)
+                item = self._rendered(body, settings, ItemLinker(base_url), base_url, markers)
         else:
             search = self.pgstac_search_model(ids=[item_id], collections=[collection_id],
                                               limit=1)

@@ -8,14 +8,28 @@ job's service URL.
 from __future__ import annotations
 
 import re
+import string
 from urllib.parse import quote
 
-#: What `quote(value, safe="")` leaves as it is: such ids skip it (most do, on every link).
+#: What `quote(value, safe="")` leaves as it is (most ids, on every link).
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~\-]*")
+_UNRESERVED_ASCII = string.ascii_letters + string.digits + "_.~-"
+#: What `quote(c, safe="")` makes of each ASCII character.
+_ASCII_QUOTED = {c: chr(c) if chr(c) in _UNRESERVED_ASCII else f"%{c:02X}"
+                 for c in range(128)}
+
+
+def quote_all(value: str) -> str:
+    """`quote(value, safe="")`: every character but the unreserved ones percent-encoded
+    (ids in paths, hrefs in query values). A value with nothing to encode is returned as
+    it is, an ASCII one is translated: a fraction of `quote`'s time, on every item."""
+    if _UNRESERVED.fullmatch(value):
+        return value
+    return value.translate(_ASCII_QUOTED) if value.isascii() else quote(value, safe="")
 
 
 def _segment(value: str, encode: bool) -> str:
-    return quote(value, safe="") if encode and not _UNRESERVED.fullmatch(value) else value
+    return quote_all(value) if encode else value
 
 
 def collection_path(collection_id: str, encode: bool = True) -> str:
