@@ -96,9 +96,9 @@ RETURNING c.path
 """
 
 #: Item search inside a subtree (the data API's read path runs it): $1 the search body as
-#: JSON text, $2 the catalog's path; the page as JSON text, as `pgstac.search`'s. NULL when
-#: the catalog does not exist.
-SEARCH_SUBTREE = "SELECT catalogs.search($1::text::jsonb, $2)::text"
+#: JSON text, $2 the catalog's path; the page, as `pgstac.search`'s. NULL when the catalog
+#: does not exist.
+SEARCH_SUBTREE = "SELECT catalogs.search($1::text::jsonb, $2)"
 
 #: For the data API's item delete: run in the same transaction as the delete itself.
 UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"

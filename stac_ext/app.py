@@ -36,6 +36,7 @@ from stac_ext.auth.sign_in import sign_in_router
 from stac_ext.content import ExampleExtension, ItemDecorator
 from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database import readiness
@@ -127,6 +128,8 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         if settings.generated_content else None
     extensions = DataExtensions(
         settings=settings, decorator=decorator,
+        rendered=RenderedItems(settings.rendered_items_mb * 2**20)
+        if settings.rendered_items_mb else None,
         policy=DataPolicy(auth=auth, client_id=settings.data_client_id),
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
     )
@@ -170,7 +173,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         finally:
             await close_pools(app)
 
-    app = build_data_api(settings, data_extensions(settings, auth), lifespan).app
+    extensions = data_extensions(settings, auth)
+    app = build_data_api(settings, extensions, lifespan).app
     add_error_handlers(app)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
                                    readiness.expected(MIGRATIONS)))
@@ -196,4 +200,5 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     app.state.auth = auth
+    app.state.rendered_items = extensions.rendered  # items kept as served (None: none)
     return app

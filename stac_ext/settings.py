@@ -129,9 +129,12 @@ class Settings(PgstacApiSettings):
     openapi_url: str = "/data/api"
     docs_url: str = "/data/api.html"
     enable_transactions_extensions: bool = True
-    # Items are merged with their collection's base item in the API (pypgstac's Rust
-    # hydrater), not in pgstac's PL/pgSQL: most of the database time of a 100-item page.
+    # Items are merged with their collection's base item in the API (pypgstac's merge),
+    # not in pgstac's PL/pgSQL: most of the database time of a 100-item page.
     use_api_hydrate: bool = True
+    # MiB of items kept as served, by their stored text, per API process (0: none kept):
+    # most of a page's API CPU is rendering items, and the same items are asked again.
+    rendered_items_mb: int = Field(default=16, ge=0)
 
     stac_fastapi_version: str = "0.1.0"
 

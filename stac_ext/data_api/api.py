@@ -27,6 +27,7 @@ from stac_ext.data_api.datetime_param import valid_datetime
 from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.read_client import CoreClient
+from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
@@ -42,6 +43,8 @@ class DataExtensions(Extensions):
 
     policy: DataPolicy = field(kw_only=True)
     decorator: Decorator | None = None
+    #: Items kept as served, for every client of the API (item pages, searches, scopes)
+    rendered: RenderedItems | None = None
     owner_search: bool = True
     #: SQL run in an item delete's transaction with ($1 collection, $2 item)
     on_item_delete: list[str] = field(default_factory=list)
@@ -87,7 +90,8 @@ def build_data_api(
 ) -> StacApi:
     """The STAC API with its routes under `settings.prefix_path` (`/data`) on a new app."""
     api = instantiate_api(
-        client=partial(CoreClient, decorator=extensions.decorator),  # type: ignore[arg-type]  # stock asks for the class; a partial makes the same
+        client=partial(CoreClient, decorator=extensions.decorator,  # type: ignore[arg-type]  # stock asks for the class; a partial makes the same
+                       rendered=extensions.rendered),
         extensions=extensions, lifespan=lifespan, settings=settings,
     )
     prefix = settings.prefix_path

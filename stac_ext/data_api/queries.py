@@ -10,7 +10,7 @@ COLLECTION_HAS_ITEMS = (
 GET_ITEM = "SELECT pgstac.get_item($1, $2)"
 
 #: One item as `search()` renders it without hydration (its base item beside it), as JSON
-#: text (the read client looks for do-not-merge markers in it).
+#: text (as the items of `PAGE`).
 STORED_ITEM = """
 SELECT pgstac.content_nonhydrated(i)::text FROM pgstac.items i
 WHERE i.collection = $1 AND i.id = $2
@@ -52,6 +52,15 @@ CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 
 GET_COLLECTION = "SELECT pgstac.get_collection($1)"
 
-#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text;
-#: the page as JSON text (the read client looks for do-not-merge markers in it).
-SEARCH = "SELECT pgstac.search($1::text::jsonb)::text"
+#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text.
+SEARCH = "SELECT pgstac.search($1::text::jsonb)"
+
+#: The page of a search statement (one that answers the page, or NULL), split in two: the
+#: page without its items, and its items in order, each as JSON text (the read client
+#: keeps items rendered by their text). Formatted with the statement as `search`.
+PAGE = """
+SELECT (page - 'features')::text,
+       (SELECT array_agg(item::text ORDER BY n)
+        FROM jsonb_array_elements(page->'features') WITH ORDINALITY AS f(item, n))
+FROM ({search}) AS s(page)
+"""

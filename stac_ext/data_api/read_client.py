@@ -1,6 +1,7 @@
 """Reads: stock stac-fastapi-pgstac's answers, plus the `owner` filter, the full Query
 extension and generated item content, served faster: hydration in the API, one orjson
-encode per response, links built once per request (README "Performance")."""
+encode per response, links built once per request, items kept rendered by their stored
+text (README "Performance")."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from starlette.responses import Response
 from stac_ext.data_api import queries
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
@@ -56,8 +58,9 @@ def _encoded(body: Any) -> Response:
 
 
 def _stored(text: str) -> tuple[Any, bool]:
-    """pgstac's JSON text decoded, and whether its do-not-merge marker is in it (then the
-    items hydrate through stock's hydrater, which strips the markers left unmatched)."""
+    """An item's JSON text from pgstac, decoded, and whether its do-not-merge marker is in
+    it (then it hydrates through stock's hydrater, which strips the markers left
+    unmatched)."""
     return orjson.loads(text), DO_NOT_MERGE_MARKER in text
 
 
@@ -72,6 +75,13 @@ class CoreClient(CoreCrudClient):
     #: `_search`).
     search_statement: str = attr.ib(default=queries.SEARCH, kw_only=True)
     scope_param: str | None = attr.ib(default=None, kw_only=True)
+    #: Items as served, by their stored text (shared by the API's clients); None: none kept.
+    rendered: RenderedItems | None = attr.ib(default=None, kw_only=True)
+    _page: str = attr.ib(init=False)
+
+    @_page.default
+    def _split_page(self) -> str:
+        return queries.PAGE.format(search=self.search_statement)
 
     # `type: ignore[override]` below: these answer an encoded Response where stock's
     # signatures promise a dict (stac-fastapi sends Responses through as they are).
@@ -125,13 +135,13 @@ class CoreClient(CoreCrudClient):
             params.append(request.path_params[self.scope_param])
         try:
             async with request.app.state.get_connection(request, "r") as conn:
-                text = await conn.fetchval(self.search_statement, *params)
+                page, items = await conn.fetchrow(self._page, *params)
         except InvalidDatetimeFormatError as e:
             raise InvalidQueryParameter(
                 f"Datetime parameter {search_request.datetime} is invalid.") from e
-        if text is None:  # a scope that does not exist
+        if page is None:  # a scope that does not exist
             raise NotFoundError(f"Catalog {params[1]} does not exist.")
-        result, markers = _stored(text)
+        result = orjson.loads(page)
 
         tokens = {link.get("rel"): link["href"].split(f"token={link.get('rel')}:")[1]
                   for link in result.get("links", []) if link.get("rel") in ("next", "prev")}
@@ -143,23 +153,40 @@ class CoreClient(CoreCrudClient):
         exclude: set[str] = fields.exclude if fields and fields.exclude else set()
         base_url = get_base_url(request)
         linker = ItemLinker(base_url)
-        result["features"] = [self._rendered(item, settings, linker, base_url, markers,
-                                             include, exclude)
-                              for item in result.get("features", [])]
+        result["features"] = [self._served(text, settings, linker, base_url, include, exclude)
+                              for text in items or ()]
         result["links"] = await PagingLinks(request=request, next=next_token,
                                             prev=prev_token).get_links()
         return result
 
+    def _served(self, text: str, settings: Any, linker: ItemLinker, base_url: str,
+                include: set[str], exclude: set[str]) -> Any:
+        """An item as the API serves it, from its stored text: rendered (`_rendered`), or as
+        rendered before for the same text and API root, already encoded. Items with fields
+        chosen are rendered every time, and so are those with do-not-merge markers (not
+        kept: their answer depends on a setting too)."""
+        rendered = None if include or exclude else self.rendered
+        key = None if rendered is None else rendered.key(base_url, text)
+        served = None if rendered is None or key is None else rendered.get(key)
+        if served is not None:
+            return served
+        item, markers = _stored(text)
+        item = self._rendered(item, settings, linker, base_url, markers, include, exclude)
+        if rendered is None or key is None:
+            return item
+        body = json_bytes(item)  # every item of the page a fragment (one beyond 64 bits too)
+        return orjson.Fragment(body) if markers else rendered.put(key, body)
+
     def _rendered(self, item: dict[str, Any], settings: Any, linker: ItemLinker,
-                  base_url: str, markers: bool, include: set[str] | None = None,
-                  exclude: set[str] | None = None) -> dict[str, Any]:
+                  base_url: str, markers: bool, include: set[str],
+                  exclude: set[str]) -> dict[str, Any]:
         """An item as pgstac stored it, as the API serves it: hydrated (in the API),
         its fields chosen, its links, our generated content. `markers`: pgstac's
         do-not-merge marker is somewhere in the text the item came in."""
         if settings.use_api_hydrate:
             item = self._hydrated(item, settings, markers)
             collection_id, item_id = item.get("collection"), item.get("id")
-            item = dict(filter_fields(cast(Item, item), include or set(), exclude or set()))
+            item = dict(filter_fields(cast(Item, item), include, exclude))
         else:
             collection_id, item_id = item.get("collection"), item.get("id")
         if not exclude or ("links" not in exclude and collection_id and item_id):
@@ -232,15 +259,13 @@ class CoreClient(CoreCrudClient):
             async with request.app.state.get_connection(request, "r") as conn:
                 stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id)
             base_url = get_base_url(request)
-            item = None
-            if stored is not None:
-                body, markers = _stored(stored)
-                item = self._rendered(body, settings, ItemLinker(base_url), base_url, markers)
+            item = None if stored is None else \
+                self._served(stored, settings, ItemLinker(base_url), base_url, set(), set())
         else:
             search = self.pgstac_search_model(ids=[item_id], collections=[collection_id],
                                               limit=1)
             found = (await self._search_base(search, request=request))["features"]
-            item = dict(found[0]) if found else None
+            item = found[0] if found else None
         if item is None:
             await self.get_collection(collection_id, request=request)
             raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")

@@ -43,5 +43,6 @@ def scoped_search(extensions: DataExtensions, statement: str, scope_param: str
         get_model=create_get_request_model(extensions.search), post_model=post_model,
         conforms_to=list(dict.fromkeys(str(c) for c in classes)),
         client=CoreClient(pgstac_search_model=post_model, decorator=extensions.decorator,
-                          search_statement=statement, scope_param=scope_param),
+                          rendered=extensions.rendered, search_statement=statement,
+                          scope_param=scope_param),
     )

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import psycopg
 from pypgstac.db import PgstacDB
-from pypgstac.migrate import Migrate
 
 from stac_ext.database import roles
 
@@ -61,6 +60,10 @@ def migrate(
     bootstraps: Iterable[Bootstrap] = (),
 ) -> list[str]:
     """Bring pgstac and every package schema up to date; return what was applied."""
+    # here, not at the top: pypgstac's migrate module brings smart_open and boto3 (40 MB),
+    # which the API's workers, importing this module for `/healthz`, never need
+    from pypgstac.migrate import Migrate
+
     applied: list[str] = []
     with PgstacDB(dsn=dsn) as db:
         before = db.version
