@@ -17,6 +17,7 @@ import orjson
 import psycopg
 import pytest
 
+import catalogs_ext
 from stac_ext.app import create_app
 from stac_ext.data_api import queries
 from stac_ext.data_api.rendered_items import RenderedItems
@@ -56,6 +57,19 @@ def test_the_oldest_go_first_and_the_kept_stay_whole() -> None:
     large = b'"' + b"y" * 2000 + b'"'
     assert orjson.dumps(kept.put(kept.key(ROOT, "large"), large)) == large
     assert kept.get(kept.key(ROOT, "large")) is None
+
+
+@pytest.mark.parametrize(("statement", "args"), [
+    (queries.SEARCH, "('{}')"), (catalogs_ext.SEARCH_SUBTREE, "('{}', 'a/b')")])
+def test_a_page_runs_its_search_once(database_url: str, statement: str, args: str) -> None:
+    """The page split in two (`queries.PAGE`) evaluates the search once: a catalog's is
+    STABLE, which PostgreSQL would otherwise inline at each use of the page (twice the
+    database time)."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        conn.execute("PREPARE page AS " + queries.PAGE.format(search=statement))
+        plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN VERBOSE EXECUTE page{args}"))
+    assert plan.count("search(") == 1, plan
 
 
 @pytest.fixture

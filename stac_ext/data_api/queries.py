@@ -58,9 +58,11 @@ SEARCH = "SELECT pgstac.search($1::text::jsonb)"
 #: The page of a search statement (one that answers the page, or NULL), split in two: the
 #: page without its items, and its items in order, each as JSON text (the read client
 #: keeps items rendered by their text). Formatted with the statement as `search`.
+#: MATERIALIZED: a STABLE search (a catalog's) would otherwise run once per use of `page`.
 PAGE = """
+WITH s(page) AS MATERIALIZED ({search})
 SELECT (page - 'features')::text,
        (SELECT array_agg(item::text ORDER BY n)
         FROM jsonb_array_elements(page->'features') WITH ORDINALITY AS f(item, n))
-FROM ({search}) AS s(page)
+FROM s
 """

@@ -166,13 +166,13 @@ class CoreClient(CoreCrudClient):
         chosen are rendered every time, and so are those with do-not-merge markers (not
         kept: their answer depends on a setting too)."""
         rendered = None if include or exclude else self.rendered
-        key = None if rendered is None else rendered.key(base_url, text)
-        served = None if rendered is None or key is None else rendered.get(key)
-        if served is not None:
-            return served
+        if rendered is not None:
+            key = rendered.key(base_url, text)
+            if (served := rendered.get(key)) is not None:
+                return served
         item, markers = _stored(text)
         item = self._rendered(item, settings, linker, base_url, markers, include, exclude)
-        if rendered is None or key is None:
+        if rendered is None:
             return item
         body = json_bytes(item)  # every item of the page a fragment (one beyond 64 bits too)
         return orjson.Fragment(body) if markers else rendered.put(key, body)
