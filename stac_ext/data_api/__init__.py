@@ -2,8 +2,8 @@
 write clients and routes (`write_client`, `write_routes`; single-item POSTs written together
 while others are in flight, by `stac_ext.database.group_commit`), stock's `StacApi` with
 endpoints that build request models in the event loop (`stac_api`, `endpoints`), the rules
-every item write follows (`item_rules`, `policy`), item links and URLs, request bodies,
-named SQL, and the search extensions (`search/`).
+every item write follows (`item_rules`, `policy`), item links and URLs, items kept as
+served (`rendered_items`), request bodies, named SQL, and the search extensions (`search/`).
 
 May import stac-fastapi, pgstac's clients, `stac_ext.auth`, `stac_ext.content`,
 `stac_ext.service` and `stac_ext.database.group_commit`; never `catalogs_ext` or

@@ -70,9 +70,9 @@ class CoreClient(CoreCrudClient):
     they answer with encoded responses (same bodies and media types as stock)."""
 
     decorator: Decorator | None = attr.ib(default=None, kw_only=True)
-    #: The statement answering a search with the page as JSON text: pgstac's; or one taking
-    #: a scope as well, read from the route's path parameter `scope_param` (a catalog's
-    #: `_search`).
+    #: The statement answering a search with the page: pgstac's; or one taking a scope as
+    #: well, read from the route's path parameter `scope_param` (a catalog's `_search`).
+    #: Run inside `queries.PAGE`, which hands the items over one text each.
     search_statement: str = attr.ib(default=queries.SEARCH, kw_only=True)
     scope_param: str | None = attr.ib(default=None, kw_only=True)
     #: Items as served, by their stored text (shared by the API's clients); None: none kept.
@@ -163,8 +163,8 @@ class CoreClient(CoreCrudClient):
                 include: set[str], exclude: set[str]) -> Any:
         """An item as the API serves it, from its stored text: rendered (`_rendered`), or as
         rendered before for the same text and API root, already encoded. Items with fields
-        chosen are rendered every time, and so are those with do-not-merge markers (not
-        kept: their answer depends on a setting too)."""
+        chosen are rendered every time, and so are those with do-not-merge markers (their
+        answer depends on a setting too)."""
         rendered = None if include or exclude else self.rendered
         if rendered is not None:
             key = rendered.key(base_url, text)
@@ -172,10 +172,9 @@ class CoreClient(CoreCrudClient):
                 return served
         item, markers = _stored(text)
         item = self._rendered(item, settings, linker, base_url, markers, include, exclude)
-        if rendered is None:
+        if rendered is None or markers:
             return item
-        body = json_bytes(item)  # every item of the page a fragment (one beyond 64 bits too)
-        return orjson.Fragment(body) if markers else rendered.put(key, body)
+        return rendered.put(key, json_bytes(item))
 
     def _rendered(self, item: dict[str, Any], settings: Any, linker: ItemLinker,
                   base_url: str, markers: bool, include: set[str],

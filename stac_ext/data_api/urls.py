@@ -12,8 +12,8 @@ import string
 from urllib.parse import quote
 
 #: What `quote(value, safe="")` leaves as it is (most ids, on every link).
-_UNRESERVED = re.compile(r"[A-Za-z0-9_.~\-]*")
 _UNRESERVED_ASCII = string.ascii_letters + string.digits + "_.~-"
+_UNRESERVED = re.compile(f"[{re.escape(_UNRESERVED_ASCII)}]*")
 #: What `quote(c, safe="")` makes of each ASCII character.
 _ASCII_QUOTED = {c: chr(c) if chr(c) in _UNRESERVED_ASCII else f"%{c:02X}"
                  for c in range(128)}
