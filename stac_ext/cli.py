@@ -289,6 +289,7 @@ def serve(
 ) -> None:
     """Ensure the database, migrate, load demo data on first start, and serve."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     # the app uvicorn builds reads its settings from the environment: it listens here
     if host is not None:
@@ -308,7 +309,11 @@ def serve(
         settings.issuer_url_file.parent.mkdir(parents=True, exist_ok=True)
         settings.issuer_url_file.write_text(settings.local_issuer + "\n")
     typer.echo(f"serving http://{settings.geocatalog_host}:{settings.geocatalog_port}/data/")
-    uvicorn.run("stac_ext.app:create_app", factory=True, host=settings.geocatalog_host,
-                port=settings.geocatalog_port, workers=workers, log_config=log_config)
+    config = uvicorn.Config("stac_ext.app:create_app", factory=True,
+                            host=settings.geocatalog_host, port=settings.geocatalog_port,
+                            workers=workers, log_config=log_config)
+    # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
+    # native library, a kill) is started again on the same socket; the service stays up
+    Multiprocess(config, sockets=[config.bind_socket()]).run()
 if __name__ == "__main__":
     app()

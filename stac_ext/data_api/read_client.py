@@ -31,6 +31,7 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.rendered_items import RenderedItems
+from stac_ext.data_api.search.filter_bounds import cql2_json
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
@@ -95,8 +96,14 @@ class CoreClient(CoreCrudClient):
         return page
 
     def _clean_search_args(
-        self, base_args: dict[str, Any], *args: Any, owner: str | None = None, **kwargs: Any
+        self, base_args: dict[str, Any], *args: Any, owner: str | None = None,
+        filter_query: str | None = None, filter_lang: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
+        """Stock's, with a GET filter bounded and turned into CQL2-JSON here
+        (`filter_bounds`), never by cql2's validator."""
+        if filter_query:
+            base_args = {**base_args, "filter": cql2_json(filter_query, filter_lang),
+                         "filter_lang": "cql2-json"}
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner

@@ -1,0 +1,78 @@
+"""A search's `filter` parameter, bounded before any parser sees it, as CQL2-JSON.
+
+cql2's text parser recurses once per nesting level: a few thousand parentheses (or `NOT`s,
+or signs) overflow its stack and kill the process. Its `validate()`, which stock runs on
+every GET filter, checks a JSON Schema whose cost grows steeply with nesting (64 nested
+function calls: 2 s and 2 GB) and is 25 ms for a plain `owner = 'a'`. So a filter is
+bounded lexically (length, nesting), parsed (text) or decoded (JSON), and its root checked
+to be a boolean expression; pgstac, which answers POST filters without cql2, judges the
+rest, as it does for them (a 400 naming what it cannot use).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+from cql2 import Expr
+from stac_fastapi.types.errors import InvalidQueryParameter
+
+#: Characters of a GET `filter` (a longer one goes in a POST body, as CQL2-JSON).
+MAX_FILTER_LENGTH = 16_384
+#: Nesting of a filter: brackets of any kind, plus runs of prefix operators (`NOT`, signs),
+#: which nest as deep as brackets do.
+MAX_FILTER_DEPTH = 64
+
+# strings (CQL2 text: '...' with '' inside; JSON and quoted identifiers: "..." with \),
+# words, and the characters that open, close or prefix
+_TOKENS = re.compile(r"""'(?:[^']|'')*'?|"(?:[^"\\]|\\.)*"?|[A-Za-z_][A-Za-z0-9_:.]*"""
+                     r"""|[0-9][0-9.eE]*|[(\[{]|[)\]}]|[-+]|\S""", re.DOTALL)
+_OPEN, _CLOSE, _PREFIX = frozenset("([{"), frozenset(")]}"), frozenset("-+")
+
+
+def nesting(text: str) -> int:
+    """How deep `text` nests: brackets, plus the longest run of prefix operators."""
+    deepest = depth = run = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in _OPEN:
+            depth += 1
+            run = 0
+        elif token in _CLOSE:
+            depth -= 1
+            run = 0
+        elif token in _PREFIX or token.upper() == "NOT":
+            run += 1
+        else:
+            run = 0
+        deepest = max(deepest, depth + run)
+    return deepest
+
+
+def bounded(text: str) -> str:
+    """The filter text, if within the limits; else a 400 naming the limit."""
+    if len(text) > MAX_FILTER_LENGTH:
+        raise InvalidQueryParameter(
+            f"filter: at most {MAX_FILTER_LENGTH} characters (this one has {len(text)}); "
+            "send a longer filter as CQL2-JSON in a POST /search body.")
+    if nesting(text) > MAX_FILTER_DEPTH:
+        raise InvalidQueryParameter(
+            f"filter: nests deeper than {MAX_FILTER_DEPTH} levels (parentheses, brackets, "
+            "NOT and signs count).")
+    return text
+
+
+def cql2_json(text: str, lang: str | None) -> dict[str, Any] | bool:
+    """A GET filter (`cql2-text`, else `cql2-json`) as CQL2-JSON; 400 when it is none."""
+    bounded(text)
+    try:
+        parsed = Expr(text).to_json() if lang == "cql2-text" else orjson.loads(text)
+    except Exception as e:  # cql2 raises bare Exceptions, orjson its JSONDecodeError
+        raise InvalidQueryParameter(f"Invalid filter: {e}") from e
+    if isinstance(parsed, bool) or (isinstance(parsed, dict) and isinstance(
+            parsed.get("op"), str) and isinstance(parsed.get("args", []), list)):
+        return parsed
+    raise InvalidQueryParameter("Invalid filter: it must be a boolean expression (an "
+                                "operation such as owner = 'alice'), not a value or a "
+                                "property alone.")
