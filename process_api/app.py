@@ -25,6 +25,8 @@ class ProcessesConfig:
     worker_concurrency: int = 2
     sync_wait_seconds: float = 30  # the longest a synchronous execution waits
     conformance: tuple[str, ...] = ()  # classes others earn for this API (its HTML pages)
+    #: FastAPI dependencies every route that takes a body runs first (bounds on the JSON)
+    body_checks: tuple[Callable[..., Any], ...] = ()
 
 
 def create_process_app(config: ProcessesConfig) -> FastAPI:
@@ -49,7 +51,8 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   openapi_url="/api", docs_url="/api.html", redoc_url=None,
                   description="OGC API Processes - Part 1: Core.")
     app.include_router(service_router(config.conformance))
-    app.include_router(processes_router(engine, config.user, config.sync_wait_seconds))
+    app.include_router(processes_router(engine, config.user, config.sync_wait_seconds,
+                                        config.body_checks))
     app.include_router(jobs_router(engine, config.user))
     add_error_handlers(app)
     generate = app.openapi

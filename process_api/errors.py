@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from http import HTTPStatus
 
 import psycopg
@@ -11,6 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from procrastinate.exceptions import ConnectorException
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+logger = logging.getLogger("geocatalog.processes")
 
 OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
 _BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden", 404: "not-found",
@@ -60,12 +63,18 @@ def add_error_handlers(app: FastAPI) -> None:
         return JSONResponse(_body(400, "invalid-input", f"A value cannot be stored: {exc}"),
                             status_code=400)
 
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error on %s %s", request.method, request.url.path)
+        return JSONResponse(_body(500, "error", "Internal error; it has been logged."),
+                            status_code=500)
+
     async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse(_body(503, "unavailable", "The database is unavailable; retry."),
                             status_code=503, headers={"Retry-After": "5"})
 
     # `type: ignore[arg-type]`: Starlette types handlers as taking `Exception`; these
     # take the subclass they are registered for.
+    app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(psycopg.DataError, on_bad_value)
     # the database is away: the job store's pool, the engine's queue
     for unavailable in (psycopg.OperationalError, psycopg.InterfaceError,

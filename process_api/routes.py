@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
 import jsonschema
@@ -85,8 +86,10 @@ def service_router(also_conforms_to: tuple[str, ...] = ()) -> APIRouter:
     return router
 
 
-def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -> APIRouter:
-    """`sync_wait_seconds`: the longest a synchronous execution request waits."""
+def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
+                     body_checks: Sequence[Callable[..., Any]] = ()) -> APIRouter:
+    """`sync_wait_seconds`: the longest a synchronous execution request waits;
+    `body_checks`: dependencies run before a body is used."""
     router = APIRouter(prefix="/processes", tags=["Processes"])
 
     def find(process_id: str):
@@ -114,6 +117,7 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30) -
 
     @router.post("/{process_id}/execution", status_code=201,
                  summary="Execute a process: creates a job",
+                 dependencies=[Depends(check) for check in body_checks],
                  description="201 with the job's status and its `Location`. A process "
                  "whose jobControlOptions has `sync-execute` answers 200 with its results "
                  "to `Prefer: respond-sync` or `Prefer: wait=N` when the job ends in time "

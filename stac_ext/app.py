@@ -49,6 +49,7 @@ from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
 from stac_ext.service.errors import add_error_handlers
 from stac_ext.service.format_param import FormatParameterMiddleware
+from stac_ext.service.json_body import json_object_body
 from stac_ext.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.service.landing import root_router
 from stac_ext.service.logs import RequestIdMiddleware
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         worker_concurrency=settings.worker_concurrency,
         sync_wait_seconds=settings.sync_wait_seconds,
         conformance=(PROCESSES_HTML,),  # the web face's pages answer every resource
+        body_checks=(json_object_body,),
     ))
 
     @asynccontextmanager

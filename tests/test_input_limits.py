@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from stac_ext.app import create_app
-from stac_ext.data_api.api import MAX_JSON_DEPTH
 from stac_ext.data_api.item_rules import MAX_ID_LENGTH
+from stac_ext.service.json_body import MAX_JSON_DEPTH
 from tests.support.http import http_client
 from tests.support.stac import make_item, unique
 
@@ -232,3 +232,42 @@ async def test_options_and_405_name_every_method_of_the_openapi_documents(anon) 
     r = await anon.patch("/data/collections/c/items")
     assert r.status_code == 405
     assert r.headers["allow"] == "GET, OPTIONS, POST"
+
+
+async def test_patches_are_bounded_like_every_write(alice_data: httpx.AsyncClient, anon,
+                                                    collection: str) -> None:
+    """A merge patch 254 levels deep was a 500 (and 252 were stored); NaN was stored as
+    null: a PATCH is bounded as a POST is, and nothing changes."""
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("p"))
+    assert r.status_code == 201, r.text
+    url = f"/data/collections/{collection}/items/p"
+    before = (await anon.get(url)).json()
+    merge = {"Content-Type": "application/merge-patch+json"}
+    r = await alice_data.patch(url, json={"properties": nested(254)}, headers=merge)
+    assert (r.status_code, r.json()) == (400, {
+        "code": "BadRequest",
+        "description": f"The request body nests deeper than {MAX_JSON_DEPTH} levels."})
+    r = await alice_data.patch(url, content='{"properties": {"x": NaN}}', headers=merge)
+    assert (r.status_code, r.json()) == (400, {
+        "code": "BadRequest", "description": "NaN is not a JSON number: numbers must be finite"})
+    assert (await anon.get(url)).json() == before
+    r = await alice_data.patch(url, json=[{"op": "add", "path": "/properties/x", "value": 1}],
+                               headers={"Content-Type": "application/json-patch+json"})
+    assert r.status_code == 200 and r.json()["properties"]["x"] == 1, r.text
+
+
+async def test_process_inputs_are_bounded(alice_processes: httpx.AsyncClient) -> None:
+    """`processInputs` 900 levels deep was a plain-text 500; NaN was stored as null."""
+    jobs = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    deep = '{"processInputs": {"message": "x", "object": ' + '{"a": ' * 900 + "1" \
+        + "}" * 900 + "}}"
+    nan = '{"processInputs": {"message": "x", "object": {"v": NaN}}}'
+    for body, detail in ((deep, f"The request body nests deeper than {MAX_JSON_DEPTH} levels."),
+                         (nan, "NaN is not a JSON number: numbers must be finite")):
+        r = await alice_processes.post("/processes/processes/echo/execution", content=body,
+                                       headers={"Content-Type": "application/json"})
+        assert (r.status_code, r.json()) == (400, {
+            "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/invalid-input",
+            "title": "Bad Request", "status": 400, "detail": detail})
+    assert (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()[
+        "jobs"] == jobs["jobs"]

@@ -7,14 +7,13 @@ Our extensions go through stock's extension maps (`search_map`, `item_collection
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI
+from fastapi.routing import APIRoute
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
@@ -22,6 +21,7 @@ from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
+from starlette.routing import BaseRoute
 
 from stac_ext.data_api.datetime_param import valid_datetime
 from stac_ext.data_api.item_links import Decorator
@@ -35,6 +35,7 @@ from stac_ext.data_api.stac_api import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
 from stac_ext.data_api.write_routes import ItemTransactionExtension
+from stac_ext.service.json_body import json_object_body
 
 
 @dataclass
@@ -95,19 +96,10 @@ def build_data_api(
         extensions=extensions, lifespan=lifespan, settings=settings,
     )
     prefix = settings.prefix_path
-    item = f"{prefix}/collections/{{collection_id}}/items/{{item_id}}"
+    # every route that takes a body (ours, stock's, the extensions'): bounded JSON objects
     api.add_route_dependencies(
-        scopes=[{"path": f"{prefix}/search", "method": "POST"},
-                {"path": f"{prefix}/collections", "method": "POST"},
-                {"path": f"{prefix}/collections/{{collection_id}}", "method": "PUT"},
-                {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "POST"},
-                {"path": f"{prefix}/collections/{{collection_id}}/bulk_items",
-                 "method": "POST"},
-                {"path": item, "method": "PUT"},
-                {"path": f"{prefix}/catalogs", "method": "POST"},
-                {"path": f"{prefix}/catalogs/{{path:path}}", "method": "POST"},
-                {"path": f"{prefix}/catalogs/{{path:path}}", "method": "PUT"},
-                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "POST"}],
+        scopes=[{"path": route.path, "method": method} for route in _endpoints(api.app.routes)
+                for method in sorted((route.methods or set()) & {"POST", "PUT", "PATCH"})],
         dependencies=[Depends(json_object_body)],
     )
     api.add_route_dependencies(
@@ -126,44 +118,13 @@ def build_data_api(
     return api
 
 
-#: Deeper bodies are refused: nothing in STAC nests this far, and the JSON encoders that
-#: serve what is stored stop at 255 levels.
-MAX_JSON_DEPTH = 64
-
-
-def _non_finite(constant: str) -> float:
-    raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
-
-
-def _depth(value: Any) -> int:
-    """How deep arrays and objects nest in `value`, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node \
-            if isinstance(node, list) else ()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_JSON_DEPTH:
-                return depth
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-async def json_object_body(request: Request) -> None:
-    """These bodies are JSON objects of finite numbers, nested at most MAX_JSON_DEPTH deep:
-    say so (400) before stac-pydantic's validators (which assume a dict and would fail with
-    a 500) or the database see anything else."""
-    raw = await request.body()
-    try:
-        body = json.loads(raw, parse_constant=_non_finite)
-    except ValueError as e:
-        if "not a JSON number" in str(e):
-            raise HTTPException(status_code=400, detail=str(e)) from None
-        return  # malformed JSON: FastAPI's own validation answers it (400)
-    if not isinstance(body, dict):
-        raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
-    # fewer brackets than the limit cannot nest deeper than it (a single item: no walk)
-    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and _depth(body) > MAX_JSON_DEPTH:
-        raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
-                            f"{MAX_JSON_DEPTH} levels.")
+def _endpoints(routes: Sequence[BaseRoute]) -> Iterator[APIRoute]:
+    """Every endpoint route, in included routers too (as stock's `add_route_dependencies`
+    walks them)."""
+    for route in routes:
+        if original := getattr(route, "original_router", None):
+            yield from _endpoints(original.routes)
+        elif isinstance(route, APIRoute):
+            yield route
+        elif nested := getattr(route, "routes", None):
+            yield from _endpoints(nested)

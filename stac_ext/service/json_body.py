@@ -1,0 +1,59 @@
+"""JSON request bodies, bounded before the handlers see them: an object, of finite numbers,
+nested at most MAX_JSON_DEPTH levels. One dependency for every route that takes a body, in
+both APIs (each shapes the 400 as its errors)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import HTTPException, Request
+
+#: Deeper bodies are refused: nothing in STAC or a process's inputs nests this far, and the
+#: JSON encoders that serve what is stored stop at 255 levels.
+MAX_JSON_DEPTH = 64
+
+
+def _non_finite(constant: str) -> float:
+    raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in `value`, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node \
+            if isinstance(node, list) else ()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return depth
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+async def json_object_body(request: Request) -> None:
+    """The body is a JSON object of finite numbers, nested at most MAX_JSON_DEPTH deep:
+    say so (400) before a model's validators (which assume a dict and would fail with a
+    500), a merge patch, a JSON Schema or the database see anything else."""
+    raw = await request.body()
+    if not raw:
+        return  # no body: the route's own validation says what is missing
+    try:
+        body = json.loads(raw, parse_constant=_non_finite)
+    except ValueError as e:
+        if "not a JSON number" in str(e):
+            raise HTTPException(status_code=400, detail=str(e)) from None
+        return  # malformed JSON: FastAPI's own validation answers it (400)
+    except RecursionError:  # nested beyond what the parser follows
+        body = None
+    # a JSON Patch (RFC 6902) is a list of operations; every other body is an object
+    shape = dict | list if request.method == "PATCH" else dict
+    if not isinstance(body, shape) and body is not None:
+        raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
+    # fewer brackets than the limit cannot nest deeper than it (a single item: no walk)
+    if body is None or (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
+                        and _depth(body) > MAX_JSON_DEPTH):
+        raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
+                            f"{MAX_JSON_DEPTH} levels.")
