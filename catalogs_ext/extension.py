@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import attr
 from fastapi import FastAPI
 from stac_fastapi.types.extension import ApiExtension
@@ -25,6 +28,9 @@ class CatalogTreeExtension(ApiExtension):
     access: CatalogAccess = attr.ib()
     paths: DataPaths = attr.ib()
     search: SubtreeSearch | None = attr.ib(default=None)
+    #: What is wrong with a catalog body's hrefs (a scheme browsers should not follow), or
+    #: None: the data API's rule, handed in by the composition root.
+    href_problem: Callable[[Any], str | None] = attr.ib(default=lambda _: None)
     conformance_classes: list[str] = attr.ib(factory=lambda: [CONFORMANCE])
     schema_href: str | None = attr.ib(default=None)
 
@@ -33,4 +39,5 @@ class CatalogTreeExtension(ApiExtension):
         if self.search is not None:  # before the catalogs' own `/{path}` routes
             app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
         app.include_router(read_router(prefix, self.paths), tags=["Catalogs"])
-        app.include_router(write_router(prefix, self.paths, self.access), tags=["Catalogs"])
+        app.include_router(write_router(prefix, self.paths, self.access, self.href_problem),
+                           tags=["Catalogs"])

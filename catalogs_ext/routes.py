@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
@@ -43,18 +44,29 @@ def read_router(prefix: str, paths: DataPaths) -> APIRouter:
     return router
 
 
-def write_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRouter:
+HrefProblem = Callable[[Any], str | None]
+
+
+def _check_hrefs(body: CatalogIn, href_problem: HrefProblem) -> None:
+    if problem := href_problem(body.model_dump(mode="json", exclude_none=True)):
+        raise HTTPException(status_code=400, detail=f"Catalog {body.id}: {problem}")
+
+
+def write_router(prefix: str, paths: DataPaths, access: CatalogAccess,
+                 href_problem: HrefProblem) -> APIRouter:
     router = APIRouter(prefix=prefix)
-    _add_creation(router, paths, access)
-    _add_changes(router, paths, access)
+    _add_creation(router, paths, access, href_problem)
+    _add_changes(router, paths, access, href_problem)
     return router
 
 
-def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess) -> None:
+def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
+                  href_problem: HrefProblem) -> None:
     """POST: a top-level catalog, or a child of a catalog the caller owns."""
 
     async def create(request: Request, body: CatalogIn, user: User,
                      parent_path: str | None) -> JSONResponse:
+        _check_hrefs(body, href_problem)
         api_root = get_base_url(request)
         targets, others = split_links(body.links or [], api_root)
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
@@ -86,7 +98,8 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess) ->
         return await create(request, body, user, path)
 
 
-def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess) -> None:
+def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
+                 href_problem: HrefProblem) -> None:
     """PUT (fields; links only with `_force`) and DELETE (the subtree only with `_force`)."""
 
     @router.put("/{path:path}", summary="Update a catalog (links only with _force)")
@@ -96,6 +109,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess) -> 
         if body.id != path.rsplit("/", 1)[-1]:
             raise HTTPException(status_code=400, detail=f"The body's id ({body.id}) "
                                 f"is not the catalog's ({path}).")
+        _check_hrefs(body, href_problem)
         targets, others = split_links(body.links or [], get_base_url(request))
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)

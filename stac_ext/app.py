@@ -35,6 +35,7 @@ from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.auth.sign_in import sign_in_router
 from stac_ext.content import ExampleExtension, ItemDecorator
 from stac_ext.data_api.api import DataExtensions, build_data_api
+from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.scoped_search import scoped_search
@@ -137,7 +138,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
     # a catalog's `_search` is the data API's search with the subtree's statement
     search = scoped_search(extensions, catalogs_ext.SEARCH_SUBTREE, scope_param="path")
     tree = CatalogTreeExtension(
-        access=catalog_access(settings, auth), search=search,
+        access=catalog_access(settings, auth), search=search, href_problem=href_problem,
         paths=DataPaths(collection=collection_path, item=item_path,
                         search_conforms_to=search.conforms_to))
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,

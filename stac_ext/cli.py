@@ -7,12 +7,14 @@ import logging.config
 import os
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from stac_ext.data_api.hrefs import href_problem
+from stac_ext.data_api.item_rules import ItemRules, item_problem
 from stac_ext.database import readiness
 from stac_ext.database.cluster import Cluster, ClusterError
 from stac_ext.database.loader import LoadError, LoadMethod, check, load, read_stac, with_owner
@@ -110,12 +112,20 @@ def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def collection_problem(collection: dict[str, Any]) -> str | None:
+    """What the data API would refuse in a collection it is given, or None."""
+    problem = href_problem(collection)
+    return f"collection {collection.get('id')!r}: {problem}" if problem else None
+
+
 def _load_path(settings: Settings, path: Path, method: LoadMethod,
                owner: str | None = None) -> tuple[int, int]:
     """(collections, items) loaded from `path`; one line and exit 1 on a refusal."""
     try:
         collections, items = read_stac(path)
-        check(settings.dsn, path, collections, items, method)
+        check(settings.dsn, path, collections, items, method,
+              item_rule=item_problem(ItemRules.from_settings(settings)),
+              collection_rule=collection_problem)
     except LoadError as e:
         raise _fail(str(e)) from None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

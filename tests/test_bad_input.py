@@ -162,3 +162,73 @@ async def test_integers_beyond_64_bits_in_an_item(alice_data: httpx.AsyncClient,
     served = await alice_data.get(r.headers["Location"])
     assert served.status_code == 200
     assert served.json()["properties"]["count"] == float(2**80)
+
+
+BOWTIE = {"type": "Polygon", "coordinates": [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]}
+FAR = {"type": "Point", "coordinates": [1e300, 0]}
+
+
+@pytest.mark.parametrize(("geometry", "why"), [
+    (BOWTIE, "Self-intersection[0.5 0.5]"),
+    (FAR, "the position (1e+300, 0) is outside longitude -180..180 and latitude -90..90 "
+          "(WGS 84, RFC 7946)"),
+])
+async def test_invalid_geometries_are_400_on_every_write(alice_data: httpx.AsyncClient,
+                                                         collection: str, geometry: dict,
+                                                         why: str) -> None:
+    said = f"Item 'g' has an invalid geometry: {why}."
+    items = f"/data/collections/{collection}/items"
+    r = await alice_data.post(items, json={**make_item("g"), "geometry": geometry})
+    assert (r.status_code, r.json()) == (400, {"code": "BadRequest", "description": said})
+    r = await alice_data.post(f"/data/collections/{collection}/bulk_items", json={
+        "items": {"g": {**make_item("g"), "geometry": geometry}}, "method": "insert"})
+    assert r.status_code == 200 and r.json()["errors"] == [{"id": "g", "msg": said}], r.text
+    assert (await alice_data.post(items, json=make_item("g"))).status_code == 201
+    for patch, media in (({"geometry": geometry}, "application/merge-patch+json"),
+                         ([{"op": "replace", "path": "/geometry", "value": geometry}],
+                          "application/json-patch+json")):
+        r = await alice_data.patch(f"{items}/g", json=patch, headers={"Content-Type": media})
+        assert (r.status_code, r.json()) == (400, {"code": "BadRequest", "description": said})
+    r = await alice_data.put(f"{items}/g", json={**make_item("g"), "geometry": geometry})
+    assert (r.status_code, r.json()) == (400, {"code": "BadRequest", "description": said})
+    assert (await alice_data.get(f"{items}/g")).json()["geometry"] == \
+        make_item("g")["geometry"]
+
+
+@pytest.mark.parametrize("href", ["javascript:alert(1)", "JavaScript:alert(1)",
+                                  " java\tscript:alert(1)", "data:text/html,<b>x</b>",
+                                  "file:///etc/passwd", "vbscript:x"])
+async def test_hrefs_a_browser_should_not_follow_are_400(
+        alice_data: httpx.AsyncClient, admin_data: httpx.AsyncClient, collection: str,
+        href: str) -> None:
+    scheme = href.replace("\t", "").strip().split(":")[0].lower()
+    refused = (f"a `{scheme}:` address is not allowed (http(s), object storage such as s3://, "
+               "or a relative address).")
+    items = f"/data/collections/{collection}/items"
+    r = await alice_data.post(items, json=make_item("h", data=href))
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Item 'h': assets.data.href: {refused}")
+    r = await alice_data.post(items, json={**make_item("h"), "links": [
+        {"rel": "license", "href": href}]})
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Item 'h': links.0.href: {refused}")
+    body = {**make_collection(unique("test_conv-href_")),
+            "providers": [{"name": "p", "url": href}]}
+    r = await admin_data.post("/data/collections", json=body)
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Collection {body['id']}: providers.0.url: {refused}")
+    catalog = {"id": unique("href-"), "type": "Catalog", "description": "d",
+               "links": [{"rel": "license", "href": href}]}
+    r = await alice_data.post("/data/catalogs", json=catalog)
+    assert (r.status_code, r.json()["description"]) == (
+        400, f"Catalog {catalog['id']}: links.0.href: {refused}")
+    assert (await alice_data.get(f"/data/catalogs/{catalog['id']}")).status_code == 404
+
+
+async def test_object_storage_and_relative_hrefs_are_kept(alice_data: httpx.AsyncClient,
+                                                          collection: str) -> None:
+    item = make_item("kept", data="s3://bucket/a.zarr", other="data/b.nc")
+    item["links"] = [{"rel": "license", "href": "../LICENSE"}]
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+    assert r.status_code == 201, r.text
+    assert r.json()["assets"]["data"]["href"] == "s3://bucket/a.zarr"

@@ -35,6 +35,33 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
         "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 
 
+async def test_load_refuses_what_the_api_refuses(db_env, tmp_path: Path,
+                                                 anon: httpx.AsyncClient) -> None:
+    """Invalid geometries and hrefs a browser should not follow: one line, nothing loaded."""
+    collection = unique("test_conv-refused_")
+    path = tmp_path / "bad.ndjson"
+    bowtie = _item_doc(collection, "bowtie")
+    bowtie["geometry"] = {"type": "Polygon",
+                          "coordinates": [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]}
+    script = _item_doc(collection, "script")
+    script["assets"]["data"]["href"] = "javascript:alert(1)"
+    docs = [make_collection(collection), _item_doc(collection, "fine"), bowtie, script]
+    path.write_text("\n".join(json.dumps(doc) for doc in docs))
+    out = run_cli("load", str(path), env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: Item 'bowtie' has an invalid geometry: Self-intersection[0.5 0.5] "
+        "(and 1 more): fix the file; nothing was loaded"))
+    assert (await anon.get(f"/data/collections/{collection}")).status_code == 404
+    provider = make_collection(collection)
+    provider["providers"] = [{"name": "p", "url": "javascript:alert(1)"}]
+    path.write_text(json.dumps(provider))
+    out = run_cli("load", str(path), env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: collection {collection!r}: providers.0.url: a `javascript:` address is "
+        "not allowed (http(s), object storage such as s3://, or a relative address): fix "
+        "the file; nothing was loaded"))
+
+
 def _item_doc(collection: str, item_id: str) -> dict:
     doc = make_item(item_id, collection_id=collection)
     doc["stac_version"] = "1.0.0"

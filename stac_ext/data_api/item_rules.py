@@ -1,14 +1,16 @@
 """The rules every item write follows, whoever writes (API, bulk API, publishing process).
 
 `ItemRules.prepare` validates an item for a collection and sets what the server owns:
-`properties.owner`, `created`, `updated`, and `collection`. Configured by the stock
-settings `INVALID_ID_CHARS` and `VALIDATE_EXTENSIONS`, as stock's own validation is.
+`properties.owner`, `created`, `updated`, and `collection`. `ItemRules.check` holds what
+an item must be (id, geometry, hrefs, collection, extension schemas), also for bulk
+loads. Configured by the stock settings `INVALID_ID_CHARS` and `VALIDATE_EXTENSIONS`, as
+stock's own validation is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -17,6 +19,8 @@ from pydantic import ValidationError
 from stac_pydantic.extensions import validate_extensions
 
 from stac_ext.data_api.bodies import ItemIn
+from stac_ext.data_api.geometries import geometry_problem
+from stac_ext.data_api.hrefs import href_problem
 from stac_ext.service.errors import describe_errors
 
 #: Characters of an item id: ids are keys of PostgreSQL indexes, whose entries are bounded
@@ -86,6 +90,10 @@ class ItemRules:
                                 f"{' '.join(chars)}")
         if item.get("geometry") is None:
             raise ItemRuleError(f"Item {item_id!r} has no geometry (required).")
+        if problem := geometry_problem(item["geometry"]):
+            raise ItemRuleError(f"Item {item_id!r} has an invalid geometry: {problem}.")
+        if problem := href_problem(item):
+            raise ItemRuleError(f"Item {item_id!r}: {problem}")
         if item.get("collection") not in (None, collection_id):
             raise ItemRuleError(f"Item {item_id!r} names the collection "
                                 f"{item['collection']!r}, but it is written to "
@@ -101,3 +109,16 @@ class ItemRules:
                 first = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise ItemRuleError(f"Item {item_id!r} fails the schemas of its "
                                     f"stac_extensions: {first}") from e
+
+
+def item_problem(rules: ItemRules) -> Callable[[dict[str, Any]], str | None]:
+    """What is wrong with a stored-as-is item (a bulk load), by the same rules, or None."""
+
+    def problem(item: dict[str, Any]) -> str | None:
+        try:
+            rules.check(item, str(item.get("collection")))
+        except ItemRuleError as e:
+            return str(e)
+        return None
+
+    return problem

@@ -38,6 +38,7 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
 from stac_ext.data_api.encoding import json_bytes
+from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.policy import DataPolicy
@@ -66,8 +67,11 @@ def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
         raise HTTPException(status_code=400, detail=f"The patch cannot be applied: {e}") from e
 
 
-def _versioned(collection: Collection) -> Collection:
-    """stac_version is required in a stored STAC object: set it when a client left it out."""
+def _storable(collection: Collection) -> Collection:
+    """stac_version is required in a stored STAC object: set it when a client left it out;
+    and its hrefs are ones a browser may follow (`hrefs`)."""
+    if problem := href_problem(collection.model_dump(mode="json")):
+        raise HTTPException(status_code=400, detail=f"Collection {collection.id}: {problem}")
     if "stac_version" not in collection.model_fields_set:
         collection.stac_version = collection.stac_version  # marks the default as set
     return collection
@@ -208,7 +212,7 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Any:
         self.policy.require_admin(request)
         check_collection_id(collection.id)
-        return await super().create_collection(_versioned(collection), request, **kwargs)
+        return await super().create_collection(_storable(collection), request, **kwargs)
 
     async def update_collection(  # type: ignore[override]
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
@@ -220,7 +224,7 @@ class TransactionsClient(StockTransactionsClient):
             raise HTTPException(status_code=400, detail=f"Collection id in the body "
                                 f"({collection.id}) differs from the path ({collection_id}).")
         await require_collection(request, collection_id)
-        return await super().update_collection(_versioned(collection), request, **kwargs)
+        return await super().update_collection(_storable(collection), request, **kwargs)
 
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any

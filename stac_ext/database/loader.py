@@ -102,12 +102,31 @@ def _more(count: int) -> str:
     return f" (and {count - 1} more)" if count > 1 else ""
 
 
+#: What every stored item and collection must be (the data API's rules: id, geometry,
+#: hrefs), handed in by the caller: `rule(document)` says what is wrong with it (naming
+#: it), or None.
+Rule = Callable[[dict[str, Any]], str | None]
+
+
+def _broken(source: Path, documents: list[dict[str, Any]], rule: Rule) -> None:
+    problems = [why for d in documents if (why := rule(d))]
+    if problems:
+        raise LoadError(f"{source}: {problems[0].rstrip('.')}{_more(len(problems))}: fix "
+                        "the file; nothing was loaded")
+
+
 def check(dsn: str, source: Path, collections: list[dict[str, Any]],
-          items: list[dict[str, Any]], method: LoadMethod) -> None:
-    """Refuse, before anything is written, what the load would fail on: items of unknown
-    collections, and (with `insert`) ids that exist already. One line, naming the fix."""
+          items: list[dict[str, Any]], method: LoadMethod,
+          item_rule: Rule | None = None, collection_rule: Rule | None = None) -> None:
+    """Refuse, before anything is written, what the load would fail on or the API would
+    refuse: items and collections that break the rules, items of unknown collections,
+    and (with `insert`) ids that exist already. One line, naming the fix."""
     import psycopg
 
+    if collection_rule is not None:
+        _broken(source, collections, collection_rule)
+    if item_rule is not None:
+        _broken(source, items, item_rule)
     in_file = {c.get("id") for c in collections}
     wanted = sorted({str(i["collection"]) for i in items} | {str(c) for c in in_file if c})
     with psycopg.connect(dsn) as conn:
