@@ -237,6 +237,16 @@ class Engine:
         started = await self.store.start(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled
+        try:
+            await self._execute(context, job_id, started)
+        except Exception as e:  # never left `running`: the job fails, saying so
+            logger.exception("job %s: the engine failed", job_id)
+            await self._ended(await self.store.finish(
+                job_id, "failed", f"The service could not run this job ({type(e).__name__});"
+                " the error has been logged."))
+
+    async def _execute(self, context: procrastinate.JobContext, job_id: str,
+                       started: Job) -> None:
         self._callback(started, IN_PROGRESS)
         process = self.registry.get(started["process_id"])
         if process is None:

@@ -13,9 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-#: Kubernetes quantities, as the `resources` schema section declares them.
-CPU_PATTERN = r"^([0-9]+(\.[0-9]+)?|[0-9]+m)$"
-MEMORY_PATTERN = r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$"
+#: Kubernetes quantities, as the `resources` schema section declares them; digits bounded
+#: (a quantity of 400 nines overflowed the engine and left its job `running`).
+CPU_PATTERN = r"^([0-9]{1,6}(\.[0-9]{1,3})?|[0-9]{1,9}m)$"
+MEMORY_PATTERN = r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$"
+#: The most a job may ask for, whatever the worker: beyond any machine's size.
+MAX_CPU = 1024
+MAX_MEMORY = 2**50  # 1 Pi
 _MEMORY = re.compile(MEMORY_PATTERN)
 _FACTORS = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -34,6 +38,33 @@ def parse_memory(quantity: str) -> int:
     if not match:
         raise ValueError(f"not a memory quantity: {quantity!r}")
     return int(float(match.group(1)) * _FACTORS[match.group(2)])
+
+
+def quantity_problems(resources: dict[str, Any] | None) -> list[str]:
+    """What is out of bounds in a job's `resources` (shaped by the schema), by path: each
+    quantity at most MAX_CPU cores / MAX_MEMORY bytes, a request at most its limit."""
+    resources = resources or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    problems = []
+    for name, parse, most, shown in (("cpu", parse_cpu, MAX_CPU, f"{MAX_CPU} cores"),
+                                     ("memory", parse_memory, MAX_MEMORY, "1Pi")):
+        values = {section: parse(quantities[name]) for section, quantities in
+                  (("limits", limits), ("requests", requests)) if name in quantities}
+        problems += [f"resources/{section}/{name}: at most {shown}"
+                     for section, value in values.items() if value > most]
+        if values.get("requests", 0) > values.get("limits", math.inf):
+            problems.append(f"resources/requests/{name}: more than resources/limits/{name}")
+    return problems
+
+
+def resource_problems(resources: object) -> list[str]:
+    """`quantity_problems` of a job's inputs' `resources`, whatever their shape."""
+    if not resources:
+        return []
+    try:
+        return quantity_problems(resources)  # type: ignore[arg-type]
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return ["resources: limits and requests of Kubernetes quantities (cpu, memory)"]
 
 
 def worker_offer() -> tuple[int, int]:

@@ -24,6 +24,7 @@ from process_api.errors import OgcError, no_such_job, no_such_process
 from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.preferences import ASYNC, sync_preference
+from process_api.resources import resource_problems
 from process_api.secrets import split_secrets
 
 CONFORMANCE = [
@@ -137,6 +138,9 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
             listed = "; ".join(_schema_error(e) for e in errors)
             raise OgcError(400, "invalid-input", f"processInputs do not match the process's "
                            f"inputs schema: {listed}")
+        if problems := resource_problems(inputs.get("resources")):
+            raise OgcError(400, "invalid-input", "processInputs ask for more than a job may "
+                           f"have: {'; '.join(problems)}")
         project = body.metadata.project if body.metadata else None
         if project is not None and project not in caller.groups:
             raise HTTPException(status_code=403, detail=f"You are not a member of the "

@@ -209,3 +209,50 @@ async def test_job_processes_see_no_worker_secrets(alice_processes: httpx.AsyncC
     assert results.json() == {"DATABASE_URL": False, "API_DATABASE_URL": False,
                               "WORKER_DATABASE_URL": False, "JOB_DATABASE_URL": False,
                               "JOB_SECRETS_KEY": False}
+
+
+@pytest.mark.parametrize(("resources", "detail"), [
+    ({"limits": {"cpu": "9" * 400}}, "processInputs do not match the process's inputs "
+     "schema: resources/limits/cpu: must satisfy pattern"),
+    ({"requests": {"memory": "9" * 400}}, "processInputs do not match the process's inputs "
+     "schema: resources/requests/memory: must satisfy pattern"),
+    ({"limits": {"memory": "1000000000Ti"}}, "processInputs ask for more than a job may "
+     "have: resources/limits/memory: at most 1Pi"),
+    ({"limits": {"cpu": "999999"}}, "processInputs ask for more than a job may have: "
+     "resources/limits/cpu: at most 1024 cores"),
+    ({"limits": {"memory": "1Gi"}, "requests": {"memory": "2Gi"}}, "processInputs ask for "
+     "more than a job may have: resources/requests/memory: more than resources/limits/memory"),
+])
+async def test_resources_beyond_bounds_are_400(alice_processes: httpx.AsyncClient,
+                                               resources: dict, detail: str) -> None:
+    """Quantities that passed the schema overflowed in the engine and left their jobs
+    `running` forever: they are bounded at submission."""
+    r = await execute(alice_processes, "sleep", {"seconds": 0, "resources": resources})
+    assert r.status_code == 400, r.text
+    assert r.json()["type"].endswith("/invalid-input")
+    assert r.json()["detail"].startswith(detail)
+
+
+async def test_a_job_the_engine_cannot_run_fails(settings, issuer, queue: str,
+                                                 database_url: str) -> None:
+    """Whatever goes wrong in the engine ends the job `failed`, with a message."""
+    submitter = create_app(settings.model_copy(update={"job_queue": queue,
+                                                       "in_process_worker": False}))
+    worker = None
+    try:
+        async with submitter.router.lifespan_context(submitter), \
+                http_client(submitter, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+            url = (await execute(c, "echo", {"message": "x"})).headers["Location"]
+            with psycopg.connect(database_url) as conn:  # what no submission can store
+                conn.execute("UPDATE processes.jobs SET inputs = inputs || "
+                             "'{\"resources\": {\"limits\": 5}}' WHERE id = %s",
+                             (url.rsplit("/", 1)[1],))
+            worker = start_worker(settings, queue)
+            job = await wait_for(c, url, "failed", "successful", seconds=60)
+            assert (job["status"], job["message"]) == (
+                "failed", "The service could not run this job (TypeError); the error "
+                "has been logged.")
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(timeout=30)
