@@ -94,7 +94,8 @@ _QUIET_ABORTS = QuietAborts()
 class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
                  queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
-                 timeout: float = 2.0, job_dsn: str | None = None) -> None:
+                 timeout: float = 2.0, job_dsn: str | None = None,
+                 notifier: Notifier | None = None) -> None:
         self.queue = queue
         self.dsn = dsn
         # what a job's process that needs the database gets (a role of its own)
@@ -110,7 +111,7 @@ class Engine:
                                         timeout=timeout, configure=_autocommit,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
-        self.notifier = Notifier()
+        self.notifier = notifier or Notifier()
         # what every job would import, imported once by the fork server
         self.forks = ForkServer(["process_api.child", *(
             process.entry.partition(":")[0] for process in registry if process.entry)])

@@ -20,6 +20,7 @@ from process_api import (
     JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
     Engine,
+    Notifier,
     Process,
     ProcessesConfig,
     Registry,
@@ -121,7 +122,9 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
     return Engine(dsn or settings.api_dsn, registry, SecretBox(key), submissions.add,
                   job_dsn=settings.job_dsn, queue=settings.job_queue,
                   heartbeat_seconds=settings.job_heartbeat_seconds,
-                  stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout)
+                  stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout,
+                  notifier=Notifier(timeout=settings.callback_timeout_seconds,
+                                    in_flight=settings.callbacks_in_flight))
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:

@@ -120,6 +120,10 @@ class Settings(PgstacApiSettings):
     sync_wait_seconds: float = Field(default=30.0, ge=0, le=600)
     job_stalled_seconds: float = 10.0
     job_secrets_key: str | None = None
+    # Job callbacks (`subscriber`): each attempt's timeout, and how many a worker sends at
+    # once (the others wait their turn; a silent target costs that many connections).
+    callback_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
+    callbacks_in_flight: int = Field(default=16, ge=1, le=1000)
 
     # Stock stac-fastapi knobs we fix for this service.
     stac_fastapi_title: str = "geocatalog"

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
-from tests.support.http import free_port
+from stac_ext.app import create_app
+from tests.support.http import free_port, http_client
+from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, until, wait_for
 
 
@@ -115,3 +119,53 @@ async def test_a_subscriber_must_be_http_urls(alice_processes: httpx.AsyncClient
     r = await execute(alice_processes, "echo", {}, subscriber={"successUri": "file:///etc/passwd"})
     assert r.status_code == 400
     assert r.json()["type"].endswith("/invalid-input")
+
+
+class Silent:
+    """A TCP server that accepts and never answers; counts connections open at once."""
+
+    def __init__(self) -> None:
+        self.open = self.most = self.total = 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.open += 1
+                self.total += 1
+                self.most = max(self.most, self.open)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: socket.socket) -> None:
+        with conn:
+            while conn.recv(65536):  # until the client gives up and closes
+                pass
+        with self.lock:
+            self.open -= 1
+
+
+async def test_callbacks_to_a_silent_target_are_bounded(settings, issuer) -> None:
+    """500 jobs whose callbacks went to a target that never answers opened ~430
+    connections at once: a worker holds at most CALLBACKS_IN_FLIGHT, and none once they
+    are given up."""
+    silent = Silent()
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    app = create_app(settings.model_copy(update={
+        "job_queue": queue, "in_process_worker": True, "worker_concurrency": 4,
+        "callbacks_in_flight": 3, "callback_timeout_seconds": 0.2}))
+    async with app.router.lifespan_context(app), \
+            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        jobs = [(await execute(c, "echo", {"message": str(n)}, subscriber={
+            "successUri": f"{silent.url}/{n}"})).headers["Location"] for n in range(20)]
+        for url in jobs:
+            assert (await wait_for(c, url, "successful"))["status"] == "successful"
+        assert await until(lambda: silent.total >= 60 and silent.open == 0, seconds=120)
+    silent.listener.close()
+    assert silent.most <= 3 and silent.total == 60  # 20 callbacks, 3 attempts each
