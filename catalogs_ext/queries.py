@@ -84,6 +84,19 @@ JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
 FOR KEY SHARE OF i
 """
 
+#: Who governs each catalog of a subtree (and including its top), rows locked until the
+#: transaction ends: a forced delete removes only what the caller governs, all of it.
+LOCK_SUBTREE = """
+WITH RECURSIVE subtree AS (
+    SELECT pk FROM catalogs.catalogs WHERE pk = $1
+    UNION ALL
+    SELECT c.pk FROM catalogs.catalogs c JOIN subtree s ON c.parent_pk = s.pk
+)
+SELECT c.path, c.owner, c.project FROM catalogs.catalogs c JOIN subtree s ON c.pk = s.pk
+ORDER BY c.path
+FOR UPDATE OF c
+"""
+
 #: The whole subtree under (and including) a catalog, removed in one statement.
 DELETE_SUBTREE = """
 WITH RECURSIVE subtree AS (

@@ -148,4 +148,9 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                 raise HTTPException(status_code=409, detail=f"Catalog {path} has children: "
                                     "repeat with `_force=true` to remove it and its "
                                     "sub-catalogs.")
+            others = [c["path"] for c in await store.lock_subtree(row["pk"])
+                      if not access.governs(user, c)]
+            if others:
+                raise _forbidden(f"The subtree holds {len(others)} catalog(s) you may not "
+                                 f"delete (e.g. {others[0]}): nothing was removed.")
             return {"deleted": await store.delete_subtree(row["pk"])}

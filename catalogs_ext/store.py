@@ -103,5 +103,9 @@ class CatalogStore:
     async def has_children(self, pk: int) -> bool:
         return await self.conn.fetchval(queries.HAS_CHILDREN, pk)
 
+    async def lock_subtree(self, pk: int) -> list[asyncpg.Record]:
+        """Path, owner and project of every catalog from `pk` down, locked."""
+        return await self.conn.fetch(queries.LOCK_SUBTREE, pk)
+
     async def delete_subtree(self, pk: int) -> list[str]:
         return sorted(r["path"] for r in await self.conn.fetch(queries.DELETE_SUBTREE, pk))

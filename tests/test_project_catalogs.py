@@ -84,6 +84,26 @@ async def test_members_govern_a_project_catalog(dana_data, carol_data, bob_edito
     assert (r.status_code, r.json()) == (200, {"deleted": [f"{top}/cruise"]})
 
 
+async def test_a_forced_delete_removes_only_what_the_caller_governs(dana_data, carol_data,
+                                                                    anon) -> None:
+    """carol (ocean-lab) may delete a project catalog but not a child of another project
+    (ice-lab) in it: `_force=true` on the parent removed that child too; now 403, and
+    nothing goes."""
+    top = unique("lab-")
+    assert (await dana_data.post("/data/catalogs", json=catalog(
+        top, project=PROJECT))).status_code == 201
+    assert (await dana_data.post(f"/data/catalogs/{top}", json=catalog(
+        "ice", project="ice-lab"))).status_code == 201
+    assert (await carol_data.delete(f"/data/catalogs/{top}/ice")).status_code == 403
+    r = await carol_data.delete(f"/data/catalogs/{top}?_force=true")
+    assert (r.status_code, r.json()) == (403, {
+        "code": "Forbidden", "description": f"The subtree holds 1 catalog(s) you may not "
+                                            f"delete (e.g. {top}/ice): nothing was removed."})
+    assert (await anon.get(f"/data/catalogs/{top}/ice")).status_code == 200
+    r = await dana_data.delete(f"/data/catalogs/{top}?_force=true")
+    assert (r.status_code, r.json()) == (200, {"deleted": [top, f"{top}/ice"]})
+
+
 async def test_a_project_needs_membership(bob_editor_data, anon) -> None:
     top = unique("not-mine-")
     r = await bob_editor_data.post("/data/catalogs", json=catalog(top, project=PROJECT))
