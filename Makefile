@@ -24,6 +24,9 @@ OUTBOUND_ALLOW ?= 127.0.0.0/8
 STAC_BROWSER := 4.0.1
 OL_STAC      := ~1.5.1
 WEB          := .web/stac-browser-$(STAC_BROWSER)
+# Swagger UI for both APIs' documentation pages, from npm (served by the service: no CDN)
+SWAGGER_UI   := 5.35.0
+SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
 .PHONY: run test lint bench fuzz demo-s3 system-deps web browser-deps
 
@@ -56,9 +59,20 @@ fuzz: system-deps $(VENV)/.test-$(HASH)
 
 # STAC Browser from npm, built with Node (Debian's nodejs + npm when missing): ~3 min once.
 # Assets are linked relatively; the service gives index.html its <base> and config at serve time.
-web: .web/stac-browser
+web: .web/stac-browser .web/swagger-ui
 .web/stac-browser: $(WEB)/.built
 	ln -sfn stac-browser-$(STAC_BROWSER) $@
+.web/swagger-ui: $(SWAGGER)/.built
+	ln -sfn swagger-ui-$(SWAGGER_UI) $@
+$(SWAGGER)/.built:
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	  else echo "missing Node.js for Swagger UI; run:  sudo apt-get install -y nodejs npm"; exit 1; fi; }
+	rm -rf $(SWAGGER) $(SWAGGER).build && mkdir -p $(SWAGGER).build $(SWAGGER)
+	cd $(SWAGGER).build && npm pack --silent swagger-ui-dist@$(SWAGGER_UI) >/dev/null && tar xzf *.tgz
+	cp $(SWAGGER).build/package/swagger-ui-bundle.js $(SWAGGER).build/package/swagger-ui.css \
+	  $(SWAGGER).build/package/LICENSE $(SWAGGER)/
+	rm -rf $(SWAGGER).build && touch $@
 $(WEB)/.built:
 	@command -v npm >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \

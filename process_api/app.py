@@ -48,7 +48,8 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                         await worker
 
     app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
-                  openapi_url="/api", docs_url="/api.html", redoc_url=None,
+                  # `api.html` is the composition root's documentation page
+                  openapi_url="/api", docs_url=None, redoc_url=None,
                   description="OGC API Processes - Part 1: Core.")
     app.include_router(service_router(config.conformance))
     app.include_router(processes_router(engine, config.user, config.sync_wait_seconds,

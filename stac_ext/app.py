@@ -51,6 +51,7 @@ from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
 from stac_ext.service.errors import add_error_handlers
 from stac_ext.service.format_param import FormatParameterMiddleware
+from stac_ext.service.html_headers import HtmlProtectionMiddleware
 from stac_ext.service.json_body import json_object_body
 from stac_ext.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.service.landing import root_router
@@ -191,9 +192,10 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
             audiences=[settings.data_client_id, settings.process_client_id])))
     add_web_face(app, WebFace(
         title=settings.stac_fastapi_title, data_prefix=settings.prefix_path,
-        stac_browser_dir=settings.stac_browser_dir,
+        stac_browser_dir=settings.stac_browser_dir, swagger_ui_dir=settings.swagger_ui_dir,
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
-                       client_id=settings.web_client_id)))
+                       client_id=settings.web_client_id),
+        catalog_path=catalogs_ext.CATALOG_PATH))
     complete_openapi(app, STAC_ERROR, data_protected)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
@@ -202,6 +204,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
     app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path)
+    app.add_middleware(HtmlProtectionMiddleware)
     app.add_middleware(RequestIdMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)

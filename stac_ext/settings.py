@@ -89,6 +89,8 @@ class Settings(PgstacApiSettings):
     web_client_id: str = "geocatalog-web"
     # The built STAC Browser (`make web`): `dist/` and `vendor/`.
     stac_browser_dir: Path = Path(__file__).resolve().parent.parent / ".web" / "stac-browser"
+    # Swagger UI's files (`make web`), for both APIs' documentation pages.
+    swagger_ui_dir: Path = Path(__file__).resolve().parent.parent / ".web" / "swagger-ui"
 
     # Generated content (extension URIs, example / explorer / notebook links) and the
     # `owner` search parameter; off only to measure what they cost (`make bench`).

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
+import io
+import json
+import logging
+import logging.config
 import re
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
@@ -14,6 +19,7 @@ import httpx
 import pytest
 
 from stac_ext.app import create_app
+from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
 from stac_ext.web.schema_form import form_fields
 from tests.support.http import http_client
@@ -304,3 +310,98 @@ async def test_a_web_clients_token_needs_the_api_as_audience(
         r = await c.post(f"/data/collections/{collection}/items", json=make_item("web2"))
         assert r.status_code == 403
         assert (await c.get("/processes/processes/echo")).status_code == 403
+
+
+async def test_every_html_answer_is_protected_from_framing(
+        anon: httpx.AsyncClient, local: httpx.AsyncClient, collection: str) -> None:
+    """`/browser/` and the API docs could be framed by any origin: every HTML answer has a
+    Content-Security-Policy with `frame-ancestors 'none'` and `X-Frame-Options: DENY`."""
+    _, challenge = _pkce()
+    pages = [(anon, "/ui/home"), (anon, "/browser/"), (anon, "/browser/collections/x"),
+             (anon, "/data/api.html"), (anon, "/processes/api.html"),
+             (anon, "/ui/catalogs/nope"), (anon, "/ui/processes/echo"),
+             (local, "/auth/authorize?client_id=geocatalog-web&response_type=code&"
+                     "redirect_uri=http://127.0.0.1:8080/ui/signed-in&code_challenge="
+                     f"{challenge}&code_challenge_method=S256"),
+             (local, "/auth/authorize?client_id=nope")]
+    for client, path in pages:
+        r = await client.get(path, headers=HTML)
+        assert r.headers["content-type"].startswith("text/html"), path
+        policy = r.headers["content-security-policy"]
+        assert ("frame-ancestors 'none'" in policy and "script-src 'self'" in policy) or \
+            "default-src 'none'" in policy, (path, policy)
+        assert "unsafe-eval" not in policy and "script-src 'unsafe-inline'" not in policy
+        assert r.headers["x-frame-options"] == "DENY", path
+        assert r.headers["x-content-type-options"] == "nosniff", path
+
+
+async def test_api_docs_come_from_our_own_files(anon: httpx.AsyncClient) -> None:
+    """Swagger UI came from a CDN (a blank page offline): both APIs' docs use the files
+    `make web` fetched, and no inline script."""
+    for api, document in (("data", "data/api"), ("processes", "processes/api")):
+        for accept in (HTML, {"Accept": "*/*"}):
+            r = await anon.get(f"/{api}/api.html", headers=accept)
+            assert r.status_code == 200, r.text
+            assert f'data-openapi="http://testserver/{document}"' in r.text
+            sources = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+            assert sources and all(s.startswith("http://testserver/") for s in sources), sources
+            assert all('src="' in attrs for attrs in re.findall(r"<script([^>]*)>", r.text))
+    bundle = await anon.get("/ui/swagger-ui/swagger-ui-bundle.js")
+    assert bundle.status_code == 200 and "SwaggerUIBundle" in bundle.text
+
+
+async def test_catalog_pages_take_only_catalog_paths(alice_data: httpx.AsyncClient) -> None:
+    """`/ui/catalogs/x%3F_force=true` showed catalog x with forms that sent
+    `DELETE .../x?_force=true`: the bypass of the delete confirmation. Such a path is no
+    catalog's (404) and the page's requests encode each id."""
+    top = unique("framed-")
+    assert (await alice_data.post("/data/catalogs", json={
+        "id": top, "type": "Catalog", "description": "d"})).status_code == 201
+    r = await alice_data.get(f"/ui/catalogs/{top}%3F_force=true", headers=HTML)
+    assert r.status_code == 404
+    assert "delete-catalog" not in r.text
+    assert f"There is no catalog '{top}?_force=true'" in html.unescape(r.text)
+    r = await alice_data.get(f"/ui/catalogs/{top}", headers=HTML)
+    assert r.status_code == 200 and 'id="delete-catalog"' in r.text
+    script = (await alice_data.get("/ui/static/catalogs.js")).text
+    assert "map(encodeURIComponent)" in script
+
+
+async def test_the_code_comes_back_in_the_fragment(local: httpx.AsyncClient) -> None:
+    """Authorization codes (signed JWTs with the user's groups and rights) were in the
+    access log: with `response_mode=fragment` (our pages ask for it) they never reach a
+    server. (STAC Browser's router drops a fragment: it keeps the query, which the access
+    log scrubs.)"""
+    _, challenge = _pkce()
+    redirect = "http://127.0.0.1:8080/ui/signed-in"
+    form = await local.get("/auth/authorize", params={
+        "client_id": "geocatalog-web", "redirect_uri": redirect, "response_type": "code",
+        "state": "s1", "code_challenge": challenge, "code_challenge_method": "S256",
+        "response_mode": "fragment"})
+    assert 'name="response_mode" value="fragment"' in form.text
+    r = await local.post("/auth/authorize", data={
+        "client_id": "geocatalog-web", "redirect_uri": redirect, "code_challenge": challenge,
+        "state": "s1", "username": "alice", "response_mode": "fragment"})
+    back = urlsplit(r.headers["location"])
+    assert (r.status_code, back.query) == (303, "")
+    assert parse_qs(back.fragment)["state"] == ["s1"] and parse_qs(back.fragment)["code"]
+    assert 'response_mode: "fragment"' in (await local.get("/ui/static/session.js")).text
+
+
+def test_access_lines_never_carry_credentials() -> None:
+    """And should a code or token come in a query all the same, uvicorn's access line shows
+    `***` in its place."""
+    config = logging_config("json")
+    written = io.StringIO()
+    config["handlers"]["default"]["stream"] = written
+    config["loggers"]["uvicorn.access"]["level"] = "INFO"  # whatever an earlier test set
+    logging.config.dictConfig(config)
+    try:
+        logging.getLogger("uvicorn.access").info(
+            '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
+            "/ui/signed-in?code=eyJ.secret.sig&state=s1&x=1&token=t0k", "1.1", 200)
+    finally:
+        logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    line = json.loads(written.getvalue().strip().splitlines()[-1])
+    assert line["message"] == ('127.0.0.1:5 - "GET /ui/signed-in?code=***&state=***&x=1&'
+                               'token=*** HTTP/1.1" 200')

@@ -350,6 +350,14 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     s.goto("/ui/jobs")
     expect(page.get_by_text("Signed in as bob")).to_be_visible()
 
+    # both APIs' documentation, from the service's own files (nothing outside is reached)
+    for path, title in (("/data/api.html", "geocatalog"),
+                        ("/processes/api.html", "geocatalog processes")):
+        s.goto(path)
+        expect(page.locator(".swagger-ui .info .title")).to_contain_text(title)
+        expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
+    s.shot("api-docs")
+
     context.close()
     assert not s.errors, s.errors
     assert {urlsplit(u).hostname for u in s.outside} <= OUTSIDE_ALLOWED, s.outside

@@ -81,6 +81,7 @@ class LocalIssuer:
                     "token_endpoint": f"{self.issuer}/token",
                     "end_session_endpoint": f"{self.issuer}/logout",
                     "response_types_supported": ["code"],
+                    "response_modes_supported": ["query", "fragment"],
                     "grant_types_supported": ["authorization_code"],
                     "code_challenge_methods_supported": ["S256"],
                     "token_endpoint_auth_methods_supported": ["none"],

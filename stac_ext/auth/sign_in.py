@@ -1,7 +1,8 @@
 """Browser sign-in at the development issuer: OIDC authorization code flow with PKCE.
 
 `GET {issuer}/authorize` shows a development-only form (user name, groups, rights) to anyone
-who opens it; its POST redirects to the client's redirect URI with a code, and
+who opens it; its POST redirects to the client's redirect URI with a code (in the query, or
+in the fragment with `response_mode=fragment`, as our pages and STAC Browser ask), and
 `POST {issuer}/token` trades code + PKCE verifier for an access token (audiences: the data and
 process clients, so one token serves both APIs) and an ID token. This is the flow a public web
 client runs against Keycloak, so the pages and STAC Browser need nothing special here.
@@ -79,6 +80,7 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
         state: str = "", nonce: str = "", scope: str = "",
         code_challenge: str = "", code_challenge_method: str = "",
         login_hint: Annotated[str, Query(max_length=100)] = "",
+        response_mode: Annotated[str, Query(pattern="^(query|fragment)$")] = "query",
     ) -> HTMLResponse:
         if why := check(client_id, redirect_uri):
             return refused(request, why)
@@ -86,7 +88,8 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
             return refused(request, "This issuer runs the authorization code flow with PKCE "
                                     "(response_type=code, code_challenge_method=S256).")
         fields = {"client_id": client_id, "redirect_uri": redirect_uri, "state": state,
-                  "nonce": nonce, "scope": scope, "code_challenge": code_challenge}
+                  "nonce": nonce, "scope": scope, "code_challenge": code_challenge,
+                  "response_mode": response_mode}
         return templates.TemplateResponse(
             request, "sign_in.html", {"fields": fields, "issuer": issuer.issuer,
                                       "login_hint": login_hint},
@@ -101,6 +104,7 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
         groups: Annotated[str, Form(max_length=2000)] = "",
         rights: Annotated[str, Form(max_length=2000)] = "",
         state: Annotated[str, Form()] = "", nonce: Annotated[str, Form()] = "",
+        response_mode: Annotated[str, Form(pattern="^(query|fragment)$")] = "query",
     ) -> Response:
         if why := check(client_id, redirect_uri):
             return refused(request, why)
@@ -110,9 +114,11 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
             "code_challenge": code_challenge, "nonce": nonce,
             "username": username.strip(), "groups": _words(groups), "rights": _words(rights),
         })
+        answer = urlencode({"code": code, **({"state": state} if state else {})})
+        if response_mode == "fragment":  # never sent to a server, so never in a log
+            return RedirectResponse(f"{redirect_uri}#{answer}", status_code=303)
         separator = "&" if "?" in redirect_uri else "?"
-        query = urlencode({"code": code, **({"state": state} if state else {})})
-        return RedirectResponse(f"{redirect_uri}{separator}{query}", status_code=303)
+        return RedirectResponse(f"{redirect_uri}{separator}{answer}", status_code=303)
 
     @router.post("/token", summary="Token endpoint (authorization_code grant with PKCE)")
     async def token(

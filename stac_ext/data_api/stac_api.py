@@ -94,8 +94,10 @@ def instantiate_api(
     if collection_search is not None:
         application_extensions.append(collection_search)
     return DataStacApi(
-        app=FastAPI(openapi_url=settings.openapi_url, docs_url=settings.docs_url,
-                    redoc_url=None, root_path=settings.root_path,
+        # the documentation page (`settings.docs_url`) is the web face's (Swagger UI
+        # from our own files), not FastAPI's (from a CDN, with an inline script)
+        app=FastAPI(openapi_url=settings.openapi_url, docs_url=None, redoc_url=None,
+                    root_path=settings.root_path,
                     title=settings.stac_fastapi_title, version=settings.stac_fastapi_version,
                     description=settings.stac_fastapi_description, lifespan=lifespan),
         router=APIRouter(prefix=settings.prefix_path),

@@ -54,6 +54,23 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+#: Query parameters whose values are credentials (an authorization code is a signed JWT
+#: with the user's groups and rights): never written to a log line.
+SECRET_PARAMS = ("code", "state", "session_state", "token", "access_token", "id_token",
+                 "refresh_token")
+_SECRET_VALUE = re.compile(r"([?&](?:" + "|".join(SECRET_PARAMS) + r")=)[^&\s#]*")
+
+
+class ScrubQuery(logging.Filter):
+    """uvicorn's access lines carry the path with its query: credentials in it become ***."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_SECRET_VALUE.sub(r"\1***", arg) if isinstance(arg, str) else arg
+                                for arg in record.args)
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
@@ -74,11 +91,14 @@ def logging_config(log_format: str, level: str = "INFO") -> dict[str, Any]:
                  {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"})
     return {
         "version": 1, "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": f"{__name__}.RequestIdFilter"}},
+        "filters": {"request_id": {"()": f"{__name__}.RequestIdFilter"},
+                    "scrub_query": {"()": f"{__name__}.ScrubQuery"}},
         "formatters": {"default": formatter},
         "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "default",
                                  "filters": ["request_id"]}},
         "root": {"handlers": ["default"], "level": level},
-        "loggers": {name: {"handlers": [], "propagate": True}
-                    for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+        "loggers": {"uvicorn": {"handlers": [], "propagate": True},
+                    "uvicorn.error": {"handlers": [], "propagate": True},
+                    "uvicorn.access": {"handlers": [], "propagate": True,
+                                       "filters": ["scrub_query"]}},
     }

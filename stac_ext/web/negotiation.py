@@ -49,6 +49,12 @@ def segments(path: str) -> tuple[str, ...]:
     return tuple(p for p in path.split("/") if p)
 
 
+def docs_page(path: str) -> str | None:
+    """The page that answers the process API's `api.html`, whatever the client (its mount
+    would take the path otherwise)."""
+    return "/ui/api-docs/processes" if segments(path) == ("processes", "api.html") else None
+
+
 def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
     """("redirect" | "page", target path) for a resource that has an HTML form
     (`data`: the data API's prefix as segments, ("data",))."""
@@ -85,6 +91,8 @@ class HtmlNegotiationMiddleware:
         self.data = segments(data_prefix)  # split once, not per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (docs := docs_page(scope["path"])):
+            scope = {**scope, "path": docs, "raw_path": docs.encode()}
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or (
                 target := page_for(scope["path"], self.data)) is None:
             await self.app(scope, receive, send)

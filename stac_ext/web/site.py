@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from stac_ext.web import stac_browser
-from stac_ext.web.pages import catalogs, jobs, landing, processes, session
+from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, session
 
 STATIC = Path(__file__).parent / "static"
 
@@ -27,7 +27,9 @@ class WebFace:
     title: str
     data_prefix: str  # "/data"
     stac_browser_dir: Path  # the built STAC Browser: `dist/` and `vendor/`
+    swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn
+    catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
 
 
 def add_web_face(app: FastAPI, face: WebFace) -> None:
@@ -37,7 +39,10 @@ def add_web_face(app: FastAPI, face: WebFace) -> None:
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="web_static")
     app.mount("/ui/vendor", StaticFiles(directory=face.stac_browser_dir / "vendor",
                                         check_dir=False), name="web_vendor")
-    for module in (landing, session, processes, jobs, catalogs):
+    app.mount("/ui/swagger-ui", StaticFiles(directory=face.swagger_ui_dir, check_dir=False),
+              name="web_swagger_ui")
+    api_docs.add_data_docs(api_docs.router, f"{face.data_prefix}/api.html")
+    for module in (landing, session, processes, jobs, catalogs, api_docs):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
                        include_in_schema=False)

@@ -36,9 +36,23 @@ def browser_config(request: Request) -> dict:
         "authConfig": {
             "type": "openIdConnect",
             "openIdConnectUrl": f"{face.sign_in.issuer}/.well-known/openid-configuration",
+            # the code comes back in the query: STAC Browser's router drops a fragment before
+            # its sign-in reads it (the access log shows the code as ***)
             "oidcConfig": {"client_id": face.sign_in.client_id},
         },
     }
+
+
+def browser_policy(request: Request) -> str:
+    """STAC Browser's Content-Security-Policy: its own scripts only; fetches to this service
+    and the identity provider; images from anywhere (thumbnails, the basemap's tiles);
+    inline styles (its components set them)."""
+    issuer = urlsplit(request.app.state.web.sign_in.issuer)
+    provider = f"{issuer.scheme}://{issuer.netloc}"
+    return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+            f"img-src * data: blob:; font-src 'self' data:; connect-src 'self' {provider}; "
+            "worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'self'; "
+            f"object-src 'none'; form-action 'self' {provider}")
 
 
 def router(dist: Path) -> APIRouter:
@@ -68,6 +82,7 @@ def router(dist: Path) -> APIRouter:
         head = (f'<head><base href="{html.escape(base_of(request))}browser/">'
                 '<script defer="defer" src="config.js"></script>')
         return HTMLResponse(_index(dist).replace("<head>", head, 1),
-                            headers={"Cache-Control": "no-store"})
+                            headers={"Cache-Control": "no-store",
+                                     "Content-Security-Policy": browser_policy(request)})
 
     return routes

@@ -4,8 +4,9 @@ forms that organise it (create a child, edit, replace links, delete). The forms 
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -35,6 +36,11 @@ def _split(document: dict[str, Any], catalogs_url: str) -> dict[str, list[dict[s
     return parts
 
 
+def api_path(path: str) -> str:
+    """A catalog's path of ids as a URL path: each id encoded (a `?` in an id stays in it)."""
+    return "/".join(quote(part, safe="") for part in path.split("/"))
+
+
 def _catalogs_url(request: Request) -> str:
     return client_settings(request)["data"] + "catalogs/"
 
@@ -46,7 +52,7 @@ async def _subtree(request: Request, children: list[str]) -> list[str]:
     found, queue = list(children), list(children)
     catalogs_url = _catalogs_url(request)
     while queue and len(found) < SUBTREE_SHOWN:
-        status, body = await get_json(request, f"{prefix}/catalogs/{queue.pop(0)}")
+        status, body = await get_json(request, f"{prefix}/catalogs/{api_path(queue.pop(0))}")
         if status != 200:
             continue
         for link in _split(body, catalogs_url)["catalogs"]:
@@ -66,8 +72,12 @@ async def top_level(request: Request) -> HTMLResponse:
 
 @router.get("/ui/catalogs/{path:path}")
 async def catalog_page(path: str, request: Request) -> HTMLResponse:
-    prefix = request.app.state.web.data_prefix
-    status, body = await get_json(request, f"{prefix}/catalogs/{path}")
+    face = request.app.state.web
+    if not re.fullmatch(face.catalog_path, path):  # e.g. `a?_force=true`: not a catalog
+        return page(request, "error.html", {"error": {
+            "description": f"There is no catalog {path!r}: a catalog's address is its ids, "
+                           "separated by /."}}, status_code=404)
+    status, body = await get_json(request, f"{face.data_prefix}/catalogs/{api_path(path)}")
     if status != 200:
         return page(request, "error.html", {"error": body}, status_code=status)
     catalogs_url = _catalogs_url(request)

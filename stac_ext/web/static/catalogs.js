@@ -5,9 +5,11 @@
   const { api, message, showError, settings } = window.geocatalog;
   const catalogs = settings.data + "catalogs";
   const actions = document.getElementById("catalog-actions");
-  const path = actions ? actions.dataset.path : "";
+  // a catalog's path of ids, each encoded: an id can never carry a query into the URL
+  const encoded = (p) => p.split("/").map(encodeURIComponent).join("/");
+  const path = actions ? encoded(actions.dataset.path) : "";
   const json = { "Content-Type": "application/json" };
-  const pageOf = (p) => settings.ui + "catalogs/" + p;
+  const pageOf = (p) => settings.ui + "catalogs/" + encoded(p);
 
   function links(text) {
     return text.split("\n").map((l) => l.trim()).filter((l) => l).map((line) => {
@@ -37,7 +39,7 @@
     if (form.elements.project.value) body.project = form.elements.project.value;
     if (form.elements.links.value.trim()) body.links = links(form.elements.links.value);
     const parent = form.dataset.parent;
-    const result = await api(parent ? catalogs + "/" + parent : catalogs,
+    const result = await api(parent ? catalogs + "/" + encoded(parent) : catalogs,
       { method: "POST", headers: json, body: JSON.stringify(body) });
     if (result.ok) window.location.assign(pageOf(parent ? parent + "/" + body.id : body.id));
     return result;

@@ -9,6 +9,8 @@
     authority: settings.issuer,
     client_id: settings.clientId,
     redirect_uri: settings.ui + "signed-in",
+    // the code comes back in the URL's fragment, which the browser never sends to a server
+    response_mode: "fragment",
     post_logout_redirect_uri: settings.base,
     scope: "openid profile",
     userStore: new oidc.WebStorageStateStore({ store: window.sessionStorage }),
