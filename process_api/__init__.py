@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from process_api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
     from process_api.outbound import OutboundPolicy as OutboundPolicy
     from process_api.outbound import TargetRefused as TargetRefused
+    from process_api.outbound import allowed_http_client as allowed_http_client
     from process_api.processes.s3_manifest import s3_filesystem as s3_filesystem
     from process_api.processes.sections import DISPLAY as DISPLAY
     from process_api.processes.sections import RESOURCES as RESOURCES

@@ -1,7 +1,10 @@
 """Where a process may send requests (user input names the targets: sources, S3
 endpoints): public addresses only, checked after DNS resolution, unless `OUTBOUND_ALLOW`
-(comma-separated networks, e.g. `10.0.0.0/8,127.0.0.1/32`) names more. Redirects are not
-followed. A refusal says one thing, whatever the target, so that it cannot map a network.
+(comma-separated networks, e.g. `10.0.0.0/8,127.0.0.1/32`) names more. Clients that can
+(aiohttp's, under s3fs and fsspec) check the address of every connection they open
+(`allowed_socket`): a redirect, a region redirect or a DNS answer that changed cannot lead
+them elsewhere. A refusal says one thing, whatever the target, so that it cannot map a
+network.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import ipaddress
 import os
 import socket
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -40,6 +44,9 @@ class OutboundPolicy:
         return cls(tuple(ipaddress.ip_network(part.strip(), strict=False)
                          for part in text.split(",") if part.strip()))
 
+    def allows(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        return not _blocked(address) or any(address in net for net in self.allowed)
+
     def check(self, url: str) -> None:
         """TargetRefused unless every address the URL's host resolves to may be reached."""
         parts = urlsplit(url)
@@ -51,6 +58,22 @@ class OutboundPolicy:
         except (OSError, UnicodeError):
             raise TargetRefused() from None
         for info in infos:
-            address = ipaddress.ip_address(info[4][0])
-            if _blocked(address) and not any(address in net for net in self.allowed):
+            if not self.allows(ipaddress.ip_address(info[4][0])):
                 raise TargetRefused()
+
+
+def allowed_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """aiohttp's `socket_factory`: a socket for a connection to an allowed address only
+    (every connection: the first, and those of redirects)."""
+    family, kind, proto, _, address = addr_info
+    if not OutboundPolicy.from_env().allows(ipaddress.ip_address(address[0])):
+        raise ConnectionRefusedError(REFUSED)
+    return socket.socket(family, kind, proto)
+
+
+async def allowed_http_client(**kwargs: Any) -> Any:
+    """fsspec's HTTP filesystem's `get_client`: aiohttp, connecting to allowed addresses only."""
+    import aiohttp
+
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(socket_factory=allowed_socket), **kwargs)

@@ -3,14 +3,19 @@ the networks OUTBOUND_ALLOW names; no redirects; one text for every refusal."""
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import fsspec
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
+from process_api.child import Context
 from process_api.outbound import REFUSED, OutboundPolicy, TargetRefused
+from process_api.processes.s3_manifest import manifest, s3_filesystem
 from stac_ext.publish.run import list_files
 from stac_ext.publish.writer import PublishError
 
@@ -91,4 +96,63 @@ def test_redirects_are_not_followed(redirecting: tuple[str, list[str]]) -> None:
     url, hits = redirecting
     fs, paths = list_files(f"{url}/x.nc", {})  # loopback is allowed in the tests
     assert fs.cat(paths[0]) == b""  # the redirect itself, not what it points at
+    assert hits == []
+
+
+@pytest.fixture
+def redirecting_elsewhere() -> Iterator[tuple[str, list[str]]]:
+    """An allowed address (127.0.0.1) redirecting every request to a blocked one
+    (127.0.0.2), which records what reaches it."""
+    hits: list[str] = []
+
+    class Inside(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "6")
+            self.end_headers()
+            self.wfile.write(b"secret")
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    inside = ThreadingHTTPServer(("127.0.0.2", 0), Inside)
+
+    class Redirect(Inside):
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.2:{inside.server_port}"
+                                         f"{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_HEAD = do_GET
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for each in (inside, server):
+        threading.Thread(target=each.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", hits
+    server.shutdown()
+    inside.shutdown()
+
+
+def test_s3_redirects_cannot_reach_a_blocked_address(
+        monkeypatch: pytest.MonkeyPatch, redirecting_elsewhere: tuple[str, list[str]]) -> None:
+    """An allowed S3 endpoint answering 302 to an internal address made the worker fetch
+    it (and the manifest carried the reply's size and sha256): every connection of the S3
+    client is checked, so the hop fails and nothing reaches the blocked address."""
+    monkeypatch.setenv("OUTBOUND_ALLOW", "127.0.0.1/32")
+    endpoint, hits = redirecting_elsewhere
+    inputs = {"source": "s3://bucket/prefix", "s3": {
+        "accessKeyId": "a", "secretAccessKey": "b", "endpoint": endpoint}}
+    with pytest.raises(EndpointConnectionError):
+        manifest(inputs, Context(io.StringIO(), {}))
+    with pytest.raises(PublishError, match="Cannot reach the object storage"):
+        list_files("s3://bucket/prefix", inputs["s3"])
+    fs = s3_filesystem(inputs["s3"])  # zarr re-creates the filesystem from its JSON form
+    again = fsspec.AbstractFileSystem.from_json(fs.to_json())
+    with pytest.raises(EndpointConnectionError):
+        again.cat("bucket/x")
     assert hits == []

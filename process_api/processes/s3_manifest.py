@@ -32,12 +32,13 @@ def s3_storage_options(s3: dict[str, Any]) -> dict[str, Any]:
 
 
 def s3_filesystem(s3: dict[str, Any]) -> Any:
-    """The caller's S3 storage; its endpoint, user input, must be an allowed target."""
-    import s3fs
+    """The caller's S3 storage; its endpoint, user input, must be an allowed target, and so
+    must every address its client connects to (`s3_storage`)."""
+    from process_api.processes.s3_storage import AllowedS3FileSystem
 
     if s3.get("endpoint"):
         OutboundPolicy.from_env().check(str(s3["endpoint"]))
-    return s3fs.S3FileSystem(skip_instance_cache=True, **s3_storage_options(s3))
+    return AllowedS3FileSystem(skip_instance_cache=True, **s3_storage_options(s3))
 
 
 def manifest(inputs: dict[str, Any], context: Context) -> dict[str, Any]:

@@ -7,7 +7,13 @@ from typing import Any
 
 import asyncpg
 
-from process_api import Context, OutboundPolicy, TargetRefused, s3_filesystem
+from process_api import (
+    Context,
+    OutboundPolicy,
+    TargetRefused,
+    allowed_http_client,
+    s3_filesystem,
+)
 from stac_ext.content.formats import Format, asset_format
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root, item_path
@@ -46,8 +52,9 @@ def list_files(source: str, s3: dict[str, Any]) -> tuple[Any, list[str]]:
             import fsspec
 
             OutboundPolicy.from_env().check(source)
-            # redirects are not followed: each target is checked before it is asked
-            return fsspec.filesystem("https", allow_redirects=False), [source]
+            # redirects are not followed, and every connection goes to an allowed address
+            return fsspec.filesystem("https", allow_redirects=False,
+                                     get_client=allowed_http_client), [source]
         if s3.get("enabled") is False:
             raise PublishError("S3 access is disabled in the inputs (s3.enabled = false).")
         fs = s3_filesystem(s3)
