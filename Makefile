@@ -92,14 +92,15 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "missing chromium for the browser tests; run:  sudo apt-get install -y chromium"; exit 1; fi; }
 
-# PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL),
-# and Python's venv module, which Debian ships separately.
+# PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
+# venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.
 system-deps:
 	@missing=""; \
 	if [ -z "$$DATABASE_URL" ] && ! ls /usr/share/postgresql/*/extension/postgis.control >/dev/null 2>&1; then \
 	  missing="$(PG_PACKAGES)"; fi; \
 	if ! $(PYTHON) -c "import venv, ensurepip" >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
 	for tool in curl jq; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from process_api.processes.sections import RESOURCES as RESOURCES
     from process_api.processes.sections import S3 as S3
     from process_api.registry import Registry as Registry
+    from process_api.sandbox import Sandbox as Sandbox
+    from process_api.sandbox import SandboxError as SandboxError
     from process_api.secrets import SecretBox as SecretBox
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any, TextIO
 
 from process_api.command import run_command
@@ -33,10 +35,20 @@ class Context:
         self._out.flush()
 
 
+def job_folder(pid: int) -> Path:
+    """The working folder of the job whose process is `pid` (the fork server removes it
+    when it reaps that process)."""
+    return Path(tempfile.gettempdir()) / f"job-{pid}"
+
+
 def run(request: dict[str, Any], protocol: TextIO) -> int:
-    """Apply the limits, run the job, report on `protocol`: the exit status."""
+    """Apply the limits, run the job in a folder of its own, report on `protocol`: the exit
+    status."""
     limits = request.get("limits") or {}
     try:
+        folder = job_folder(os.getpid())
+        folder.mkdir(mode=0o700)
+        os.chdir(folder)
         if limits.get("memory_bytes"):
             import resource
 

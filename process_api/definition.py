@@ -45,6 +45,7 @@ class Process:
     entry: str = ""  # `module:function` of the run function (or a `command`)
     retries: int = 0  # how often a job whose worker died is started again
     database: bool = False  # its process gets DATABASE_URL (publishing writes items)
+    network: bool = False  # its process may open connections (in the sandbox; database too)
     sync: bool = False  # a client may wait for its results (`Prefer: respond-sync`)
     # A process defined as data runs this argv instead (`definitions.py`, `command.py`)
     command: tuple[str, ...] = ()

@@ -39,6 +39,8 @@ class ProcessDefinition(BaseModel):
     resources: dict[str, Any] | None = Field(
         default=None, description="`resources` of a job that gives none (limits, requests)")
     sync: bool = False
+    network: bool = Field(default=False, description="the command opens connections (jobs "
+                          "run without network otherwise)")
 
 
 def load_definitions(folders: list[Path]) -> list[Process]:
@@ -59,7 +61,8 @@ def load_definitions(folders: list[Path]) -> list[Process]:
                     description=definition.description,
                     inputs={**definition.inputs, "properties": properties},
                     outputs=definition.outputs, command=tuple(definition.command),
-                    resources=definition.resources, sync=definition.sync)
+                    resources=definition.resources, sync=definition.sync,
+                    network=definition.network)
             except (ValueError, ValidationError) as e:
                 first = e.errors()[0] if isinstance(e, ValidationError) else None
                 why = (f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first

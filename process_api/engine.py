@@ -14,8 +14,6 @@ import contextlib
 import json
 import logging
 import math
-import os
-import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -35,6 +33,7 @@ from process_api.documents import status_info
 from process_api.launcher import ForkServer
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
+from process_api.sandbox import Sandbox
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
 
@@ -95,7 +94,7 @@ class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
                  queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
                  timeout: float = 2.0, job_dsn: str | None = None,
-                 notifier: Notifier | None = None) -> None:
+                 notifier: Notifier | None = None, sandbox: Sandbox | None = None) -> None:
         self.queue = queue
         self.dsn = dsn
         # what a job's process that needs the database gets (a role of its own)
@@ -113,8 +112,11 @@ class Engine:
         self.store = JobStore(self.pool)
         self.notifier = notifier or Notifier()
         # what every job would import, imported once by the fork server
-        self.forks = ForkServer(["process_api.child", *(
-            process.entry.partition(":")[0] for process in registry if process.entry)])
+        modules = ["process_api.child", *(process.entry.partition(":")[0]
+                                          for process in registry if process.entry)]
+        # in a sandbox, jobs without network and jobs with it have a fork server each
+        self.forks = {network: ForkServer(modules, sandbox, network)
+                      for network in ((False, True) if sandbox is not None else (True,))}
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
         logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
@@ -179,7 +181,7 @@ class Engine:
         """Process queued jobs until cancelled (or stopped by a signal), reaping jobs of dead
         workers meanwhile. When the database goes away the engine's worker stops: it is
         started again once the database answers (its jobs meanwhile are reaped)."""
-        await self.forks.start()
+        await self._forks(network=False).start()  # the first job needs not wait
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:
@@ -200,7 +202,8 @@ class Engine:
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
-            await self.forks.stop()
+            for forks in self.forks.values():
+                await forks.stop()
 
     async def _reap_forever(self) -> None:
         while True:
@@ -266,10 +269,15 @@ class Engine:
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
-        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, self.forks).run(
+        forks = self._forks(network=process.network or process.database)
+        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, forks).run(
             process, inputs, limits.child_limits(), about)
         await self._ended(await self._record(job_id, process, outcome, hide, resources,
                                              limits.record))
+
+    def _forks(self, network: bool) -> ForkServer:
+        """The fork server of jobs with (or without) network."""
+        return self.forks.get(network) or self.forks[True]
 
     async def _ended(self, job: Job | None) -> None:
         """A job this worker ended (None: it was dismissed meanwhile)."""
@@ -307,8 +315,8 @@ class Engine:
 
 
 class Supervisor:
-    """Runs one job in a process forked by the worker's fork server: relays progress,
-    kills it on dismissal."""
+    """Runs one job in a process forked by a fork server of the worker: relays progress,
+    ends it on dismissal."""
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
                  dsn: str, forks: ForkServer) -> None:
@@ -331,15 +339,13 @@ class Supervisor:
             "entry": process.entry, "command": process.command, "inputs": inputs,
             "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
         await writer.drain()
-        pid: int | None = None
         watcher: asyncio.Task[None] | None = None
         outcome: dict[str, Any] = {}
         try:
             async for line in reader:
                 message = json.loads(line)
-                if "pid" in message:
-                    pid = message["pid"]
-                    watcher = asyncio.create_task(self._watch_dismissal(message["pid"]))
+                if "pid" in message:  # started (its pid is the sandbox's, not ours)
+                    watcher = asyncio.create_task(self._watch_dismissal(writer))
                 elif "progress" in message:
                     await self.store.progress(self.job_id, message["progress"],
                                               message.get("message"))
@@ -350,24 +356,17 @@ class Supervisor:
         finally:
             if watcher is not None:
                 watcher.cancel()
-            if pid is not None and "returncode" not in outcome:  # the worker is stopping
-                _kill(pid)
-            writer.close()
+            writer.close()  # a job still running (the worker is stopping) then ends
         return outcome
 
-    async def _watch_dismissal(self, pid: int) -> None:
+    async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:
         while True:
             await asyncio.sleep(0.5)
             if self.context.should_abort() or \
                     await self.store.status(self.job_id) == "dismissed":
-                _kill(pid)
+                writer.write(b"kill\n")  # the job's process kills its process group
+                await writer.drain()
                 return
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
 
 
 def install_engine_schema(conn: Any) -> tuple[str, bool]:

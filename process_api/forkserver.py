@@ -3,12 +3,14 @@ process's module once, and forks one child per job. The child applies the job's 
 runs it (`child.run`): a short job no longer pays for starting Python and its imports,
 while every job keeps an OS process of its own (limits, kill on dismissal).
 
-It starts with the worker's environment minus the worker's secrets (`Supervisor`), and
-dies with the worker; its children die with it. One Unix-socket connection per job: the
-worker sends the job's request as one JSON line (with `env`: what the job's process adds
-to that environment, e.g. its database URL); it reads back `{"pid": N}` from the child,
-the child's protocol lines, then `{"returncode": N}` from the server once the child is
-reaped (negative: killed by that signal).
+It starts with the worker's environment minus the worker's secrets (`Supervisor`), in the
+jobs' sandbox when there is one, and dies with the worker; its children die with it. One
+Unix-socket connection per job: the worker sends the job's request as one JSON line (with
+`env`: what the job's process adds to that environment, e.g. its database URL); it reads
+back `{"pid": N}` from the child (in the sandbox's process tree), the child's protocol
+lines, then `{"returncode": N}` from the server once the child is reaped (negative: killed
+by that signal). The worker ends a job by writing `kill` on its connection, or by closing
+it: the child then kills its process group (itself and what it started).
 
     python -m process_api.forkserver SOCKET_PATH [module ...]
 """
@@ -20,9 +22,11 @@ import errno
 import importlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
+import threading
 from typing import Any
 
 from process_api import child
@@ -41,6 +45,7 @@ def _reap(signum: int, frame: Any) -> None:
             return
         if pid == 0:
             return
+        shutil.rmtree(child.job_folder(pid), ignore_errors=True)
         conn = _running.pop(pid, None)
         if conn is None:
             continue
@@ -50,12 +55,27 @@ def _reap(signum: int, frame: Any) -> None:
         conn.close()
 
 
+def _killed_on_request(conn: socket.socket) -> None:
+    """In the child: a thread that kills the job's process group when the worker writes
+    `kill` or hangs up (it stopped, or the job was dismissed)."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while (data := conn.recv(64)) and b"kill" not in data:
+                pass
+        os.killpg(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
     """In the forked child: never returns."""
     code = child.EXIT_ERROR
     try:
         die_with_parent()  # with the fork server, which dies with the worker
+        os.setpgid(0, 0)  # a group of its own: what the job starts dies with it
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _killed_on_request(conn)
         os.environ.update(request.pop("env", None) or {})
         protocol = conn.makefile("w")
         protocol.write(json.dumps({"pid": os.getpid()}) + "\n")

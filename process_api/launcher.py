@@ -1,6 +1,7 @@
 """The worker's side of its fork server (`forkserver`): starts it with the worker's
-environment minus the worker's secrets, connects one job to it, stops it with the worker,
-and starts it again if it died."""
+environment minus the worker's secrets, in the jobs' sandbox (`sandbox`) when there is
+one, with or without network; connects one job to it, stops it with the worker, and starts
+it again if it died."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+from process_api.sandbox import Sandbox
 
 #: What a job's process never sees (it runs user-chosen code paths on user input).
 WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
@@ -24,8 +27,11 @@ def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 class ForkServer:
-    def __init__(self, modules: Iterable[str]) -> None:
+    def __init__(self, modules: Iterable[str], sandbox: Sandbox | None = None,
+                 network: bool = False) -> None:
         self.modules = sorted(set(modules))
+        self.sandbox = sandbox
+        self.network = network  # outside a sandbox every job has the worker's network
         self._process: asyncio.subprocess.Process | None = None
         self._folder: Path | None = None
         self._lock = asyncio.Lock()
@@ -37,9 +43,13 @@ class ForkServer:
 
     async def _start(self) -> None:
         self._folder = Path(tempfile.mkdtemp(prefix="geocatalog-jobs-"))  # 0700
+        command = [sys.executable, "-m", "process_api.forkserver", str(self.socket_path),
+                   *self.modules]
+        if self.sandbox is not None:
+            command = self.sandbox.wrap(command, writable=[self._folder],
+                                        network=self.network, modules=self.modules)
         self._process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "process_api.forkserver", str(self.socket_path),
-            *self.modules, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,  # the jobs' prints may hold anything
             env=without_secrets(os.environ))
         assert self._process.stdout is not None

@@ -24,6 +24,7 @@ from process_api import (
     Process,
     ProcessesConfig,
     Registry,
+    Sandbox,
     SecretBox,
     create_process_app,
     lifespan_of,
@@ -120,12 +121,15 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                                   *processes])
     # a job's record in, its stored record out
     submissions: GroupCommit[dict[str, Any], dict[str, Any]] = GroupCommit(JOB_REFUSALS)
+    sandbox = Sandbox.available(hidden=[settings.data_dir]) \
+        if settings.job_sandbox == "bwrap" else None
     return Engine(dsn or settings.api_dsn, registry, SecretBox(key), submissions.add,
                   job_dsn=settings.job_dsn, queue=settings.job_queue,
                   heartbeat_seconds=settings.job_heartbeat_seconds,
                   stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout,
                   notifier=Notifier(timeout=settings.callback_timeout_seconds,
-                                    in_flight=settings.callbacks_in_flight))
+                                    in_flight=settings.callbacks_in_flight),
+                  sandbox=sandbox)
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:

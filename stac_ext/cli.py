@@ -57,6 +57,17 @@ def _processes_defined(settings: Settings) -> None:
         raise _fail(f"PROCESS_DEFINITIONS: {e}", code=2) from None
 
 
+def _sandbox_ready(settings: Settings) -> None:
+    """Jobs run in their sandbox, or the start stops in one line saying how to get it."""
+    from process_api import Sandbox, SandboxError
+
+    if settings.job_sandbox == "bwrap":
+        try:
+            Sandbox.available(hidden=[])
+        except SandboxError as e:
+            raise _fail(f"JOB_SANDBOX: {e}", code=2) from None
+
+
 def _embedded(settings: Settings) -> Cluster:
     if not settings.embedded:
         raise _fail("DATABASE_URL is set: the database is managed elsewhere.", code=2)
@@ -249,6 +260,7 @@ def worker(
 
     settings = _settings()
     _processes_defined(settings)
+    _sandbox_ready(settings)
     logging.config.dictConfig(logging_config(settings.log_format))
     wait_for_migrations(settings, wait)
 
@@ -308,6 +320,8 @@ def serve(
         os.environ["GEOCATALOG_PORT"] = str(port)
     settings = _settings()
     _processes_defined(settings)
+    if settings.in_process_worker:
+        _sandbox_ready(settings)
     log_config = logging_config(settings.log_format)
     logging.config.dictConfig(log_config)
     ensure_database(settings)

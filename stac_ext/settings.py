@@ -122,6 +122,10 @@ class Settings(PgstacApiSettings):
     sync_wait_seconds: float = Field(default=30.0, ge=0, le=600)
     job_stalled_seconds: float = 10.0
     job_secrets_key: str | None = None
+    # The jobs' sandbox: `bwrap` (Debian's bubblewrap around every job's process: a
+    # read-only system, no data dir, no worker /proc, network only when a process declares
+    # it) or `none` (where jobs are isolated otherwise, e.g. one container per job).
+    job_sandbox: Literal["bwrap", "none"] = "bwrap"
     # Job callbacks (`subscriber`): each attempt's timeout, and how many a worker sends at
     # once (the others wait their turn; a silent target costs that many connections).
     callback_timeout_seconds: float = Field(default=5.0, gt=0, le=60)

@@ -39,14 +39,26 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def test_dismissal_stops_the_command(alice_processes: httpx.AsyncClient,
-                                           tmp_path: Path) -> None:
-    pidfile = tmp_path / "pid"
-    r = await execute(alice_processes, "test-command-sleep", {"pidfile": str(pidfile)})
+def _sleeping_commands() -> set[int]:
+    """Host pids of running `test-command-sleep` commands (a job's process runs in the
+    sandbox's process tree: its own pid means nothing here)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"# test-command-sleep" in \
+                    (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                found.add(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_dismissal_stops_the_command(alice_processes: httpx.AsyncClient) -> None:
+    before = _sleeping_commands()
+    r = await execute(alice_processes, "test-command-sleep", {})
     assert r.status_code == 201, r.text
-    assert await until(lambda: pidfile.exists() and pidfile.read_text())
-    pid = int(pidfile.read_text())
-    assert _alive(pid)
+    assert await until(lambda: _sleeping_commands() - before)
+    [pid] = _sleeping_commands() - before
     dismissed = await alice_processes.delete(r.headers["Location"])
     assert (dismissed.status_code, dismissed.json()["status"]) == (200, "dismissed")
     assert await until(lambda: not _alive(pid)), "the command outlived its dismissed job"

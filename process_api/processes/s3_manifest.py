@@ -93,5 +93,5 @@ S3_MANIFEST = Process(
                                "sha256": {"type": "string"}}}},
         },
     },
-    entry="process_api.processes.s3_manifest:manifest",
+    entry="process_api.processes.s3_manifest:manifest", network=True,
 )

@@ -38,5 +38,5 @@ PUBLISH_DATASET = Process(
             "catalog": {"type": ["string", "null"]},
         },
     },
-    entry="stac_ext.publish.run:publish", database=True,
+    entry="stac_ext.publish.run:publish", database=True, network=True,
 )

@@ -24,6 +24,7 @@ from stac_ext.publish.inspect import (
     describe_xarray,
 )
 from stac_ext.publish.items import build_items, file_name
+from stac_ext.publish.outside_refs import OutsideReference, check_self_contained
 from stac_ext.publish.writer import Outcome, PublishError, Writer
 from stac_ext.settings import Settings
 
@@ -88,7 +89,9 @@ def describe(fs: Any, path: str, href: str) -> Description | None:
         import xarray as xr
 
         with fs.open(path, "rb") as f:
-            return describe_xarray(xr.open_dataset(f), href, fmt)
+            # the fetched bytes only: nothing that makes HDF5 open other files
+            engine = {"hdf5": "h5netcdf", "classic": "scipy"}[check_self_contained(f)]
+            return describe_xarray(xr.open_dataset(f, engine=engine), href, fmt)
     if fmt is Format.parquet:
         import pyarrow.parquet as pq
 
@@ -129,7 +132,8 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
             try:
                 description = describe(fs, path, href)
             except Exception as e:  # a bad file is reported; the others go on
-                why = ("the address did not answer with a readable file"  # says nothing more
+                why = (str(e) if isinstance(e, OutsideReference) else
+                       "the address did not answer with a readable file"  # nothing more
                        if href.startswith("http") else f"{type(e).__name__}: {str(e)[:200]}")
                 result["warnings"].append({"file": href,
                                            "message": f"could not read {name}: {why}"})

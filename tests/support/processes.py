@@ -77,7 +77,55 @@ MISCOUNT = Process(
     entry="tests.support.processes:miscount",
 )
 
-TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE, MISCOUNT]
+def probe(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """What its process may do: read `read` (paths), see `pids` in /proc, connect to
+    `connect` ([host, port] pairs), write `write` (paths); each "ok" or the error's name.
+    And where it works."""
+    import os
+    import socket
+
+    def attempt(action: Any) -> str:
+        try:
+            action()
+            return "ok"
+        except OSError as e:
+            return type(e).__name__
+
+    def read(path: str) -> None:
+        with open(path, "rb") as f:
+            f.read()
+
+    def write(path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(b"x")
+
+    def connect(host: str, port: int) -> None:
+        socket.create_connection((host, port), timeout=2).close()
+
+    return {
+        "read": {p: attempt(lambda p=p: read(p)) for p in inputs.get("read", [])},
+        "pids": {str(p): attempt(lambda p=p: read(f"/proc/{p}/environ"))
+                 for p in inputs.get("pids", [])},
+        "connect": {f"{h}:{p}": attempt(lambda h=h, p=p: connect(h, p))
+                    for h, p in inputs.get("connect", [])},
+        "write": {p: attempt(lambda p=p: write(p)) for p in inputs.get("write", [])},
+        "cwd": os.getcwd(), "writable_cwd": attempt(lambda: write("mine.txt")),
+    }
+
+
+PROBE = Process(
+    id="test-probe", version="1", title="Probe", description="Reports what it may do.",
+    inputs={"type": "object"}, outputs={"type": "object"},
+    entry="tests.support.processes:probe",
+)
+PROBE_NETWORK = Process(
+    id="test-probe-network", version="1", title="Probe with network",
+    description="Reports what it may do, declaring it needs the network.",
+    inputs={"type": "object"}, outputs={"type": "object"},
+    entry="tests.support.processes:probe", network=True,
+)
+
+TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE, MISCOUNT, PROBE, PROBE_NETWORK]
 
 #: Processes defined as data, for tests (beside the shipped ones).
 TEST_DEFINITIONS = Path(__file__).with_name("definitions")

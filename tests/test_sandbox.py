@@ -1,0 +1,81 @@
+"""Every job runs in the sandbox (bubblewrap): it cannot read the data dir (the database's
+password files, the keys), the worker's /proc (its environment holds the service's
+secrets) or any file outside the system and the processes' code; it writes only in a
+folder of its own; without a declared need it has no network, so no database either."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from stac_ext.app import create_app
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
+from tests.support.processes import TEST_PROCESSES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A data dir inside the checkout (visible to the sandbox but for its hiding), with a
+    password file as the embedded cluster keeps them."""
+    folder = ROOT / ".artifacts" / f"sandbox-{uuid.uuid4().hex[:8]}"
+    folder.mkdir(parents=True)
+    (folder / "pg.password").write_text("superuser-secret")
+    (folder / "pg.password").chmod(0o600)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
+        settings, issuer, data_dir: Path, database_url: str) -> None:
+    database = urlsplit(database_url)
+    cluster_files = sorted(str(p) for p in Path("/tmp").glob("geocatalog-test-*/pg.password"))
+    app = create_app(settings.model_copy(update={
+        "geocatalog_data_dir": data_dir, "job_queue": f"sandbox-{uuid.uuid4().hex[:8]}",
+        "in_process_worker": True}), processes=TEST_PROCESSES)
+    async with app.router.lifespan_context(app), \
+            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        probes = {
+            "read": [str(data_dir / "pg.password"), *cluster_files, "/etc/shadow",
+                     str(ROOT / "pyproject.toml")],
+            "pids": [os.getpid(), 1],
+            "connect": [[database.hostname, database.port]],
+            "write": [str(ROOT / "written-by-a-job.txt"), "/tmp/anywhere.txt"],
+        }
+        closed = await run(c, "test-probe", probes)
+        opened = await run(c, "test-probe-network", probes)
+    if not os.environ.get("GEOCATALOG_TEST_DATABASE_URL"):  # the tests' own cluster
+        assert cluster_files  # its password file, outside the sandbox
+    for seen in (closed, opened):
+        assert seen["read"] == {
+            str(data_dir / "pg.password"): "FileNotFoundError",  # hidden: an empty folder
+            **{f: "FileNotFoundError" for f in cluster_files},  # /tmp is the job's own
+            "/etc/shadow": "PermissionError",
+            str(ROOT / "pyproject.toml"): "ok"}  # the code is readable, as on any host
+        # the worker's /proc is not there: pid 1 is the sandbox's own init
+        assert seen["pids"] == {str(os.getpid()): "FileNotFoundError", "1": "ok"}
+        assert seen["write"] == {str(ROOT / "written-by-a-job.txt"): "OSError",
+                                 "/tmp/anywhere.txt": "ok"}
+        assert seen["cwd"].startswith("/tmp/job-") and seen["writable_cwd"] == "ok"
+    assert not (ROOT / "written-by-a-job.txt").exists()
+    address = f"{database.hostname}:{database.port}"
+    assert closed["connect"] == {address: "ConnectionRefusedError"}  # no network at all
+    assert opened["connect"] == {address: "ok"}  # declared: network (no password)
+
+
+async def run(client: httpx.AsyncClient, process: str, inputs: dict) -> dict:
+    r = await execute(client, process, inputs)
+    assert r.status_code == 201, r.text
+    job = await wait_for(client, r.headers["Location"], "successful", "failed")
+    assert job["status"] == "successful", job
+    return (await client.get(f"{r.headers['Location']}/results")).json()
