@@ -50,7 +50,7 @@ from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
-from stac_ext.service.errors import add_error_handlers
+from stac_ext.service.errors import UnexpectedErrorMiddleware, add_error_handlers
 from stac_ext.service.format_param import FormatParameterMiddleware
 from stac_ext.service.html_headers import HtmlProtectionMiddleware
 from stac_ext.service.json_body import json_object_body
@@ -209,6 +209,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.add_middleware(FormatParameterMiddleware)
     app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path)
     app.add_middleware(HtmlProtectionMiddleware)
+    app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(RequestIdMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)

@@ -3,7 +3,9 @@ test` (all phases, with and without tokens), for use before a release.
 
 Own cluster in `.fuzz/` (port 5459), the demo data, the service in a real uvicorn with the
 local development issuer; one schemathesis run per (API, token) pair, bounded in examples
-and time; prints each run's summary and exits non-zero on any finding.
+and time; then the hostile-input pass (`tests/hostile.py`: huge numbers, deep and long
+filters, deep bodies, NaN, in every parameter and body field), with and without tokens;
+prints each run's summary and exits non-zero on any finding.
 
     .venv/bin/python -m tests.fuzz [--examples 200] [--seconds 600]
 """
@@ -22,6 +24,7 @@ import typer
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.database.cluster import Cluster
 from stac_ext.settings import Settings
+from tests.hostile import hostile_pass
 from tests.support.http import free_port
 from tests.support.issuer import ADMIN_RIGHT, DATA_CLIENT, PROCESS_CLIENT
 from tests.support.uvicorn_process import uvicorn_process
@@ -85,6 +88,14 @@ def main(
                 ok &= passed
                 print(f"== /{api} {'with' if token else 'without'} a token: "
                       f"{'ok' if passed else 'FINDINGS'}\n{summary}\n", flush=True)
+        documents = {"": "/data/api", "/processes": "/processes/api"}
+        for label, keys in (("with tokens", {"": tokens["data"],
+                                             "/processes": tokens["processes"]}),
+                            ("without tokens", {})):
+            problems = hostile_pass(f"http://127.0.0.1:{port}", documents, keys)
+            ok &= not problems
+            print(f"== hostile inputs {label}: {'ok' if not problems else 'FINDINGS'}"
+                  + "".join(f"\n  {p[:300]}" for p in problems) + "\n", flush=True)
     raise typer.Exit(0 if ok else 1)
 
 

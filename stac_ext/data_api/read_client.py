@@ -31,9 +31,10 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.rendered_items import RenderedItems
-from stac_ext.data_api.search.filter_bounds import cql2_json
+from stac_ext.data_api.search.filter_bounds import MAX_FILTER_DEPTH, bounded, cql2_json
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
+from stac_ext.service.json_body import depth
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
@@ -100,10 +101,20 @@ class CoreClient(CoreCrudClient):
         filter_query: str | None = None, filter_lang: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """Stock's, with a GET filter bounded and turned into CQL2-JSON here
-        (`filter_bounds`), never by cql2's validator."""
+        (`filter_bounds`), never by cql2's validator; a `query` that is no JSON object is
+        a 400 (stock's collection search wrote into it: a 500)."""
         if filter_query:
             base_args = {**base_args, "filter": cql2_json(filter_query, filter_lang),
                          "filter_lang": "cql2-json"}
+        if (query := base_args.get("query")) is not None:
+            if not isinstance(query, dict):
+                raise InvalidQueryParameter("query: a JSON object of properties and their "
+                                            'conditions, e.g. {"owner": {"eq": "alice"}}.')
+            if depth(query) > MAX_FILTER_DEPTH:
+                raise InvalidQueryParameter(f"query: nests deeper than {MAX_FILTER_DEPTH} "
+                                            "levels.")
+        if intersects := kwargs.get("intersects"):
+            bounded(intersects, "intersects")
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner

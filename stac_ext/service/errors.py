@@ -24,6 +24,7 @@ from stac_fastapi.types.errors import (
 )
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from process_api import exception_body
 
@@ -116,13 +117,8 @@ def add_error_handlers(app: FastAPI) -> None:
                     type(exc).__name__, exc)
         return error_response(status, str(exc) or _UNSAID[status], type(exc).__name__)
 
-    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-        logger.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(500, "Internal error; it has been logged.")
-
     # `type: ignore[arg-type]`: Starlette types handlers as taking `Exception`; these
     # take the subclass they are registered for.
-    app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(orjson.JSONDecodeError, on_bad_json_parameter)
     app.add_exception_handler(OverflowError, on_out_of_range)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
@@ -135,3 +131,36 @@ def add_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(exc_type, on_unavailable)
     for exc_type in _STOCK:
         app.add_exception_handler(exc_type, on_stock)
+
+
+class UnexpectedErrorMiddleware:
+    """A request that fails unexpectedly gets a 500 with the API's error body, and its
+    connection stays usable: Starlette's outermost error handler answers, then raises the
+    error again, and uvicorn closed the connection (clients saw it reset). Logged once,
+    with its traceback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            if started:  # answered already (the process API's own handler logged it)
+                return
+            logger.exception("unexpected error on %s %s", scope["method"], scope["path"])
+            body = (exception_body(500, "Internal error; it has been logged.")
+                    if scope["path"].startswith("/processes/") else
+                    {"code": "InternalServerError",
+                     "description": "Internal error; it has been logged."})
+            await JSONResponse(body, status_code=500)(scope, receive, send)

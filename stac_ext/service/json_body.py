@@ -18,8 +18,9 @@ def _non_finite(constant: str) -> float:
     raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
 
 
-def _depth(value: Any) -> int:
-    """How deep arrays and objects nest in `value`, without recursion."""
+def depth(value: Any) -> int:
+    """How deep arrays and objects nest in `value`, without recursion (counting stops a
+    level beyond MAX_JSON_DEPTH)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -54,6 +55,6 @@ async def json_object_body(request: Request) -> None:
         raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
     # fewer brackets than the limit cannot nest deeper than it (a single item: no walk)
     if body is None or (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
-                        and _depth(body) > MAX_JSON_DEPTH):
+                        and depth(body) > MAX_JSON_DEPTH):
         raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
                             f"{MAX_JSON_DEPTH} levels.")

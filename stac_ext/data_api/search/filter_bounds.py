@@ -50,15 +50,16 @@ def nesting(text: str) -> int:
     return deepest
 
 
-def bounded(text: str) -> str:
-    """The filter text, if within the limits; else a 400 naming the limit."""
+def bounded(text: str, name: str = "filter") -> str:
+    """The text of a filter (or of another JSON parameter, `name`), if within the limits;
+    else a 400 naming the limit."""
     if len(text) > MAX_FILTER_LENGTH:
         raise InvalidQueryParameter(
-            f"filter: at most {MAX_FILTER_LENGTH} characters (this one has {len(text)}); "
-            "send a longer filter as CQL2-JSON in a POST /search body.")
+            f"{name}: at most {MAX_FILTER_LENGTH} characters (this one has {len(text)}); "
+            f"send a longer {name} in a POST /search body.")
     if nesting(text) > MAX_FILTER_DEPTH:
         raise InvalidQueryParameter(
-            f"filter: nests deeper than {MAX_FILTER_DEPTH} levels (parentheses, brackets, "
+            f"{name}: nests deeper than {MAX_FILTER_DEPTH} levels (parentheses, brackets, "
             "NOT and signs count).")
     return text
 

@@ -1,0 +1,17 @@
+"""The hostile-input pass (`tests/hostile.py`, as `make fuzz` runs it) against a real
+uvicorn: huge numbers and deep or long filters in every query parameter, huge numbers,
+NaN and deep nesting in every JSON body: no 5xx, always a JSON error body, the service
+alive after every request."""
+
+from __future__ import annotations
+
+from tests.hostile import hostile_pass
+from tests.support.issuer import PROCESS_CLIENT
+
+
+def test_hostile_inputs_get_client_errors(live_server: str, issuer) -> None:
+    tokens = {"": issuer.token("hostile", rights=["manageCollections", "updateCatalog"]),
+              "/processes": issuer.token("hostile", client=PROCESS_CLIENT)}
+    problems = hostile_pass(live_server, {"": "/data/api", "/processes": "/processes/api"},
+                            tokens)
+    assert problems == []
