@@ -232,3 +232,10 @@ async def test_object_storage_and_relative_hrefs_are_kept(alice_data: httpx.Asyn
     r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
     assert r.status_code == 201, r.text
     assert r.json()["assets"]["data"]["href"] == "s3://bucket/a.zarr"
+
+
+@pytest.mark.parametrize("fields", [",", "+", "-,,", " "])
+async def test_empty_field_names_are_no_fields(anon: httpx.AsyncClient, fields: str) -> None:
+    """`fields=,` was a 500 (stock read the first character of an empty name)."""
+    r = await anon.get("/data/search", params={"fields": fields, "limit": 1})
+    assert r.status_code == 200, r.text

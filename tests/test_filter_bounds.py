@@ -76,8 +76,7 @@ async def test_long_filters_are_400(anon: httpx.AsyncClient, scoped: str) -> Non
         assert (r.status_code, r.json()) == (400, {
             "code": "InvalidQueryParameter",
             "description": f"filter: at most {MAX_FILTER_LENGTH} characters (this one has "
-                           f"{len(text)}); send a longer filter as CQL2-JSON in a POST "
-                           "/search body."}), path
+                           f"{len(text)}); send a longer filter in a POST /search body."}), path
 
 
 async def test_filters_within_the_bounds_are_answered(anon: httpx.AsyncClient,

@@ -115,6 +115,8 @@ class CoreClient(CoreCrudClient):
                                             "levels.")
         if intersects := kwargs.get("intersects"):
             bounded(intersects, "intersects")
+        if kwargs.get("fields"):  # `fields=,` is no field (stock indexed the empty name)
+            kwargs["fields"] = [f for f in kwargs["fields"] if f.strip(" +-")] or None
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner
