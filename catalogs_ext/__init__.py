@@ -13,11 +13,11 @@ from catalogs_ext.documents import DataPaths
 from catalogs_ext.extension import CONFORMANCE, CatalogTreeExtension
 from catalogs_ext.linking import CatalogRefused, catalog_for_items, link_items
 from catalogs_ext.models import CATALOG_PATH
-from catalogs_ext.queries import SEARCH_SUBTREE, UNLINK_ITEM
+from catalogs_ext.queries import SUBTREE_BODY, UNLINK_ITEM
 from catalogs_ext.search import SubtreeSearch
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
-__all__ = ["CATALOG_PATH", "CONFORMANCE", "MIGRATIONS_DIR", "SEARCH_SUBTREE", "UNLINK_ITEM",
+__all__ = ["CATALOG_PATH", "CONFORMANCE", "MIGRATIONS_DIR", "SUBTREE_BODY", "UNLINK_ITEM",
            "CatalogAccess", "CatalogRefused", "CatalogTreeExtension", "DataPaths",
            "SubtreeSearch", "catalog_for_items", "link_items"]

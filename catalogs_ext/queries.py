@@ -1,4 +1,6 @@
-"""Named SQL of the catalogs tree. One query answers each read, whatever its size.
+"""Named SQL of the catalogs tree. One query answers each read, whatever its size. Items
+are known by the data API's search index (`geocatalog.search_items`: pgstac.items' keys in
+one table, whatever the number of partitions).
 
 JSON parameters are sent as text and cast (`$n::text::jsonb`), as stac-fastapi-pgstac does.
 """
@@ -19,7 +21,7 @@ SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.extra,
                  FROM catalogs.links l JOIN pgstac.collections col ON col.id = l.collection_id
                  WHERE l.catalog_pk = c.pk
                    AND (l.item_id IS NULL OR EXISTS (
-                        SELECT 1 FROM pgstac.items i
+                        SELECT 1 FROM geocatalog.search_items i
                         WHERE i.collection = l.collection_id AND i.id = l.item_id))),
                 '[]') AS links
 FROM catalogs.catalogs c
@@ -74,13 +76,14 @@ ON CONFLICT DO NOTHING
 
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY($1::text[])"
 
-#: The items among the wanted ones, each held (KEY SHARE) until the transaction ends: an
-#: item delete waits for the links to commit, then removes them (its unlink runs after
-#: its delete), so a catalog never keeps a link to a deleted item.
+#: The items among the wanted ones, each held (KEY SHARE, on its row of the data API's
+#: search index, which the item's delete removes) until the transaction ends: an item
+#: delete waits for the links to commit, then removes them (its unlink runs after its
+#: delete), so a catalog never keeps a link to a deleted item.
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest($1::text[], $2::text[]) AS wanted(collection, id)
-JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
+JOIN geocatalog.search_items i ON i.collection = wanted.collection AND i.id = wanted.id
 FOR KEY SHARE OF i
 """
 
@@ -108,10 +111,10 @@ DELETE FROM catalogs.catalogs c USING subtree s WHERE c.pk = s.pk
 RETURNING c.path
 """
 
-#: Item search inside a subtree (the data API's read path runs it): $1 the search body as
-#: JSON text, $2 the catalog's path; the page, as `pgstac.search`'s. NULL when the catalog
-#: does not exist.
-SEARCH_SUBTREE = "SELECT catalogs.search($1::text::jsonb, $2)"
+#: Item search inside a subtree: the search body limited to the subtree, for the data API's
+#: search to run (an SQL expression of $1, the search body as JSON text, and $2, the
+#: catalog's path). NULL when the catalog does not exist.
+SUBTREE_BODY = "catalogs.scope($1::text::jsonb, $2)"
 
 #: For the data API's item delete: run in the same transaction as the delete itself.
 UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"

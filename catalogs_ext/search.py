@@ -1,10 +1,10 @@
 """`GET|POST /catalogs/{path}/_search`: item search limited to what a subtree links.
 
 The search itself is the data API's (same parameters, same answer as `/search`, paging
-included), handed in by the composition root as a `SubtreeSearch`; its statement is
-`queries.SEARCH_SUBTREE`, one per page. No `from __future__ import annotations` here: the
-routes' parameter models are the data API's, known only at run time, and FastAPI reads
-them from the annotations.
+included), handed in by the composition root as a `SubtreeSearch`; its statement is the
+data API's search of `queries.SUBTREE_BODY`, one per page. No `from __future__ import
+annotations` here: the routes' parameter models are the data API's, known only at run
+time, and FastAPI reads them from the annotations.
 """
 
 from collections.abc import Sequence
@@ -17,8 +17,8 @@ from catalogs_ext.models import CATALOG_PATH
 
 
 class SubtreeSearch(Protocol):
-    """The data API's item search, run with `queries.SEARCH_SUBTREE` for the route's
-    `path`."""
+    """The data API's item search, of the body `queries.SUBTREE_BODY` makes for the
+    route's `path`."""
 
     @property
     def get_model(self) -> type[Any]: ...  # stock's GET /search parameters (an APIRequest)

@@ -39,6 +39,7 @@ from stac_ext.content import ExampleExtension, ItemDecorator
 from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.queries import search_of
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.urls import collection_path, item_path
@@ -144,7 +145,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
     )
     # a catalog's `_search` is the data API's search with the subtree's statement
-    search = scoped_search(extensions, catalogs_ext.SEARCH_SUBTREE, scope_param="path")
+    search = scoped_search(extensions, search_of(catalogs_ext.SUBTREE_BODY), scope_param="path")
     tree = CatalogTreeExtension(
         access=catalog_access(settings, auth), search=search, href_problem=href_problem,
         paths=DataPaths(collection=collection_path, item=item_path,

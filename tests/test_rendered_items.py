@@ -60,7 +60,8 @@ def test_the_oldest_go_first_and_the_kept_stay_whole() -> None:
 
 
 @pytest.mark.parametrize(("statement", "args"), [
-    (queries.SEARCH, "('{}')"), (catalogs_ext.SEARCH_SUBTREE, "('{}', 'a/b')")])
+    (queries.SEARCH, "('{}')"),
+    (queries.search_of(catalogs_ext.SUBTREE_BODY), "('{}', 'a/b')")])
 def test_a_page_runs_its_search_once(database_url: str, statement: str, args: str) -> None:
     """The page split in two (`queries.PAGE`) evaluates the search once: a catalog's is
     STABLE, which PostgreSQL would otherwise inline at each use of the page (twice the

@@ -30,7 +30,7 @@ class ExampleExtension(ApiExtension):
         )
         async def example(collection_id: str, item_id: str, request: Request) -> PlainTextResponse:
             async with request.app.state.get_connection(request, "r") as conn:
-                item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
+                item = await conn.fetchval(queries.GET_ITEM, collection_id, item_id)
             source = render_example(item) if item else None
             if source is None:
                 raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "

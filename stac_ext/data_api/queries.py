@@ -1,4 +1,9 @@
-"""Named SQL of the data API (the rest goes through pgstac's own functions)."""
+"""Named SQL of the data API (the rest goes through pgstac's own functions).
+
+Items are read through geocatalog's search index and functions (migrations 004, 005), which
+name a collection's partition by literal: a parameterised statement on pgstac.items would
+plan, and lock, every partition once PostgreSQL makes its plan generic.
+"""
 
 COLLECTION_EXISTS = "SELECT EXISTS (SELECT 1 FROM pgstac.collections WHERE id = $1)"
 
@@ -6,23 +11,21 @@ COLLECTION_HAS_ITEMS = (
     "SELECT EXISTS (SELECT 1 FROM geocatalog.populated_collections WHERE collection = $1)"
 )
 
-#: The stored item as the API serves it (hydrated): $1 item id, $2 collection id.
-GET_ITEM = "SELECT pgstac.get_item($1, $2)"
+#: The stored item as the API serves it (hydrated): $1 collection id, $2 item id.
+GET_ITEM = "SELECT geocatalog.get_item($1, $2)"
 
 #: One item as `search()` renders it without hydration (its base item beside it), as JSON
-#: text (as the items of `PAGE`).
-STORED_ITEM = """
-SELECT pgstac.content_nonhydrated(i)::text FROM pgstac.items i
-WHERE i.collection = $1 AND i.id = $2
-"""
+#: text (as the items of `PAGE`): $1 collection id, $2 item id.
+STORED_ITEM = "SELECT geocatalog.stored_item($1, $2)"
 
-#: Owner and creation time of existing items, for bulk upserts. Read from the stored
-#: (dehydrated) content: both are per-item properties, never part of a collection's base item.
+#: Owner and creation time of existing items, for bulk upserts, from the search index (kept
+#: in the writing transaction: it is pgstac.items'). Both are per-item properties, never
+#: part of a collection's base item.
 ITEM_OWNERS = """
 SELECT id,
        content->'properties'->>'owner' AS owner,
        content->'properties'->>'created' AS created
-FROM pgstac.items
+FROM geocatalog.search_items
 WHERE collection = $1 AND id = ANY($2::text[])
 """
 
@@ -44,7 +47,10 @@ created AS (SELECT pgstac.create_items($3::text::jsonb) FROM locked, known)
 SELECT count(*) FROM created
 """
 
-DELETE_ITEM = "SELECT pgstac.delete_item($1, $2)"
+#: pgstac's delete_item and update_item, on the item's partition: $1 collection, $2 item id;
+#: $1 the item as JSON text.
+DELETE_ITEM = "SELECT geocatalog.delete_item($1, $2)"
+UPDATE_ITEM = "SELECT geocatalog.update_item($1::text::jsonb)"
 
 UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"
 
@@ -52,8 +58,14 @@ CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 
 GET_COLLECTION = "SELECT pgstac.get_collection($1)"
 
-#: pgstac's item search (items, item, GET/POST /search): $1 the search body as JSON text.
-SEARCH = "SELECT pgstac.search($1::text::jsonb)"
+#: Item search (items pages, GET/POST /search), pgstac's answers over the search index: $1
+#: the search body as JSON text.
+SEARCH = "SELECT geocatalog.search($1::text::jsonb)"
+
+
+def search_of(body: str) -> str:
+    """The search of a body given as an SQL expression (e.g. a catalog's scope of $1)."""
+    return f"SELECT geocatalog.search({body})"
 
 #: The page of a search statement (one that answers the page, or NULL), split in two: the
 #: page without its items, and its items in order, each as JSON text (the read client

@@ -85,7 +85,7 @@ async def require_collection(request: Request, collection_id: str) -> None:
 
 
 async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dict[str, Any]:
-    item = await conn.fetchval(queries.GET_ITEM, item_id, collection_id)
+    item = await conn.fetchval(queries.GET_ITEM, collection_id, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
@@ -178,7 +178,7 @@ class TransactionsClient(StockTransactionsClient):
             existing.pop("links", None)  # generated on the way out, not stored
             body = self._prepare(request, change(existing), collection_id, owner,
                                  existing["properties"].get("created"), expected_id=item_id)
-            await dbfunc(conn, "update_item", body)
+            await conn.execute(queries.UPDATE_ITEM, json_bytes(body).decode())
         return await self._respond_item(request, body)
 
     async def update_item(  # type: ignore[override]
@@ -202,7 +202,7 @@ class TransactionsClient(StockTransactionsClient):
             self.policy.require_item_owner(request, existing["properties"].get("owner"))
             # delete first: it waits for any transaction holding the item (a catalog
             # linking it), whose links the statements below then see and remove
-            await conn.fetchval(queries.DELETE_ITEM, item_id, collection_id)
+            await conn.fetchval(queries.DELETE_ITEM, collection_id, item_id)
             for statement in self.on_item_delete:
                 await conn.execute(statement, collection_id, item_id)
         return Response(status_code=204)

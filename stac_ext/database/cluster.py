@@ -14,7 +14,8 @@ import pwd
 import secrets
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stac_ext.database.roles import PARTS
@@ -44,12 +45,20 @@ def find_bindir() -> Path:
     )
 
 
+#: What the embedded cluster changes from PostgreSQL's defaults (everything else is as
+#: PostgreSQL ships it, which the scale tests and benchmarks rely on: see `settings`).
+SERVER_SETTINGS = {"max_connections": "200", "shared_buffers": "256MB"}
+
+
 @dataclass(frozen=True)
 class Cluster:
-    """A local PostgreSQL cluster in `datadir`, listening on 127.0.0.1:`port`."""
+    """A local PostgreSQL cluster in `datadir`, listening on 127.0.0.1:`port`; `settings`
+    (PostgreSQL's, as `-c name=value`) default to SERVER_SETTINGS; `{}` keeps every
+    PostgreSQL default."""
 
     datadir: Path
     port: int
+    settings: Mapping[str, str] = field(default_factory=lambda: dict(SERVER_SETTINGS))
 
     @property
     def password_file(self) -> Path:
@@ -146,7 +155,7 @@ class Cluster:
             options = (
                 f"-c listen_addresses=127.0.0.1 -c port={self.port} "
                 f"-c unix_socket_directories='{self.datadir}' "
-                "-c max_connections=200 -c shared_buffers=256MB"
+                + " ".join(f"-c {name}={value}" for name, value in self.settings.items())
             )
             try:
                 self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.datadir,

@@ -89,12 +89,13 @@ def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return collections, items
 
 
-#: Which of the wanted collections exist; which of the wanted (collection, id) items exist.
+#: Which of the wanted collections exist; which of the wanted (collection, id) items exist
+#: (the search index: one table, however many partitions).
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY(%s)"
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest(%s::text[], %s::text[]) AS wanted(collection, id)
-JOIN pgstac.items i ON i.collection = wanted.collection AND i.id = wanted.id
+JOIN geocatalog.search_items i ON i.collection = wanted.collection AND i.id = wanted.id
 """
 
 

@@ -8,8 +8,13 @@ import catalogs_ext
 import process_api
 from stac_ext.database.migrations import Bootstrap, MigrationSet
 
+#: Partitions put into the search index per transaction (each takes a few locks).
+INDEX_BATCH = 50
+
 MIGRATIONS = [
-    MigrationSet("geocatalog", Path(__file__).parent.parent / "migrations"),
+    MigrationSet("geocatalog", Path(__file__).parent.parent / "migrations", steps=(
+        ("partitions put into the search index",
+         f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),)),
     MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR),
     MigrationSet("processes", process_api.MIGRATIONS_DIR),
 ]

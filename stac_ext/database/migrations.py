@@ -3,8 +3,10 @@
 A package that stores anything ships `NNN_description.sql` files for its own schema; the
 composition root hands the list of (schema, directory) pairs to `migrate()`. Applied
 versions are recorded in `geocatalog.schema_migrations`; each file runs once, in its own
-transaction, under an advisory lock so that concurrent starters do not race. Then the
-parts' roles get their rights (`roles.py`).
+transaction, under an advisory lock so that concurrent starters do not race. Then each
+set's steps run (work over pgstac's partitions, done a batch per transaction so that no
+transaction locks them all, whatever their number), and the parts' roles get their rights
+(`roles.py`).
 """
 
 from __future__ import annotations
@@ -36,10 +38,13 @@ CREATE TABLE IF NOT EXISTS geocatalog.schema_migrations (
 
 @dataclass(frozen=True)
 class MigrationSet:
-    """The migrations of one package: its schema name and the folder of its SQL files."""
+    """The migrations of one package: its schema name, the folder of its SQL files, and its
+    steps: statements answering how many units of work they did (e.g. partitions), each run
+    in a transaction of its own until it answers 0, at every `migrate`."""
 
     schema: str
     directory: Path
+    steps: tuple[tuple[str, str], ...] = ()  # (what it does, statement)
 
     def files(self) -> list[tuple[int, Path]]:
         found = [(int(m.group(1)), p) for p in self.directory.glob("*.sql")
@@ -85,10 +90,26 @@ def migrate(
                 echo(f"applied {what}" if done else f"{what} (up to date)")
             for migration_set in sets:
                 applied += _apply_set(conn, migration_set, echo)
+            for migration_set in sets:
+                applied += _run_steps(conn, migration_set, echo)
             roles.grant(conn, echo)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return applied
+
+
+def _run_steps(conn: psycopg.Connection, migration_set: MigrationSet,
+               echo: Callable[[str], None]) -> list[str]:
+    """Each step until it has nothing left to do, one transaction per run (autocommit)."""
+    done = []
+    for what, statement in migration_set.steps:
+        total = 0
+        while (row := conn.execute(statement).fetchone()) and row[0]:
+            total += int(row[0])
+        if total:
+            done.append(f"{migration_set.schema}: {what} ({total})")
+            echo(done[-1])
+    return done
 
 
 def _apply_set(

@@ -1,6 +1,6 @@
 -- SPEC: GET /collections lists only collections with at least one item.
--- A marker row per non-empty collection, kept by triggers on pgstac.items however items
--- arrive (API, pypgstac COPY straight into a partition), so the listing is one indexed
+-- A marker row per non-empty collection, kept by triggers on pgstac.items' partitions however
+-- items arrive (API, pypgstac COPY straight into a partition), so the listing is one indexed
 -- join instead of a probe of every collection's partitions.
 
 CREATE TABLE geocatalog.populated_collections (
@@ -11,44 +11,10 @@ GRANT USAGE ON SCHEMA geocatalog TO pgstac_read, pgstac_ingest, pgstac_admin;
 GRANT SELECT ON geocatalog.populated_collections TO pgstac_read, pgstac_ingest, pgstac_admin;
 GRANT DELETE ON geocatalog.populated_collections TO pgstac_ingest, pgstac_admin;
 
-INSERT INTO geocatalog.populated_collections (collection)
-SELECT DISTINCT collection FROM pgstac.items
-ON CONFLICT DO NOTHING;
-
--- Row level, so that partitions (which COPY writes to directly) inherit it.
--- SECURITY DEFINER: pgstac's own SECURITY DEFINER functions write items as its roles.
-CREATE FUNCTION geocatalog.mark_populated() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
-BEGIN
-    IF NOT EXISTS (
-        SELECT 1 FROM geocatalog.populated_collections WHERE collection = NEW.collection
-    ) THEN
-        INSERT INTO geocatalog.populated_collections (collection)
-        VALUES (NEW.collection) ON CONFLICT DO NOTHING;
-    END IF;
-    RETURN NULL;
-END;
-$$;
-
-CREATE TRIGGER geocatalog_mark_populated
-AFTER INSERT ON pgstac.items
-FOR EACH ROW EXECUTE FUNCTION geocatalog.mark_populated();
-
--- Statement level: one emptiness check per touched collection, not per deleted row.
-CREATE FUNCTION geocatalog.unmark_emptied() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
-BEGIN
-    DELETE FROM geocatalog.populated_collections p
-    WHERE p.collection IN (SELECT DISTINCT collection FROM removed)
-      AND NOT EXISTS (SELECT 1 FROM pgstac.items i WHERE i.collection = p.collection);
-    RETURN NULL;
-END;
-$$;
-
-CREATE TRIGGER geocatalog_unmark_emptied
-AFTER DELETE ON pgstac.items
-REFERENCING OLD TABLE AS removed
-FOR EACH STATEMENT EXECUTE FUNCTION geocatalog.unmark_emptied();
+-- Kept by the search index's triggers on each partition of pgstac.items (migration 004):
+-- nothing here touches pgstac's partitions, whose number has no bound. (This migration's
+-- first form created row triggers on pgstac.items itself, one lock per partition in one
+-- transaction; 004 neutralises them where they exist.)
 
 -- Stock stac-fastapi-pgstac calls `collection_search(jsonb)` unqualified; the API's
 -- search_path puts this schema first, so this version answers: pgstac's collection
