@@ -70,6 +70,9 @@ class Settings(PgstacApiSettings):
     # Seconds a request waits for a database connection (connect or pool) before its 503:
     # during an outage clients hear it at once and workers are not tied up.
     db_timeout: float = 2.0
+    # Seconds a statement of the API may run before PostgreSQL cancels it: a request that
+    # takes longer answers 504 (a slow query, not an outage), logged with its route.
+    db_statement_timeout: float = Field(default=30.0, gt=0, le=3600)
 
     # Public address: unset means "from the request" (Host / X-Forwarded-* headers).
     base_url: str | None = None
@@ -273,6 +276,7 @@ class Settings(PgstacApiSettings):
             # answers stock stac-fastapi's unqualified call.
             server_settings=ServerSettings(
                 search_path="geocatalog,pgstac,public", application_name="geocatalog",
+                statement_timeout=str(int(self.db_statement_timeout * 1000)),
                 # any other PostgreSQL setting is allowed (extra="allow")
                 max_parallel_workers_per_gather=str(  # type: ignore[call-arg]
                     self.db_parallel_workers),

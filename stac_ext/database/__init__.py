@@ -4,5 +4,6 @@ every package (`migration_sets`: the only module here that names `catalogs_ext` 
 commit that writes concurrent requests together (`group_commit`: item POSTs, job
 submissions).
 
-May import psycopg, pypgstac, pystac and `stac_ext.service.keyfiles`.
+May import psycopg, asyncpg, pypgstac, pystac, `stac_ext.service.keyfiles` and
+`stac_ext.service.errors` (the busy pool's exception).
 """

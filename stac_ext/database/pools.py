@@ -1,7 +1,9 @@
 """The data API's connection pools, on stock stac-fastapi-pgstac's terms (`readpool`,
 `writepool` and `get_connection` on the app state, its JSON codecs and error translation),
 with bounded waits: while the database is away, a request gets its 503 within
-`DB_TIMEOUT` seconds instead of waiting for asyncpg's minute-long connect timeout."""
+`DB_TIMEOUT` seconds instead of waiting for asyncpg's minute-long connect timeout. A wait
+for a connection while every one of the pool is in use is the service being busy
+(`ServiceBusy`), not the database being away."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import asyncpg
 from fastapi import FastAPI, Request
 from stac_fastapi.pgstac.config import PostgresSettings
 from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
+
+from stac_ext.service.errors import ServiceBusy
 
 
 async def _session_kept(conn: asyncpg.Connection) -> None:
@@ -44,9 +48,17 @@ async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
     async def get_connection(request: Request, readwrite: Literal["r", "w"] = "r"
                              ) -> AsyncIterator[asyncpg.Connection]:
         pool = request.app.state.writepool if readwrite == "w" else request.app.state.readpool
-        with translate_pgstac_errors():
-            async with pool.acquire(timeout=timeout) as conn:
+        try:
+            conn = await pool.acquire(timeout=timeout)
+        except TimeoutError:
+            if pool.get_size() >= pool.get_max_size() and pool.get_idle_size() == 0:
+                raise ServiceBusy() from None
+            raise  # a connect that did not finish: the database is away
+        try:
+            with translate_pgstac_errors():
                 yield conn
+        finally:
+            await pool.release(conn)
 
     app.state.get_connection = get_connection
 

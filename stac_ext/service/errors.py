@@ -52,6 +52,11 @@ _OUT_OF_RANGE = "A date, duration or number in the request is out of the range t
     "service can store or compare."
 
 
+class ServiceBusy(RuntimeError):
+    """Every database connection of the pool stayed in use while a request waited for one:
+    the service is busy (503 saying so), not the database away."""
+
+
 def error_response(status: int, description: str, code: str | None = None,
                    headers: dict[str, str] | None = None) -> JSONResponse:
     code = code or HTTPStatus(status).phrase.title().replace(" ", "").replace("-", "")
@@ -105,6 +110,21 @@ def add_error_handlers(app: FastAPI) -> None:
         return error_response(503, "The database is unavailable; retry shortly.",
                               headers={"Retry-After": "5"})
 
+    async def on_slow(request: Request, exc: Exception) -> JSONResponse:
+        limit = request.app.state.settings.db_statement_timeout
+        logger.warning("query cancelled after %g s (DB_STATEMENT_TIMEOUT): %s %s", limit,
+                       request.method, request.url.path)
+        return error_response(504, f"The request took longer than {limit:g} s, this "
+                              "service's limit for one query: narrow it (fewer collections, a "
+                              "smaller area or time range, a lower limit) and send it again.",
+                              "QueryTimeout")
+
+    async def on_busy(request: Request, exc: Exception) -> JSONResponse:
+        logger.warning("every database connection busy: %s %s", request.method,
+                       request.url.path)
+        return error_response(503, "Every database connection of this service is in use: "
+                              "retry in a moment.", headers={"Retry-After": "1"})
+
     async def on_missing_reference(request: Request, exc: Exception) -> JSONResponse:
         return error_response(404, "The collection this refers to does not exist.")
 
@@ -121,6 +141,8 @@ def add_error_handlers(app: FastAPI) -> None:
     # take the subclass they are registered for.
     app.add_exception_handler(orjson.JSONDecodeError, on_bad_json_parameter)
     app.add_exception_handler(OverflowError, on_out_of_range)
+    app.add_exception_handler(asyncpg.exceptions.QueryCanceledError, on_slow)
+    app.add_exception_handler(ServiceBusy, on_busy)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
     app.add_exception_handler(DatabaseError, on_incomplete)
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]
