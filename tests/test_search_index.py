@@ -1,0 +1,227 @@
+"""The search index never disagrees with pgstac.items, however items arrive or change (the
+API's single, bulk, PUT, PATCH and DELETE writes, `geocatalog load`, pypgstac's own loader,
+a publishing job, direct SQL: an update, a move to another collection, a delete, a
+TRUNCATE of a partition), and `geocatalog.search` answers as pgstac's own `search()` on
+random queries, page by page."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from pypgstac.db import PgstacDB
+from pypgstac.load import Loader, Methods
+
+from stac_ext.app import create_app
+from stac_ext.publish.demo_files import campaign
+from tests.support.cli import run_cli
+from tests.support.cluster import new_database
+from tests.support.http import http_client
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
+from tests.support.processes import TEST_PROCESSES
+from tests.support.roles import on_database, role_env
+from tests.support.s3 import KEY_ID, SECRET, s3_client
+from tests.support.stac import make_collection, make_item
+
+COLLECTIONS = [f"test_conv-index_{n}" for n in range(5)]
+YEARLY = "test_conv-index_yearly"  # partitioned by year too: leaves of leaves
+OWNERS = ["alice", "bob", "carol"]
+
+#: The index as pgstac.items holds it, both ways.
+DIFFERENCE = """
+(SELECT id, collection, datetime, end_datetime, geometry::text,
+        jsonb_build_object('properties', content->'properties') FROM pgstac.items
+ EXCEPT
+ SELECT id, collection, datetime, end_datetime, geometry::text, content
+ FROM geocatalog.search_items)
+UNION ALL
+(SELECT id, collection, datetime, end_datetime, geometry::text, content
+ FROM geocatalog.search_items
+ EXCEPT
+ SELECT id, collection, datetime, end_datetime, geometry::text,
+        jsonb_build_object('properties', content->'properties') FROM pgstac.items)
+"""
+
+
+def item(rng: random.Random, collection: str, n: int) -> dict:
+    doc = make_item(f"i{n}", collection_id=collection, x=rng.uniform(-170, 160),
+                    day=rng.randint(1, 28))
+    doc["properties"]["datetime"] = (f"{rng.randint(2019, 2022)}-{rng.randint(1, 12):02d}-"
+                                     f"{rng.randint(1, 28):02d}T00:00:00Z")
+    doc["properties"]["owner"] = rng.choice(OWNERS)
+    doc["properties"]["rank"] = rng.randint(0, 5)
+    doc["stac_version"] = "1.0.0"
+    doc["links"] = []
+    return doc
+
+
+@pytest.fixture(scope="module")
+def database(database_url: str) -> str:
+    url = new_database(database_url, "index_")
+    assert run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)}).returncode == 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        for collection in [*COLLECTIONS, YEARLY]:
+            conn.execute("SELECT create_collection(%s::jsonb)",
+                         (json.dumps(make_collection(collection)),))
+        conn.execute("UPDATE collections SET partition_trunc = 'year' WHERE id = %s",
+                     (YEARLY,))
+    return url
+
+
+@pytest.fixture(scope="module")
+def queue() -> Iterator[str]:
+    yield f"index-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def service(settings, database: str, queue: str) -> AsyncIterator:
+    app = create_app(on_database(settings, database, job_queue=queue, in_process_worker=True),
+                     processes=TEST_PROCESSES)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+def disagreements(url: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(DIFFERENCE).fetchall()
+
+
+async def test_the_index_follows_every_write(service, issuer, database: str, s3_endpoint: str,
+                                             tmp_path: Path) -> None:
+    rng = random.Random(29)
+    async with http_client(service, issuer.token("alice")) as alice, \
+            http_client(service, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+        # the API: single posts, a FeatureCollection, PUT, PATCH, DELETE
+        for n in range(12):
+            r = await alice.post(f"/data/collections/{COLLECTIONS[n % 3]}/items",
+                                 json=item(rng, COLLECTIONS[n % 3], n))
+            assert r.status_code == 201, r.text
+        batch = [item(rng, YEARLY, n) for n in range(100, 130)]
+        r = await alice.post(f"/data/collections/{YEARLY}/items",
+                             json={"type": "FeatureCollection", "features": batch})
+        assert r.status_code == 201, r.text
+        changed = item(rng, COLLECTIONS[0], 0)
+        changed["properties"]["title"] = "replaced"
+        assert (await alice.put(f"/data/collections/{COLLECTIONS[0]}/items/i0",
+                                json=changed)).status_code == 200
+        assert (await alice.patch(
+            f"/data/collections/{YEARLY}/items/i100", json={"properties": {
+                "datetime": "2022-12-31T00:00:00Z"}},  # into another yearly partition
+            headers={"Content-Type": "application/merge-patch+json"})).status_code == 200
+        assert (await alice.delete(f"/data/collections/{COLLECTIONS[1]}/items/i1")
+                ).status_code == 204
+        # bulk: insert, then upsert of what exists
+        bulk = {f"b{n}": item(rng, COLLECTIONS[2], n) | {"id": f"b{n}"} for n in range(10)}
+        for method in ("insert", "upsert"):
+            r = await admin.post(f"/data/collections/{COLLECTIONS[2]}/bulk_items",
+                                 json={"method": method, "items": bulk})
+            assert r.status_code == 200 and r.json()["errors"] == [], r.text
+    assert disagreements(database) == []
+
+    # geocatalog load (insert, then upsert) and pypgstac's loader (the operator's own path)
+    path = tmp_path / "items.ndjson"
+    path.write_text("\n".join(json.dumps(item(rng, COLLECTIONS[3], n) | {"id": f"l{n}"})
+                              for n in range(40)))
+    env = {"DATABASE_URL": database}
+    assert run_cli("load", str(path), env=env).returncode == 0
+    assert run_cli("load", str(path), "--method", "upsert", env=env).returncode == 0
+    with PgstacDB(dsn=database) as db:
+        Loader(db=db).load_items(iter([item(rng, COLLECTIONS[4], n) | {"id": f"p{n}"}
+                                       for n in range(40)]), Methods.upsert)
+    assert disagreements(database) == []
+
+    # a publishing job
+    s3 = s3_client(s3_endpoint)
+    bucket = f"index-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket)
+    for key, data in campaign():
+        s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
+    async with http_client(service, issuer.token("alice", client=PROCESS_CLIENT)) as jobs:
+        r = await execute(jobs, "publish-dataset", {"source": f"s3://{bucket}/campaign", "s3": {
+            "accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": s3_endpoint,
+            "defaultRegion": "us-east-1"}})
+        job = await wait_for(jobs, r.headers["Location"], "successful", "failed", seconds=120)
+        assert job["status"] == "successful", job
+    assert disagreements(database) == []
+
+    # direct SQL: an update, a move to another collection, a delete, a TRUNCATE
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("UPDATE pgstac.items SET content = jsonb_set(content, "
+                     "'{properties,owner}', '\"dave\"') WHERE collection = %s AND id = 'l1'",
+                     (COLLECTIONS[3],))
+        conn.execute(  # at a time the target partition's constraints admit
+            "UPDATE pgstac.items SET collection = %s, (datetime, end_datetime) = "
+            "(SELECT datetime, end_datetime FROM pgstac.items WHERE collection = %s LIMIT 1) "
+            "WHERE collection = %s AND id = 'l2'", (COLLECTIONS[0], COLLECTIONS[0],
+                                                   COLLECTIONS[3]))
+        conn.execute("DELETE FROM pgstac.items WHERE collection = %s AND id = 'l3'",
+                     (COLLECTIONS[3],))
+        leaf = conn.execute("SELECT partition FROM pgstac.partition_stats WHERE collection = %s "
+                            "AND partition_dtrange @> '2020-06-01'::timestamptz",
+                            (YEARLY,)).fetchone()
+        if leaf is not None:
+            conn.execute(f'TRUNCATE pgstac."{leaf[0]}"')
+    assert disagreements(database) == []
+    with psycopg.connect(database) as conn:
+        populated = {r[0] for r in conn.execute(
+            "SELECT collection FROM geocatalog.populated_collections")}
+        with_items = {r[0] for r in conn.execute("SELECT DISTINCT collection FROM pgstac.items")}
+    assert populated == with_items
+
+
+def random_search(rng: random.Random) -> dict:
+    body: dict = {"limit": rng.choice([1, 3, 10, 50])}
+    if rng.random() < 0.5:
+        body["collections"] = rng.sample([*COLLECTIONS, YEARLY], rng.randint(1, 3))
+    if rng.random() < 0.4:
+        x, y = rng.uniform(-170, 100), rng.uniform(-10, 0)
+        body["bbox"] = [x, y, x + rng.uniform(5, 80), y + rng.uniform(1, 10)]
+    if rng.random() < 0.4:
+        year = rng.randint(2019, 2022)
+        body["datetime"] = f"{year}-01-01T00:00:00Z/{year + rng.randint(0, 1)}-06-30T00:00:00Z"
+    if rng.random() < 0.4:
+        body["filter"] = {"op": "=", "args": [{"property": "owner"}, rng.choice(OWNERS)]}
+    elif rng.random() < 0.3:
+        body["filter"] = {"op": ">=", "args": [{"property": "rank"}, rng.randint(0, 5)]}
+    if rng.random() < 0.3:
+        body["ids"] = [f"i{rng.randint(0, 130)}" for _ in range(rng.randint(1, 20))]
+    if rng.random() < 0.3:
+        body["sortby"] = [{"field": rng.choice(["datetime", "id", "properties.rank"]),
+                           "direction": rng.choice(["asc", "desc"])}]
+    if rng.random() < 0.2:
+        body["fields"] = {"include": ["id", "properties.owner"], "exclude": ["links"]}
+    return body
+
+
+def test_searches_answer_as_pgstac_search(database: str) -> None:
+    """Random searches and every page they link to (next, then back by prev): the index's
+    answer is pgstac's, whole, numberMatched included."""
+    rng = random.Random(30)
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        compared = 0
+        for _ in range(60):
+            body = random_search(rng)
+            for conf in ({"nohydrate": True}, {}):
+                pages = 0
+                query = {**body, "conf": conf}
+                while query is not None and pages < 6:
+                    ours, theirs = conn.execute(
+                        "SELECT geocatalog.search(%s::jsonb), search(%s::jsonb)",
+                        (json.dumps(query), json.dumps(query))).fetchone()
+                    assert ours == theirs, query
+                    compared += 1
+                    pages += 1
+                    tokens = {link["rel"]: link["href"].split("token=")[1]
+                              for link in theirs["links"] if link["rel"] in ("next", "prev")}
+                    rel = "next" if pages < 4 else "prev"
+                    query = {**query, "token": tokens[rel]} if rel in tokens else None
+    assert compared >= 150
