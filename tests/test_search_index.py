@@ -12,7 +12,6 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import psycopg
 import pytest
 from pypgstac.db import PgstacDB

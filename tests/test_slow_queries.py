@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import httpx
 import psycopg
 
 from stac_ext.app import create_app

@@ -94,8 +94,9 @@ def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY(%s)"
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
-FROM unnest(%s::text[], %s::text[]) AS wanted(collection, id)
+FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS wanted(collection, id, n)
 JOIN geocatalog.search_items i ON i.collection = wanted.collection AND i.id = wanted.id
+ORDER BY wanted.n
 """
 
 

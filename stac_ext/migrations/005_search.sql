@@ -73,6 +73,15 @@ BEGIN
 END;
 $$;
 
+-- pgstac's SQL with its to_text wrapper of a property written `->>`, which gives the same
+-- text (a string's, a number's, an object's): the index's expressions match it, and no
+-- function is called per row.
+CREATE FUNCTION geocatalog.plain_properties(pgstac_sql text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT regexp_replace(pgstac_sql, 'to_text\(content->''properties''->(''[^'']+'')\)',
+                          '(content->''properties''->>\1)', 'g')
+$$;
+
 -- pgstac.search's answer for `_search`. NULL for NULL (a scope that does not exist).
 CREATE FUNCTION geocatalog.search(_search jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql STRICT SET search_path TO pgstac, public AS $$
@@ -102,6 +111,8 @@ DECLARE
     next text;
     page jsonb;
 BEGIN
+    _where := geocatalog.plain_properties(_where);
+    _orderby := geocatalog.plain_properties(_orderby);
     total_count := geocatalog.matched(_where, _search->'conf');
     IF cardinality(_collections) = 1 THEN
         -- the same rows; an equality the planner can follow the one collection's order by
@@ -112,11 +123,12 @@ BEGIN
         token := geocatalog.token_item(_search->>'token');
         token_prev := token.prev;
         token_item := token.item;
-        full_where := concat_ws(' AND ', _where, get_token_filter(
-            _search->'sortby', token_item, token_prev, FALSE, _collections));
+        full_where := concat_ws(' AND ', _where, geocatalog.plain_properties(get_token_filter(
+            _search->'sortby', token_item, token_prev, FALSE, _collections)));
         IF token_prev THEN
             has_next := TRUE;
-            _orderby := sort_sqlorderby(_search, TRUE, '{collection,id}', _collections);
+            _orderby := geocatalog.plain_properties(
+                sort_sqlorderby(_search, TRUE, '{collection,id}', _collections));
         ELSE
             has_prev := TRUE;
         END IF;
