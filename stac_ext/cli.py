@@ -14,10 +14,19 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from stac_ext.data_api.hrefs import href_problem
-from stac_ext.data_api.item_rules import ItemRules, item_problem
+from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.database import readiness
 from stac_ext.database.cluster import Cluster, ClusterError
-from stac_ext.database.loader import LoadError, LoadMethod, check, load, read_stac, with_owner
+from stac_ext.database.load_workers import in_processes
+from stac_ext.database.loader import (
+    LoadError,
+    LoadMethod,
+    check,
+    gc_paused,
+    load,
+    read_stac,
+    with_owner,
+)
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate as run_migrations
 from stac_ext.service.logs import logging_config
@@ -123,35 +132,49 @@ def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def collection_problem(collection: dict[str, Any]) -> str | None:
-    """What the data API would refuse in a collection it is given, or None."""
-    problem = href_problem(collection)
-    return f"collection {collection.get('id')!r}: {problem}" if problem else None
+def collection_problems(collections: list[dict[str, Any]]) -> list[str | None]:
+    """What the data API would refuse in each collection it is given, or None."""
+    return [f"collection {c.get('id')!r}: {problem}" if (problem := href_problem(c)) else None
+            for c in collections]
 
 
 def _load_path(settings: Settings, path: Path, method: LoadMethod,
-               owner: str | None = None) -> tuple[int, int]:
+               owner: str | None = None, workers: int = 1) -> tuple[int, int]:
     """(collections, items) loaded from `path`; one line and exit 1 on a refusal."""
-    try:
-        collections, items = read_stac(path)
-        check(settings.dsn, path, collections, items, method,
-              item_rule=item_problem(ItemRules.from_settings(settings)),
-              collection_rule=collection_problem)
-    except LoadError as e:
-        raise _fail(str(e)) from None
+    with gc_paused():
+        try:
+            collections, items = read_stac(path)
+            check(settings.dsn, path, collections, items, method,
+                  item_rule=in_processes(ItemRules.from_settings(settings).problems, workers),
+                  collection_rule=collection_problems)
+        except LoadError as e:
+            raise _fail(str(e)) from None
+        _load_items(settings, path, collections, with_owner(items, owner), method, workers)
+    return len(collections), len(items)
+
+
+def _load_items(settings: Settings, path: Path, collections: list[dict[str, Any]],
+                items: list[dict[str, Any]], method: LoadMethod, workers: int) -> None:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
+    shown = [0.0]
+
+    def advance(n: int) -> None:  # drawn here, not by a thread: the load may fork
+        bar.advance(task, n)
+        if (now := time.monotonic()) - shown[0] > 0.2:
+            shown[0] = now
+            bar.refresh()
+
     try:
-        with Progress(*columns) as bar:
+        with Progress(*columns, auto_refresh=False) as bar:
             task = bar.add_task(f"{path.name}: {_counted(len(collections), 'collection')}, "
                                 "items", total=len(items))
-            load(settings.dsn, collections, with_owner(items, owner), method,
-                 progress=lambda n: bar.advance(task, n))
+            load(settings.dsn, collections, items, method, progress=advance, workers=workers)
+            bar.refresh()
     except Exception as e:  # the database's refusal, in one line
         first = (str(e).strip().splitlines() or [""])[0]
         raise _fail(f"{path}: the load failed: {type(e).__name__}: {first} (partitions "
                     "loaded before the failure stay: complete with --method upsert)") from None
-    return len(collections), len(items)
 
 
 LoadMethodOption = Annotated[LoadMethod, typer.Option(
@@ -166,11 +189,13 @@ def load_cmd(
     owner: Annotated[str | None, typer.Option(
         help="set every item's owner (properties.owner); without it, only administrators "
              "may change the loaded items")] = None,
+    workers: Annotated[int, typer.Option(
+        min=1, max=64, help="processes loading items at once (whole collections each)")] = 2,
 ) -> None:
     """Bulk load collections and items through pypgstac's loader."""
     settings = _settings()
     ensure_database(settings)
-    collections, items = _load_path(settings, path, method, owner)
+    collections, items = _load_path(settings, path, method, owner, workers)
     typer.echo(f"loaded {_counted(collections, 'collection')} and {_counted(items, 'item')} "
                f"from {path}")
 

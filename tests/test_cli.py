@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import procrastinate
+import psycopg
 import pystac
 import pytest
 
@@ -181,3 +182,44 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
         out = run_cli("db", "stop", env=env)
     assert "stopped" in out.stdout
     assert run_cli("db", "status", env=env).returncode == 1
+
+
+def test_load_with_workers_loads_every_item_once_and_reports_in_file_order(
+        db_env, database_url: str, tmp_path: Path) -> None:
+    """More items than one check task and one loader's share: the checks and the loads run
+    in processes; the first refusal named is the first in the file, and a fixed file loads
+    every item into its collection and the search index."""
+    prefix = unique("test_conv-workers_")
+    sizes = [6_000, 3_000, 2_000, 500, 500, 200, 1]  # uneven, as variables are
+    docs: list[dict] = [make_collection(f"{prefix}{n}") for n in range(len(sizes))]
+    for n, size in enumerate(sizes):
+        docs += [_item_doc(f"{prefix}{n}", f"i{k}") for k in range(size)]
+    late, later = docs[-2], docs[11_000]
+    late["geometry"] = {"type": "Point", "coordinates": [0, 91]}
+    later["assets"]["data"]["href"] = "data:text/html,x"
+    path = tmp_path / "many.ndjson"
+    path.write_text("\n".join(json.dumps(doc) for doc in docs))
+    out = run_cli("load", str(path), "--workers", "2", env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: Item {later['id']!r}: assets.data.href: a `data:` address is not allowed "
+        "(http(s), object storage such as s3://, or a relative address) (and 1 more): fix "
+        "the file; nothing was loaded"))
+
+    late["geometry"] = later["geometry"]
+    later["assets"]["data"]["href"] = "s3://bucket/key.nc"
+    path.write_text("\n".join(json.dumps(doc) for doc in docs))
+    out = run_cli("load", str(path), "--workers", "2", env=db_env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(
+        f"loaded {len(sizes)} collections and {sum(sizes)} items from {path}")
+    with psycopg.connect(database_url) as conn:
+        counted = [conn.execute(
+            f"SELECT collection, count(*) FROM {table} WHERE collection LIKE %s "
+            "GROUP BY 1 ORDER BY 1", (prefix + "%",)).fetchall()
+            for table in ("pgstac.items", "geocatalog.search_items")]
+    expected = sorted((f"{prefix}{n}", size) for n, size in enumerate(sizes))
+    assert counted == [expected, expected]
+    out = run_cli("load", str(path), "--workers", "3", env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: collection '{prefix}0' exists already (and 6 more): load with --method "
+        "upsert to replace, or --method ignore to keep what is stored"))

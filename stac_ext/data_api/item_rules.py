@@ -13,15 +13,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import ValidationError
-from stac_pydantic.extensions import validate_extensions
-
-from stac_ext.data_api.bodies import ItemIn
-from stac_ext.data_api.geometries import geometry_problem
+from stac_ext.data_api.geometries import geometry_problem, geometry_problems
 from stac_ext.data_api.hrefs import href_problem
-from stac_ext.service.errors import describe_errors
+
+if TYPE_CHECKING:
+    from stac_ext.data_api.bodies import ItemIn
 
 #: Characters of an item id: ids are keys of PostgreSQL indexes, whose entries are bounded
 #: (2,704 bytes; 512 characters of up to 4 UTF-8 bytes stay below).
@@ -53,6 +52,15 @@ def stamp(item: dict[str, Any], owner: str, created: str | None = None) -> dict[
     return item
 
 
+@lru_cache(maxsize=8)
+def _any_of(chars: str) -> re.Pattern[str]:
+    return re.compile("[" + re.escape(chars) + "]")
+
+
+def _answered(answer: str | None) -> Callable[[Any], str | None]:
+    return lambda _geometry: answer
+
+
 @dataclass(frozen=True)
 class ItemRules:
     invalid_id_chars: Sequence[str] = ()
@@ -68,6 +76,12 @@ class ItemRules:
                 created: str | None = None, expected_id: str | None = None
                 ) -> dict[str, Any]:
         """A validated, stamped copy of `item`, ready for pgstac."""
+        # the API's models, imported here: `geocatalog load` checks items without them
+        from pydantic import ValidationError
+
+        from stac_ext.data_api.bodies import ItemIn
+        from stac_ext.service.errors import describe_errors
+
         try:
             model = item if isinstance(item, ItemIn) else ItemIn.model_validate(item)
         except ValidationError as e:
@@ -80,17 +94,35 @@ class ItemRules:
 
     def check(self, item: dict[str, Any], collection_id: str,
               expected_id: str | None = None) -> None:
+        self._check(item, collection_id, expected_id, geometry_problem)
+
+    def problems(self, items: Sequence[dict[str, Any]]) -> list[str | None]:
+        """What is wrong with each stored-as-is item (a bulk load: each names its
+        collection), or None; the geometries checked together, for speed."""
+        shapes = geometry_problems([i.get("geometry") for i in items])
+        answers: list[str | None] = []
+        for item, shape in zip(items, shapes, strict=True):
+            try:
+                self._check(item, str(item.get("collection")), None, _answered(shape))
+            except ItemRuleError as e:
+                answers.append(str(e))
+            else:
+                answers.append(None)
+        return answers
+
+    def _check(self, item: dict[str, Any], collection_id: str, expected_id: str | None,
+               shape_problem: Callable[[Any], str | None]) -> None:
         item_id = str(item.get("id", ""))
         if len(item_id) > MAX_ID_LENGTH:
             raise ItemRuleError(f"Item id of {len(item_id)} characters: at most "
                                 f"{MAX_ID_LENGTH}.")
         chars = self.invalid_id_chars
-        if chars and re.search("[" + re.escape("".join(chars)) + "]", item_id):
+        if chars and _any_of("".join(chars)).search(item_id):
             raise ItemRuleError(f"Item id {item_id!r} may not contain any of "
                                 f"{' '.join(chars)}")
         if item.get("geometry") is None:
             raise ItemRuleError(f"Item {item_id!r} has no geometry (required).")
-        if problem := geometry_problem(item["geometry"]):
+        if problem := shape_problem(item["geometry"]):
             raise ItemRuleError(f"Item {item_id!r} has an invalid geometry: {problem}.")
         if problem := href_problem(item):
             raise ItemRuleError(f"Item {item_id!r}: {problem}")
@@ -103,6 +135,8 @@ class ItemRules:
             raise ItemRuleError(f"Item id in the body ({item_id}) differs from the path "
                                 f"({expected_id}).")
         if self.validate_extensions and item.get("stac_extensions"):
+            from stac_pydantic.extensions import validate_extensions
+
             try:
                 validate_extensions(item, reraise_exception=True)
             except Exception as e:  # a schema that fails to load fails the item too
@@ -111,14 +145,3 @@ class ItemRules:
                                     f"stac_extensions: {first}") from e
 
 
-def item_problem(rules: ItemRules) -> Callable[[dict[str, Any]], str | None]:
-    """What is wrong with a stored-as-is item (a bulk load), by the same rules, or None."""
-
-    def problem(item: dict[str, Any]) -> str | None:
-        try:
-            rules.check(item, str(item.get("collection")))
-        except ItemRuleError as e:
-            return str(e)
-        return None
-
-    return problem

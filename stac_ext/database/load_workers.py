@@ -1,0 +1,117 @@
+"""A load's work split over processes: the checks of its documents, and the items written
+by several pypgstac loaders at once.
+
+Both are CPU-bound (the checks; pypgstac's Python turning each item into a row while the
+server writes rows, partition indexes and the search index): processes use every core
+where threads share one interpreter. The documents reach them by fork, not by pickling.
+Each loader writes whole collections (two on one partition would contend for pgstac's
+partition bounds), the largest shares first so that the processes finish together.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from itertools import chain
+from multiprocessing.util import Finalize
+from typing import Any
+
+from pypgstac.db import PgstacDB
+from pypgstac.load import Loader, Methods
+
+#: Items per share: large enough that the per-share cost (a partition's transaction, its
+#: statistics) stays small, small enough to balance.
+SHARE_ITEMS = 5_000
+
+#: Documents per check task.
+CHECK_DOCUMENTS = 10_000
+
+#: Says what is wrong with each document, or None (`loader.Rule`).
+Rule = Callable[[list[dict[str, Any]]], list[str | None]]
+
+# What a worker reads after fork: set by the parent before the pool starts.
+_documents: list[dict[str, Any]] = []
+_rule: Rule | None = None
+_shares: list[list[dict[str, Any]]] = []
+_loader: Loader | None = None
+
+
+def _check(bounds: tuple[int, int]) -> list[str | None]:
+    assert _rule is not None
+    return _rule(_documents[bounds[0]:bounds[1]])
+
+
+def in_processes(rule: Rule, workers: int) -> Rule:
+    """`rule`, run by `workers` processes over slices of the documents (same answers)."""
+
+    def parallel(documents: list[dict[str, Any]]) -> list[str | None]:
+        global _documents, _rule
+        if workers <= 1 or len(documents) <= CHECK_DOCUMENTS:
+            return rule(documents)
+        _documents, _rule = documents, rule
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                slices = [(start, start + CHECK_DOCUMENTS)
+                          for start in range(0, len(documents), CHECK_DOCUMENTS)]
+                return list(chain.from_iterable(pool.map(_check, slices)))
+        finally:
+            _documents, _rule = [], None
+
+    return parallel
+
+
+def shares(items: list[dict[str, Any]], size: int = SHARE_ITEMS) -> list[list[dict[str, Any]]]:
+    """The items in shares of whole collections (about `size` items; a larger collection is
+    a share of its own), the largest first."""
+    by_collection: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_collection.setdefault(str(item["collection"]), []).append(item)
+    out: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    for group in by_collection.values():
+        if current and len(current) + len(group) > size:
+            out.append(current)
+            current = []
+        current.extend(group)
+    if current:
+        out.append(current)
+    return sorted(out, key=len, reverse=True)
+
+
+def _start(dsn: str) -> None:
+    global _loader
+    db = PgstacDB(dsn=dsn)
+    Finalize(None, db.close, exitpriority=10)  # the connection ends cleanly with the worker
+    _loader = Loader(db=db)
+
+
+def _load(share: tuple[int, str]) -> int:
+    number, method = share
+    assert _loader is not None
+    _loader.load_items(iter(_shares[number]), Methods(method))
+    return len(_shares[number])
+
+
+def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
+               progress: Callable[[int], None] | None = None) -> None:
+    """Load `items` with `workers` processes; `progress(n)` as each share is written. The
+    first failure stops the load (the shares written stay, as with pypgstac's loader)."""
+    global _shares
+    _shares = shares(items)
+    if not _shares:
+        return
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(min(workers, len(_shares)), initializer=_start, initargs=(dsn,))
+    try:
+        done: Iterator[int] = pool.imap_unordered(_load, [(n, method)
+                                                          for n in range(len(_shares))])
+        for count in done:
+            if progress:
+                progress(count)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        _shares = []
