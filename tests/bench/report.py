@@ -1,4 +1,5 @@
-"""The printed table: per scenario, each server's req/s, p50, p95, and geocatalog's ratios."""
+"""The printed table: per scenario, each server's req/s, p50, p95 and errors, and geocatalog's
+ratios of successful answers per second."""
 
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ def _mean(runs: list[dict[str, float]], key: str) -> float:
     return statistics.fmean(r[key] for r in runs)
 
 
+def _ok_rps(runs: list[dict[str, float]]) -> float:
+    """Answers that were not errors, per second: a server that fails fast is not fast."""
+    return statistics.fmean((r["requests"] - r["errors"]) / r["seconds"] for r in runs)
+
+
 def table(results: dict[str, Any]) -> str:
     servers = results["servers"]
     names = [n for n in ("stock", "stock-tuned", "rustac", "geocatalog") if n in servers]
-    head = "| scenario | " + " | ".join(f"{n} req/s (p50 / p95 ms)" for n in names)
+    head = "| scenario | " + " | ".join(f"{n} req/s (p50 / p95 ms, errors)" for n in names)
     ratios = [("stock", "x stock"), ("stock-tuned", "x tuned"), ("rustac", "x rustac")]
     ratios = [(peer, label) for peer, label in ratios
               if peer in servers and "geocatalog" in servers]
@@ -26,12 +32,13 @@ def table(results: dict[str, Any]) -> str:
         for n in names:
             runs = servers[n]["scenarios"].get(scenario.name)
             cells.append("-" if not runs else f"{_mean(runs, 'rps'):.0f} "
-                         f"({_mean(runs, 'p50_ms'):.1f} / {_mean(runs, 'p95_ms'):.1f})")
+                         f"({_mean(runs, 'p50_ms'):.1f} / {_mean(runs, 'p95_ms'):.1f}, "
+                         f"{sum(r['errors'] for r in runs):.0f})")
         for peer, _ in ratios:
             ours = servers["geocatalog"]["scenarios"].get(scenario.name)
             theirs = servers[peer]["scenarios"].get(scenario.name)
-            cells.append(f"{_mean(ours, 'rps') / _mean(theirs, 'rps'):.2f}"
-                         if ours and theirs else "-")
+            cells.append("-" if not (ours and theirs) else "no answer"
+                         if not _ok_rps(theirs) else f"{_ok_rps(ours) / _ok_rps(theirs):.2f}")
         lines.append(f"| {scenario.name} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("peak RSS per uvicorn worker (MB): " + ", ".join(

@@ -1,6 +1,8 @@
-"""`make bench`: geocatalog vs stock stac-fastapi-pgstac on one database, then our own features.
+"""`make bench`: geocatalog vs stock stac-fastapi-pgstac and rustac on one database (the
+200,000-item set of three collections), our own features, then the CF-scale set and its
+cost curve (`cf_scale`).
 
-    .venv/bin/python -m tests.bench.run [--seconds 15] [--runs 2] [--items 21000]
+    .venv/bin/python -m tests.bench.run [--seconds 15] [--runs 2] [--items 200000] [--no-cf]
 """
 
 from __future__ import annotations
@@ -20,7 +22,16 @@ import typer
 
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
-from tests.bench import database, features, paired, report, scenarios, servers, wrk
+from tests.bench import (
+    cf_scale,
+    database,
+    features,
+    paired,
+    report,
+    scenarios,
+    servers,
+    wrk,
+)
 
 app = typer.Typer(add_completion=False)
 PORT = 8097
@@ -35,7 +46,7 @@ def _answers(running: servers.Running, total: int) -> dict[str, list[list[str]]]
         for scenario in scenarios.SCENARIOS:
             if not scenario.reads:
                 continue
-            ids = []
+            ids: list[list[str]] = []
             for r in scenarios.requests(scenario.name, total, running.server.geocatalog)[:12]:
                 answer = client.request(r.method, running.url + r.path,
                                         content=r.body or None,
@@ -59,7 +70,7 @@ def main(
     seconds: Annotated[float, typer.Option(help="measured seconds per scenario")] = 15,
     warmup: Annotated[float, typer.Option(help="warm-up seconds per scenario")] = 3,
     runs: Annotated[int, typer.Option(help="runs of every server")] = 2,
-    items: Annotated[int, typer.Option(help="synthetic items")] = 21_000,
+    items: Annotated[int, typer.Option(help="synthetic items")] = 200_000,
     connections: Annotated[int, typer.Option(help="concurrent connections")] = 8,
     data_dir: Annotated[Path, typer.Option(help="cluster and results")] = Path(".bench"),
     pg_port: Annotated[int, typer.Option(help="the benchmark cluster's port")] = 5449,
@@ -67,6 +78,9 @@ def main(
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
         "--feature", help="only these features: catalogs, scoped_search, jobs")] = None,
+    cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
+    cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
+    cf_collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
 ) -> None:
     data_dir = data_dir.resolve()
     dsn = database.prepare(data_dir, pg_port, items)
@@ -104,10 +118,17 @@ def main(
         _features(dsn, settings, issuer, everyone["geocatalog"], results,
                   features_only or list(FEATURES))
 
+    if cf:
+        results["cf_scale"] = cf_scale.run(data_dir, items=cf_items, collections=cf_collections,
+                                           seconds=max(2.0, seconds * 2 / 3), warmup=warmup,
+                                           connections=connections, only=only)
     out = data_dir / "results.json"
     out.write_text(json.dumps(results, indent=2))
     print()
     print(report.table(results))
+    if cf:
+        print()
+        print(cf_scale.table(results["cf_scale"]))
     print(f"\nraw figures: {out}")
 
 
