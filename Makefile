@@ -28,7 +28,7 @@ WEB          := .web/stac-browser-$(STAC_BROWSER)
 SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
-.PHONY: run test lint bench fuzz demo-s3 system-deps web browser-deps
+.PHONY: run test lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -39,6 +39,13 @@ demo-s3: $(VENV)/.demo-$(HASH)
 
 test: system-deps browser-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) web
 	$(BIN)/pytest
+
+# The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
+docs: $(VENV)/.test-$(HASH)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(VENV)/.test-$(HASH)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 lint: $(VENV)/.test-$(HASH)
 	$(BIN)/ruff check .

@@ -46,130 +46,173 @@ class Settings(PgstacApiSettings):
     """Service settings; each field is the upper-case environment variable of its name."""
 
     # errors never echo values: some are secrets (JOB_SECRETS_KEY, DATABASE_URL)
-    model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True)
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True,
+                                      use_attribute_docstrings=True)
 
-    # Database: unset means the embedded cluster in `{data_dir}/pg`. Its role owns the
-    # schemas: migrations and bulk loads use it.
+    # Each field's docstring is its entry in the settings reference (docs/operators/
+    # configuration.md, generated from this class: a field without one fails the docs test).
+
     database_url: str | None = None
-    # Least privilege (README "Database roles"): the connection string of each part, as a
-    # login role granted `geocatalog_api` / `geocatalog_worker` / `geocatalog_job`. Unset:
-    # the embedded cluster's role of that part; with DATABASE_URL, that URL's role.
+    """PostgreSQL with PostGIS (`postgresql://user:pw@host:5432/db`), as the role that owns
+    the schemas (migrations and bulk loads use it); unset: the embedded cluster in
+    `GEOCATALOG_DATA_DIR/pg`."""
     api_database_url: str | None = None
+    """The API's (and its in-process worker's) own login role, granted `geocatalog_api`
+    (see Database roles). Unset: the embedded cluster's role of that part; with
+    `DATABASE_URL` set, `DATABASE_URL` itself."""
     worker_database_url: str | None = None
+    """`geocatalog worker`'s own login role, granted `geocatalog_worker`; unset as for
+    `API_DATABASE_URL`."""
     job_database_url: str | None = None
-    # Reads on a replica: the data API's reads go to this (a PostgreSQL streaming replica,
-    # as the API's role), its writes to the API's URL (README "Reads on replicas").
+    """The role given to the processes of jobs that write to the catalog, granted
+    `geocatalog_job`; unset as for `API_DATABASE_URL`."""
     database_reader_url: str | None = None
+    """The data API's reads go to this PostgreSQL (a streaming replica, as the API's role),
+    its writes to the API's URL (see Reads on replicas)."""
     geocatalog_data_dir: Path = Path(".data")
+    """The embedded cluster (`pg/`) and its generated passwords (mode 0600), the development
+    issuer's key and the job secrets key."""
     geocatalog_pg_port: int = 5439
+    """Port of the embedded cluster (127.0.0.1 only)."""
     db_min_conn_size: int = 1
+    """Connections each read and write pool of a process keeps open."""
     db_max_conn_size: int = 10
-    # Parallel workers per query on the API's connections. 0: a page query is small and
-    # starting workers cost more than it saved (a bbox+datetime search: 53 ms -> 17 ms).
+    """Connections each read and write pool of a process opens at most."""
     db_parallel_workers: int = 0
-    # Seconds a request waits for a database connection (connect or pool) before its 503:
-    # during an outage clients hear it at once and workers are not tied up.
+    """PostgreSQL parallel workers per query on the API's connections: a page query is small
+    and starting workers cost more than they saved (a bbox+datetime search: 53 ms -> 17 ms
+    without)."""
     db_timeout: float = 2.0
-    # Seconds a statement of the API may run before PostgreSQL cancels it: a request that
-    # takes longer answers 504 (a slow query, not an outage), logged with its route.
+    """Seconds a request waits for a database connection (connect or pool) before its 503:
+    during an outage clients hear it at once and workers are not tied up (the job store and
+    queue use the same bound)."""
     db_statement_timeout: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds a statement of the API may run before PostgreSQL cancels it: the request
+    answers 504 (a slow query, not an outage), logged with its route."""
 
-    # Public address: unset means "from the request" (Host / X-Forwarded-* headers).
     base_url: str | None = None
-    # Where `serve` listens (its --host / --port set them for the app it starts); the
-    # local development issuer's URL follows them when BASE_URL is unset.
+    """Public URL of the service (e.g. `https://geo.example.org/catalog`); unset: links
+    follow the request's `Host` / `Forwarded` / `X-Forwarded-Proto` / `-Host` headers."""
     geocatalog_host: str = "127.0.0.1"
+    """Where `serve` listens (`--host` sets it too); the local development issuer's URL
+    follows it when `BASE_URL` is unset."""
     geocatalog_port: int = 8080
+    """The port `serve` listens on (`--port` sets it too)."""
 
-    # Identity (used from the identity issue on).
     oidc_issuer: str | None = None
+    """Identity provider (e.g. `https://keycloak.example/realms/geo`); its JWKS is found by
+    OIDC discovery, cached, refetched once on an unknown `kid` (at most every 30 s). Unset
+    (with `JWKS_URL`): the local development issuer."""
     jwks_url: str | None = None
+    """JWKS location when discovery is not wanted (needs `OIDC_ISSUER`: `iss` is always
+    checked)."""
     data_client_id: str = "geocatalog"
+    """The client id tokens must carry (as `azp`, or among the audiences `aud`) for data
+    writes."""
     process_client_id: str = "geocatalog-processes"
+    """The client id tokens must carry (as `azp`, or in `aud`) for protected process
+    endpoints."""
     admin_right: str = "manageCollections"
-    # The web face's public OIDC client (code flow + PKCE): its tokens must name the data and
-    # process clients as audiences (README "In a browser"); the local issuer's do.
+    """The right of administrators: collection writes, and any item."""
     web_client_id: str = "geocatalog-web"
-    # The built STAC Browser (`make web`): `dist/` and `vendor/`.
+    """The web face's public OIDC client (code flow + PKCE), for our pages and STAC Browser;
+    its tokens must name the data and process clients in `aud` (the local issuer's do)."""
     stac_browser_dir: Path = Path(__file__).resolve().parent.parent / ".web" / "stac-browser"
-    # Swagger UI's files (`make web`), for both APIs' documentation pages.
+    """The STAC Browser build `make web` makes (`dist/`, `vendor/`); missing: `/browser/`
+    answers 503 saying how to build it."""
     swagger_ui_dir: Path = Path(__file__).resolve().parent.parent / ".web" / "swagger-ui"
+    """Swagger UI's files (`make web`), for both APIs' documentation pages."""
 
-    # Generated content (extension URIs, example / explorer / notebook links) and the
-    # `owner` search parameter; off only to measure what they cost (`make bench`).
     generated_content: bool = True
+    """Generated item content (extension URIs, example / explorer / notebook links); off
+    only to measure what it costs (`make bench`)."""
     owner_search: bool = True
+    """The `owner` search parameter; off only to measure what it costs."""
     explorer_url_template: str = "https://explorer.example/data-explorer?source={href}"
+    """Data explorer link for Zarr / Parquet / CSV assets (`{href}`: the asset's)."""
     notebook_url_template: str = "https://notebooks.example/hub/user-redirect/lab?fromURL={href}"
+    """Notebook service link for notebook examples."""
 
-    # Jobs: the in-process worker of `serve`, the engine's heartbeats, the secrets key
-    # (32 bytes, base64url) shared by the API and every worker; unset: a key file in the
-    # data dir (fine on one machine, set it when workers run elsewhere).
     in_process_worker: bool = True
+    """`serve` runs a job worker in the API process."""
     worker_concurrency: int = 2
+    """Jobs the in-process worker runs at once."""
     job_queue: str = "jobs"
-    # More processes, besides the built-ins and the `geocatalog.processes` entry points:
-    # `module:NAME` of a Process or a list of them, comma-separated.
+    """The queue this API submits to and its workers take from."""
     extra_processes: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    # Folders of processes defined as data (JSON files, each running a command),
-    # comma-separated; the shipped examples' folder by default (empty: none).
+    """More processes, besides the built-ins and the `geocatalog.processes` entry points:
+    `module:NAME` of a Process or a list of them, comma-separated."""
     process_definitions: Annotated[list[Path], NoDecode] = Field(
         default_factory=lambda: [SHIPPED_DEFINITIONS])
-    # `publish-dataset` creates a missing `climate_forecast-*` collection only for jobs of
-    # these projects (`*`: any job, personal ones too; empty: never).
+    """Folders of processes defined as data (JSON files, each running a command),
+    comma-separated; the shipped examples' folder by default (empty: none)."""
     publish_collection_projects: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["*"])
+    """Projects whose `publish-dataset` jobs may create a missing `climate_forecast-*`
+    collection (`*`: any job, personal ones too; empty: never)."""
     job_heartbeat_seconds: float = 2.0
-    # The longest an execution request with `Prefer: respond-sync` / `wait=N` waits for its
-    # job (a process declaring `sync`); then it answers 201 as for any job.
+    """How often a worker says it is alive."""
     sync_wait_seconds: float = Field(default=30.0, ge=0, le=600)
+    """The longest an execution request with `Prefer: respond-sync` / `wait=N` waits for its
+    job (a process declaring `sync`); then it answers 201 as for any job."""
     job_stalled_seconds: float = 10.0
+    """A job whose worker is silent this long is failed or retried."""
     job_secrets_key: str | None = None
-    # The jobs' sandbox: `bwrap` (Debian's bubblewrap around every job's process: a
-    # read-only system, no data dir, no worker /proc, network only when a process declares
-    # it) or `none` (where jobs are isolated otherwise, e.g. one container per job).
+    """32 random bytes, base64url: encrypts secret inputs for the workers, shared by the API
+    and every worker; unset: `GEOCATALOG_DATA_DIR/job-secrets.key` (one machine only).
+    Anything else is refused at start in one line."""
     job_sandbox: Literal["bwrap", "none"] = "bwrap"
-    # Job callbacks (`subscriber`): each attempt's timeout, and how many a worker sends at
-    # once (the others wait their turn; a silent target costs that many connections).
+    """`bwrap`: every job's process in bubblewrap's sandbox (a read-only system, no data dir,
+    no worker `/proc`, network only when its process declares it); `none` where jobs are
+    isolated otherwise (e.g. one container per job). With `bwrap` missing, `serve` and
+    `worker` refuse to start."""
     callback_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
+    """Seconds of each attempt of a job callback (`subscriber`)."""
     callbacks_in_flight: int = Field(default=16, ge=1, le=1000)
+    """Callbacks a worker sends at once (the others wait their turn: a silent target costs
+    that many connections)."""
 
-    # Stock stac-fastapi knobs we fix for this service.
     stac_fastapi_title: str = "geocatalog"
+    """Stock stac-fastapi's landing page title."""
     stac_fastapi_description: str = "Geospatial data catalog (STAC API / OGC API Features)"
+    """Stock stac-fastapi's landing page description."""
     stac_fastapi_landing_id: str = "geocatalog"
+    """Stock stac-fastapi's landing page id."""
     prefix_path: str = "/data"
+    """Where the data API is mounted."""
     openapi_url: str = "/data/api"
+    """The data API's OpenAPI document."""
     docs_url: str = "/data/api.html"
+    """The data API's documentation page (Swagger UI)."""
     enable_transactions_extensions: bool = True
-    # Items are merged with their collection's base item in the API (pypgstac's merge),
-    # not in pgstac's PL/pgSQL: most of the database time of a 100-item page.
+    """Item and collection writes (stock's transaction extensions), on in this service."""
     use_api_hydrate: bool = True
-    # MiB of items kept as served, by their stored text, per API process (0: none kept):
-    # most of a page's API CPU is rendering items, and the same items are asked again.
+    """Items are merged with their collection's base item in the API (pypgstac's merge), not
+    in pgstac's PL/pgSQL (stock's default): most of the database time of a 100-item
+    page."""
     rendered_items_mb: int = Field(default=16, ge=0)
-
+    """MiB per API process of items kept as served, by the text pgstac stores them as (so
+    never stale); `0`: every item rendered on every read."""
     stac_fastapi_version: str = "0.1.0"
+    """The version the landing page states."""
 
-    # `text` or `json` (one object per line, with the request id): `serve` and `worker`.
     log_format: Literal["text", "json"] = "text"
-
-    # How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
-    # estimated) before counting again: a count lags writes by at most this (a PostgreSQL
-    # interval; pgstac's own default is a day).
+    """`json`: one JSON object per line (`time`, `level`, `logger`, `message`,
+    `request_id`, `exception`) for `serve` and `worker`."""
     search_count_ttl: str = "10 seconds"
-
-    # Items per page at most: a larger `limit` is cropped to it (items pages, searches).
+    """How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
+    estimated) before counting again: a count lags writes by at most this (a PostgreSQL
+    interval; pgstac's own default is a day)."""
     max_page_size: int = 10_000
-
-    # Request bodies above this size are refused with 413 (bulk loads: `geocatalog load`).
+    """Items per page at most: a larger `limit` is cropped to it."""
     max_body_bytes: int = 32 * 2**20
-
-    # `serve`: load the demo data set into an empty catalog on start.
+    """Request bodies above this size are refused with 413 (bulk loads go through
+    `geocatalog load`)."""
     load_demo_data: bool = True
-    # `serve`: migrate on start (off where a one-shot `geocatalog migrate` runs as the owner
-    # and the API connects as its own role).
+    """`serve` loads the demo set when the catalog has no collection."""
     migrate_on_start: bool = True
+    """`serve` migrates first (as `DATABASE_URL`'s role); `false` where a one-shot
+    `geocatalog migrate` does it and the API connects as its own role."""
 
     @field_validator("extra_processes", "publish_collection_projects",
                      "process_definitions", mode="before")

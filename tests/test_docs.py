@@ -1,7 +1,9 @@
-"""Every `sh` example of README.md runs, in order, against a live server set up as README's
-first screen sets it up (`geocatalog serve` on a fresh database with the demo data, the
-local development issuer, `geocatalog demo-s3`), and prints what the `output` block after
-it says. So the README cannot drift from the service.
+"""The documentation is tested like code: the site builds strictly (no broken link, no
+missing page), its settings reference leaves no setting out, and every `sh` example of
+README.md and of the site's pages (in the site's order) runs against a live server set up
+as README's first screen sets it up (`geocatalog serve` on a fresh database with the demo
+data, the local development issuer, `geocatalog demo-s3`) and prints what the `output`
+block after it says. So neither can drift from the service.
 
 In an `output` block, each line must appear in the example's output, in that order; `…`
 stands for any text within a line, and a line holding only `…` for any lines.
@@ -19,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.cluster import new_database
 from tests.support.http import free_port, wait_until_ok
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 
 
@@ -100,18 +104,64 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
             process.wait(timeout=30)
 
 
-def test_readme_examples_print_what_it_says(readme_service) -> None:
-    found = examples(README.read_text())
-    assert len(found) >= 7 and all(e.expected for e in found), [e.line for e in found]
-    for example in found:
+def pages() -> list[Path]:
+    """README.md, then the site's pages in the order of its navigation."""
+    def walk(node: object) -> Iterator[str]:
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, list):
+            for entry in node:
+                yield from walk(entry)
+        elif isinstance(node, dict):
+            for value in node.values():
+                yield from walk(value)
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    return [README, *(DOCS / page for page in walk(nav))]
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    listed = set(pages())
+    assert sorted(p.relative_to(ROOT) for p in DOCS.rglob("*.md") if p not in listed) == []
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    out = subprocess.run([str(Path(sys.executable).with_name("mkdocs")), "build", "--strict",
+                          "--site-dir", str(tmp_path / "site")], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    page = (tmp_path / "site" / "operators" / "configuration" / "index.html").read_text()
+    assert "<code>DB_STATEMENT_TIMEOUT</code>" in page and "settings_reference" not in page
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert "--8&lt;--" not in home and "OGC API Processes" in home
+
+
+def test_every_setting_is_documented() -> None:
+    sys.path.insert(0, str(DOCS / "hooks"))
+    try:
+        import settings_reference as reference
+    finally:
+        sys.path.pop(0)
+    assert reference.undocumented() == []
+    table = reference.settings_reference()
+    assert len(reference.own_fields()) > 50
+    assert all(f"| `{name.upper()}` |" in table for name in reference.own_fields())
+
+
+def test_examples_print_what_they_say(readme_service) -> None:
+    found = [(page, example) for page in pages() for example in examples(page.read_text())]
+    assert len(found) >= 9 and all(e.expected for _, e in found), \
+        [(p.name, e.line) for p, e in found if not e.expected]
+    for page, example in found:
         code = (example.code.replace("127.0.0.1:8080", f"127.0.0.1:{readme_service['port']}")
                 .replace("127.0.0.1:9000", f"127.0.0.1:{readme_service['s3_port']}"))
         out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code],
                              env=readme_service["env"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=300)
-        assert out.returncode == 0, f"README.md:{example.line}: {out.stderr[-2000:]}"
+                             text=True)
+        where = f"{page.relative_to(ROOT)}:{example.line}"
+        assert out.returncode == 0, f"{where}: {out.stderr[-2000:]}"
         expected = (example.expected or "").replace("127.0.0.1:8080",
                                                     f"127.0.0.1:{readme_service['port']}")
         assert matches(expected, out.stdout), (
-            f"README.md:{example.line} printed:\n{out.stdout[-3000:]}\n"
+            f"{where} printed:\n{out.stdout[-3000:]}\n"
             f"expected:\n{expected}")

@@ -1,0 +1,53 @@
+"""mkdocs hook: `{{ settings_reference }}` in a page becomes the table of every setting of
+`stac_ext.settings.Settings` (name, default, its docstring), so the reference cannot drift
+from the class. `undocumented()` names the settings without a docstring (the docs test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from stac_ext.settings import Settings
+
+MARKER = "{{ settings_reference }}"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def own_fields() -> dict[str, FieldInfo]:
+    """The settings geocatalog declares (stock's are inherited), in the class's order."""
+    return {name: Settings.model_fields[name] for name in Settings.__annotations__
+            if name in Settings.model_fields}
+
+
+def undocumented() -> list[str]:
+    return [name.upper() for name, field in own_fields().items() if not field.description]
+
+
+def _default(field: FieldInfo) -> str:
+    value: Any = field.default
+    if value is PydanticUndefined and field.default_factory is not None:
+        value = field.default_factory()  # type: ignore[call-arg]
+    if value is None or value == []:
+        return "unset"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, list):
+        return ", ".join(_default(FieldInfo(default=v)) for v in value)
+    if isinstance(value, Path) and value.is_absolute() and value.is_relative_to(ROOT):
+        return f"`{value.relative_to(ROOT)}` of the checkout"
+    return f"`{value}`"
+
+
+def settings_reference() -> str:
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in own_fields().items():
+        meaning = " ".join((field.description or "").split()).replace("|", "\\|")
+        rows.append(f"| `{name.upper()}` | {_default(field)} | {meaning} |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    return markdown.replace(MARKER, settings_reference()) if MARKER in markdown else markdown
