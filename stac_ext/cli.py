@@ -27,7 +27,6 @@ from stac_ext.database.loader import (
     read_stac,
     with_owner,
 )
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate as run_migrations
 from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
@@ -111,6 +110,14 @@ def db_status() -> None:
         raise typer.Exit(1)
 
 
+def migrate_all(settings: Settings) -> None:
+    """Every package's migrations (imported here: they name the packages, whose import
+    `geocatalog load` and `token` need not pay)."""
+    from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
+
+    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
+
+
 def ensure_database(settings: Settings) -> None:
     """Start the embedded cluster when there is no DATABASE_URL."""
     if settings.embedded:
@@ -125,7 +132,7 @@ def migrate_cmd() -> None:
     """Apply pgstac's, the job engine's and geocatalog's migrations (idempotent)."""
     settings = _settings()
     ensure_database(settings)
-    run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
+    migrate_all(settings)
 
 
 def _counted(count: int, noun: str) -> str:
@@ -253,6 +260,8 @@ def _served_issuer(settings: Settings) -> str:
 
 def wait_for_migrations(settings: Settings, seconds: float) -> None:
     """Return once the database is migrated; one line and exit 3 after `seconds`."""
+    from stac_ext.database.migration_sets import MIGRATIONS
+
     expected = readiness.expected(MIGRATIONS)
     deadline, told = time.monotonic() + seconds, ""
     while True:
@@ -351,7 +360,7 @@ def serve(
     logging.config.dictConfig(log_config)
     ensure_database(settings)
     if settings.migrate_on_start:
-        run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
+        migrate_all(settings)
     if settings.load_demo_data and _catalog_is_empty(settings.dsn):
         demo_data(LoadMethod.upsert)
     if settings.local_issuer:  # `geocatalog token` signs for the issuer that runs

@@ -10,6 +10,7 @@ import json
 import random
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -54,6 +55,11 @@ def item(rng: random.Random, collection: str, n: int) -> dict:
                     day=rng.randint(1, 28))
     doc["properties"]["datetime"] = (f"{rng.randint(2019, 2022)}-{rng.randint(1, 12):02d}-"
                                      f"{rng.randint(1, 28):02d}T00:00:00Z")
+    if rng.random() < 0.25:  # a time range (up to 400 days): the searches' datetime bound
+        start = datetime.fromisoformat(doc["properties"]["datetime"])
+        end = start + timedelta(days=rng.randint(0, 400), hours=rng.randint(0, 23))
+        doc["properties"].update(start_datetime=doc["properties"]["datetime"],
+                                 end_datetime=end.isoformat().replace("+00:00", "Z"))
     doc["properties"]["owner"] = rng.choice(OWNERS)
     doc["properties"]["rank"] = rng.randint(0, 5)
     doc["stac_version"] = "1.0.0"
@@ -186,7 +192,13 @@ def random_search(rng: random.Random) -> dict:
     if rng.random() < 0.4:
         year = rng.randint(2019, 2022)
         body["datetime"] = f"{year}-01-01T00:00:00Z/{year + rng.randint(0, 1)}-06-30T00:00:00Z"
-    if rng.random() < 0.4:
+    if rng.random() < 0.2:
+        year = rng.randint(2019, 2023)
+        body["filter-lang"] = "cql2-json"
+        body["filter"] = {"op": rng.choice(["t_intersects", "t_after", "t_overlaps"]), "args": [
+            {"property": "datetime"},
+            {"interval": [f"{year}-03-01T00:00:00Z", f"{year}-09-01T00:00:00Z"]}]}
+    elif rng.random() < 0.4:
         body["filter"] = {"op": "=", "args": [{"property": "owner"}, rng.choice(OWNERS)]}
     elif rng.random() < 0.3:
         body["filter"] = {"op": ">=", "args": [{"property": "rank"}, rng.randint(0, 5)]}
@@ -224,3 +236,21 @@ def test_searches_answer_as_pgstac_search(database: str) -> None:
                     rel = "next" if pages < 4 else "prev"
                     query = {**query, "token": tokens[rel]} if rel in tokens else None
     assert compared >= 150
+
+
+def test_a_time_window_bounds_datetime_from_both_ends(database: str) -> None:
+    """`end_datetime >= t` also says `datetime >= t - the longest span` (so the datetime
+    index is read between two bounds), with the longest span any item of the catalog has
+    had; the answers stay pgstac's (above)."""
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        longest, stored = conn.execute(
+            "SELECT (SELECT max(span)::text FROM geocatalog.item_spans), "
+            "       (SELECT max(end_datetime - datetime) FROM pgstac.items)").fetchone()
+        assert stored.days > 30  # the data set has ranges
+        where = conn.execute(
+            "SELECT geocatalog.datetime_bounded(pgstac.stac_search_to_where(%s::jsonb))",
+            (json.dumps({"datetime": "2020-01-01T00:00:00Z/2020-06-30T00:00:00Z"}),)
+        ).fetchone()[0]
+    assert (f"(end_datetime >= '2020-01-01 00:00:00+00'::timestamptz AND datetime >= "
+            f"'2020-01-01 00:00:00+00'::timestamptz - '{longest}'::interval)") in where

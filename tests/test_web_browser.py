@@ -29,6 +29,11 @@ from tests.support.stac import make_item
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
+#: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
+#: each run, so that the pictures follow the pages.
+DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "img" / "web"
+DOCS_STEPS = frozenset({"landing", "item", "search-owner", "signed-in", "catalog-tree",
+                        "echo-result", "jobs"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
@@ -110,6 +115,9 @@ class Session:
         path = SHOTS / f"{len(self.shots) + 1:02d}-{name}.png"
         self.page.screenshot(path=path, full_page=True)
         self.shots.append(path)
+        if name in DOCS_STEPS:
+            DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=DOCS_SHOTS / f"{name}.jpg", type="jpeg", quality=70)
 
     def goto(self, path: str) -> None:
         self.page.goto(self.base + path)

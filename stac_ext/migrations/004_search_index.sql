@@ -38,6 +38,26 @@ CREATE INDEX search_items_geometry_idx ON geocatalog.search_items USING GIST (ge
 CREATE INDEX search_items_owner_idx ON geocatalog.search_items
     ((content->'properties'->>'owner'), datetime DESC);
 
+-- The longest time span (end_datetime - datetime) of a collection's items, never shrunk: a
+-- search's `end_datetime >= t` then also bounds datetime (>= t - the longest span), which
+-- the datetime index can use (pgstac's partitions bound both by their ranges; one table
+-- needs this). Written only when an item's span is longer than the stored one, so writers
+-- of a collection do not queue on its row.
+CREATE TABLE geocatalog.item_spans (
+    collection text PRIMARY KEY REFERENCES pgstac.collections (id) ON DELETE CASCADE,
+    span interval NOT NULL
+);
+
+CREATE FUNCTION geocatalog.note_spans(_spans jsonb) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+    INSERT INTO geocatalog.item_spans (collection, span)
+    SELECT n.collection, n.span::interval FROM jsonb_each_text(_spans) n(collection, span)
+    WHERE NOT EXISTS (SELECT 1 FROM geocatalog.item_spans s
+                      WHERE s.collection = n.collection AND s.span >= n.span::interval)
+    ON CONFLICT (collection) DO UPDATE SET span = greatest(geocatalog.item_spans.span,
+                                                           EXCLUDED.span)
+$$;
+
 -- Rows written to pgstac.items (or a partition of it), into the index: the statement's
 -- transition tables, set-based (a row trigger halved the rate of a bulk load).
 CREATE FUNCTION geocatalog.index_upsert() RETURNS trigger
@@ -54,6 +74,9 @@ BEGIN
     INSERT INTO geocatalog.populated_collections (collection)
     SELECT DISTINCT collection FROM new_rows
     ON CONFLICT DO NOTHING;
+    PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
+        SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
+        GROUP BY collection) n));
     RETURN NULL;
 END;
 $$;
@@ -78,6 +101,9 @@ BEGIN
         INSERT INTO geocatalog.populated_collections (collection)
         SELECT DISTINCT collection FROM new_rows
         ON CONFLICT DO NOTHING;
+        PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
+            SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
+            GROUP BY collection) n));
     ELSE
         DELETE FROM geocatalog.search_items s USING old_rows o
         WHERE s.id = o.id AND s.collection = o.collection;
@@ -141,6 +167,9 @@ BEGIN
                        'content->''properties'') FROM %s ON CONFLICT DO NOTHING', member);
         EXECUTE format('INSERT INTO geocatalog.populated_collections (collection) '
                        'SELECT DISTINCT collection FROM %s ON CONFLICT DO NOTHING', member);
+        EXECUTE format('SELECT geocatalog.note_spans((SELECT jsonb_object_agg(collection, '
+                       'span) FROM (SELECT collection, max(end_datetime - datetime) AS span '
+                       'FROM %s GROUP BY collection) n))', member);
     END IF;
 END;
 $$;

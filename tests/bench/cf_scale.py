@@ -39,7 +39,7 @@ import typer
 from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
-from tests.bench import cf_dataset, servers, wrk
+from tests.bench import cf_dataset, database, servers, wrk
 
 PORT = 8098
 SERVERS = ("stock", "rustac", "geocatalog")
@@ -185,7 +185,7 @@ def _measure(running: servers.Running, name: str, reqs: list[wrk.Request], secon
     tag = f"cf-{running.server.name}-{int(time.time())}"
     wrk.run(running.url, reqs, seconds=warmup, connections=connections, tag=tag + "w")
     figures = wrk.run(running.url, reqs, seconds=seconds, connections=connections, tag=tag)
-    ok_rps = (figures.requests - figures.errors) / figures.seconds
+    ok_rps = figures.ok_rps
     print(f"  {running.server.name:10} {name:38} {figures.rps:8.1f} req/s, ok {ok_rps:8.1f}/s, "
           f"p50 {figures.p50_ms:7.1f} ms, p95 {figures.p95_ms:7.1f} ms, "
           f"errors {figures.errors}", flush=True)
@@ -226,6 +226,7 @@ def serve_shape(dsn: str, data_dir: Path, shape: Shape, names: tuple[str, ...], 
             out[server] = {name: _measure(running, name, requests(
                 name, shape.collections, shape.items), seconds, warmup, connections)
                 for name in names}
+        database.end_sessions(dsn)
     return out
 
 
@@ -254,6 +255,7 @@ def run(data_dir: Path, *, items: int = 1_000_000, collections: int = 5_000,
             name: _same_answers({"geocatalog": ours.url, "stock": stock.url},
                                 requests(name, collections, items))
             for name in (*CROSS, *WITHIN)}
+    database.end_sessions(dsn)
     for count in sorted({*curve, collections}):
         shape = Shape(count, items)
         shape_dsn = dsn if shape == main else prepare(

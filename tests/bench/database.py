@@ -50,6 +50,16 @@ def reset_writes(dsn: str) -> None:
         conn.execute("DELETE FROM pgstac.items WHERE collection = %s", (dataset.WRITES,))
 
 
+def end_sessions(dsn: str) -> None:
+    """End what a stopped server left running in the database: PostgreSQL runs a query to
+    its end after its client has gone, and a peer's minutes-long searches (and the locks
+    they hold) would be measured as part of the next server's."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                     "AND backend_type = 'client backend'")
+
+
 def reset_jobs(dsn: str) -> None:
     """No job of an earlier run left: none queued ahead of this run's (an interrupted run's),
     none for the final job listing to page through (kept, they grew to 190,000 records and

@@ -2,7 +2,9 @@
 -- as soon as the previous answer arrived. Script arguments: requests file, token, tag.
 -- Requests file lines: METHOD <TAB> PATH [<TAB> BODY]; `{{n}}` in a body becomes a
 -- number unique to this run (POST item creates a new item each time). Answers with
--- status >= 400 count as errors (wrk's own count: no per-response Lua, it costs CPU).
+-- status >= 400 count as errors (wrk's own count: no per-response Lua, it costs CPU), as
+-- do connections broken or timed out; `status_errors` are the answers among `requests`
+-- that were errors.
 local counter = 0
 local threads = {}
 
@@ -37,9 +39,9 @@ end
 function done(summary, latency, requests)
   io.write(string.format(
     'WRK_JSON {"requests": %d, "duration_us": %d, "p50_us": %d, "p95_us": %d, ' ..
-    '"p99_us": %d, "mean_us": %.1f, "errors": %d}\n',
+    '"p99_us": %d, "mean_us": %.1f, "errors": %d, "status_errors": %d}\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
     latency:percentile(99), latency.mean,
     summary.errors.connect + summary.errors.read + summary.errors.write +
-    summary.errors.status + summary.errors.timeout))
+    summary.errors.status + summary.errors.timeout, summary.errors.status))
 end

@@ -15,7 +15,8 @@ def _mean(runs: list[dict[str, float]], key: str) -> float:
 
 def _ok_rps(runs: list[dict[str, float]]) -> float:
     """Answers that were not errors, per second: a server that fails fast is not fast."""
-    return statistics.fmean((r["requests"] - r["errors"]) / r["seconds"] for r in runs)
+    return statistics.fmean((r["requests"] - r.get("status_errors", r["errors"]))
+                            / r["seconds"] for r in runs)
 
 
 def table(results: dict[str, Any]) -> str:

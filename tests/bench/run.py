@@ -160,6 +160,7 @@ class Load:
                 results["concurrency_1"] = {
                     name: self.concurrency_1(running, name) for name in scenarios.HUNDREDS[:2]}
             _note_rss(results, peer, running)
+        database.end_sessions(self.dsn)
 
     def concurrency_1(self, running: servers.Running, name: str,
                       rounds: int = C1_ROUNDS) -> dict[str, Any]:

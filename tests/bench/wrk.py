@@ -27,7 +27,13 @@ class Figures:
     p50_ms: float
     p95_ms: float
     p99_ms: float
-    errors: int
+    errors: int  # every failure: error statuses, broken connections, timeouts
+    status_errors: int = 0  # the answers (among `requests`) with an error status
+
+    @property
+    def ok_rps(self) -> float:
+        """Successful answers per second."""
+        return (self.requests - self.status_errors) / self.seconds
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -54,4 +60,4 @@ def run(root: str, requests: list[Request], *, seconds: float, connections: int 
     return Figures(requests=raw["requests"], seconds=round(secs, 2),
                    rps=round(raw["requests"] / secs, 1), p50_ms=raw["p50_us"] / 1000,
                    p95_ms=raw["p95_us"] / 1000, p99_ms=raw["p99_us"] / 1000,
-                   errors=raw["errors"])
+                   errors=raw["errors"], status_errors=raw["status_errors"])
