@@ -32,7 +32,7 @@ SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
 DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "img" / "web"
-DOCS_STEPS = frozenset({"landing", "item", "search-owner", "signed-in", "catalog-tree",
+DOCS_STEPS = frozenset({"landing", "catalog", "item", "search-owner", "catalog-tree",
                         "echo-result", "jobs"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
