@@ -74,8 +74,8 @@ async def test_post_owner_with_query_extension(anon: httpx.AsyncClient, mixed: s
 
 async def test_owner_search_is_answered_from_the_index(app, mixed: str) -> None:
     """pgstac's own SQL for an owner search, run on the search index, uses its owner index
-    (in the default order's leading key: an owner's items are not sorted, only ties of
-    the same datetime are)."""
+    (in the default order's leading key: at scale only ties of the same datetime are sorted,
+    an incremental sort; on this handful of rows the planner may sort them whole)."""
     async with app.state.readpool.acquire() as conn:
         where = await conn.fetchval(
             "SELECT geocatalog.plain_properties(pgstac.stac_search_to_where($1::text::jsonb))",
@@ -88,5 +88,5 @@ async def test_owner_search_is_answered_from_the_index(app, mixed: str) -> None:
         await conn.execute("RESET enable_seqscan; RESET enable_bitmapscan")
     nodes = [line.strip().removeprefix("->").strip().split("  (")[0]
              for line in plan.splitlines() if "(cost=" in line]
-    assert nodes == ["Limit", "Incremental Sort",
-                     "Index Scan using search_items_owner_idx on search_items"], plan
+    assert nodes[0] == "Limit" and nodes[1] in ("Incremental Sort", "Sort"), plan
+    assert nodes[2:] == ["Index Scan using search_items_owner_idx on search_items"], plan
