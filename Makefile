@@ -50,6 +50,7 @@ docs-serve: $(VENV)/.test-$(HASH)
 lint: $(VENV)/.test-$(HASH)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # geocatalog against stock stac-fastapi-pgstac on one seeded database (~25 min; options:
 # `make bench BENCH_ARGS="--seconds 5 --runs 1"`). Results: the table, and .bench/results.json.

@@ -10,6 +10,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -188,8 +189,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     extensions = data_extensions(settings, auth)
     app = build_data_api(settings, extensions, lifespan).app
     add_error_handlers(app)
+    expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
-                                   readiness.expected(MIGRATIONS)))
+                                   partial(readiness.check, expected=expected)))
     app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router(sign_in_router(

@@ -5,7 +5,8 @@ endpoints that build request models in the event loop (`stac_api`, `endpoints`),
 every item write follows (`item_rules`, `policy`), item links and URLs, items kept as
 served (`rendered_items`), request bodies, named SQL, and the search extensions (`search/`).
 
-May import stac-fastapi, pgstac's clients, `stac_ext.auth`, `stac_ext.content`,
-`stac_ext.service` and `stac_ext.database.group_commit`; never `catalogs_ext` or
-`process_api` (the composition root wires them).
+May import stac-fastapi, pgstac's clients, `stac_ext.auth`, `stac_ext.service` and
+`stac_ext.database.group_commit`; never `stac_ext.content` (it hands the data API its
+decorator through the composition root), `catalogs_ext` or `process_api` (the composition
+root wires them). Checked by import-linter (pyproject.toml).
 """
