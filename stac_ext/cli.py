@@ -6,8 +6,11 @@ import logging
 import logging.config
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from pydantic import ValidationError
@@ -43,6 +46,22 @@ DEMO_DIR = Path(__file__).parent / "demo"
 def _fail(message: str, code: int = 1) -> typer.Exit:
     typer.secho(message, fg="red", err=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def database_errors(dsn: str) -> Iterator[None]:
+    """A database that refuses the connection (a wrong password, port or name) is one line
+    naming the database tried, not a traceback."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as e:
+        url = urlsplit(dsn)
+        # libpq's text names the server again ("connection to server at ... failed: ")
+        why = " ".join(str(e).split()).rsplit("failed: ", 1)[-1].removeprefix("FATAL: ")
+        raise _fail(f"cannot use the database {url.hostname}:{url.port or 5432}"
+                    f"{url.path} as {url.username}: {why or type(e).__name__}") from None
 
 
 def _settings() -> Settings:
@@ -132,7 +151,8 @@ def migrate_cmd() -> None:
     """Apply pgstac's, the job engine's and geocatalog's migrations (idempotent)."""
     settings = _settings()
     ensure_database(settings)
-    migrate_all(settings)
+    with database_errors(settings.dsn):
+        migrate_all(settings)
 
 
 def _counted(count: int, noun: str) -> str:
@@ -202,7 +222,8 @@ def load_cmd(
     """Bulk load collections and items through pypgstac's loader."""
     settings = _settings()
     ensure_database(settings)
-    collections, items = _load_path(settings, path, method, owner, workers)
+    with database_errors(settings.dsn):
+        collections, items = _load_path(settings, path, method, owner, workers)
     typer.echo(f"loaded {_counted(collections, 'collection')} and {_counted(items, 'item')} "
                f"from {path}")
 

@@ -73,7 +73,8 @@ class Settings(PgstacApiSettings):
     """The embedded cluster (`pg/`) and its generated passwords (mode 0600), the development
     issuer's key and the job secrets key."""
     geocatalog_pg_port: int = 5439
-    """Port of the embedded cluster (127.0.0.1 only)."""
+    """Port of the embedded cluster (127.0.0.1 only). The data dir remembers the port its
+    cluster last started on (`pg.port`), which later commands use when this is unset."""
     db_min_conn_size: int = 1
     """Connections each read and write pool of a process keeps open."""
     db_max_conn_size: int = 10
@@ -331,8 +332,13 @@ class Settings(PgstacApiSettings):
 
     @property
     def cluster(self) -> Cluster:
-        """The embedded cluster (used when `database_url` is unset)."""
-        return Cluster(datadir=self.data_dir / "pg", port=self.geocatalog_pg_port)
+        """The embedded cluster (used when `database_url` is unset), on the port its data
+        dir remembers unless GEOCATALOG_PG_PORT says another."""
+        cluster = Cluster(datadir=self.data_dir / "pg", port=self.geocatalog_pg_port)
+        remembered = cluster.remembered_port()
+        if remembered is None or "geocatalog_pg_port" in self.model_fields_set:
+            return cluster
+        return Cluster(datadir=cluster.datadir, port=remembered)
 
     @property
     def dsn(self) -> str:

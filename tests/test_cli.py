@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import procrastinate
@@ -223,3 +225,46 @@ def test_load_with_workers_loads_every_item_once_and_reports_in_file_order(
     assert (out.returncode, out.stderr.strip()) == (1, (
         f"{path}: collection '{prefix}0' exists already (and 6 more): load with --method "
         "upsert to replace, or --method ignore to keep what is stored"))
+
+
+def test_a_port_in_use_is_named_and_the_data_dir_remembers_its_port(
+        world_readable_dir: Path) -> None:
+    """Another checkout's database on the port: one line saying so and what to set; once
+    started on another port, every later command of that data dir finds the cluster there
+    without being told."""
+    data = world_readable_dir / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        out = run_cli("db", "start", env={"GEOCATALOG_DATA_DIR": str(data),
+                                          "GEOCATALOG_PG_PORT": str(busy), "DATABASE_URL": ""})
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"port {busy} on 127.0.0.1 is in use (another PostgreSQL, perhaps another checkout's "
+        "embedded database): set GEOCATALOG_PG_PORT to a free port; the data dir remembers "
+        "it for every later command"))
+    port = free_port()
+    env = {"GEOCATALOG_DATA_DIR": str(data), "DATABASE_URL": ""}
+    try:
+        assert run_cli("db", "start", env={**env, "GEOCATALOG_PG_PORT": str(port)}
+                       ).returncode == 0
+        status = run_cli("db", "status", env=env)  # no port given: the remembered one
+        assert (status.returncode, status.stdout.strip()) == (
+            0, f"running: {(data / 'pg').resolve()} on 127.0.0.1:{port}")
+        migrated = run_cli("migrate", env=env)
+        assert migrated.returncode == 0, migrated.stderr
+    finally:
+        run_cli("db", "stop", env=env)
+
+
+def test_a_refused_connection_is_one_line_naming_the_database(database_url: str,
+                                                              tmp_path: Path) -> None:
+    url = urlsplit(database_url)
+    wrong = url._replace(netloc=f"{url.username}:not-the-password@{url.hostname}:{url.port}")
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(make_collection(unique("test_conv-refused_"))))
+    out = run_cli("load", str(path), env={"DATABASE_URL": urlunsplit(wrong)})
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        f"cannot use the database {url.hostname}:{url.port}{url.path} as {url.username}: "
+        f"password authentication failed for user \"{url.username}\"")

@@ -13,6 +13,7 @@ import os
 import pwd
 import secrets
 import shutil
+import socket
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,6 +76,18 @@ class Cluster:
     @property
     def dsn(self) -> str:
         return f"postgresql://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{DATABASE}"
+
+    @property
+    def port_file(self) -> Path:
+        """The port the cluster was last started on: every command using the same data
+        dir finds it there (another checkout's cluster may hold the default port)."""
+        return self.datadir.parent / f"{self.datadir.name}.port"
+
+    def remembered_port(self) -> int | None:
+        try:
+            return int(self.port_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
 
     def role_password_file(self, role: str) -> Path:
         return self.datadir.parent / f"{self.datadir.name}.{role}.password"
@@ -152,6 +165,11 @@ class Cluster:
 
     def _start_server(self) -> None:
         if not self.running():
+            if _in_use(self.port):
+                raise ClusterError(
+                    f"port {self.port} on 127.0.0.1 is in use (another PostgreSQL, perhaps "
+                    "another checkout's embedded database): set GEOCATALOG_PG_PORT to a free "
+                    "port; the data dir remembers it for every later command")
             options = (
                 f"-c listen_addresses=127.0.0.1 -c port={self.port} "
                 f"-c unix_socket_directories='{self.datadir}' "
@@ -165,6 +183,8 @@ class Cluster:
                     if self.log_file.exists() else []
                 raise ClusterError(f"{e} Server log ({self.log_file}): "
                                    + " | ".join(log)) from e
+        if self.remembered_port() != self.port:
+            self.port_file.write_text(f"{self.port}\n")
 
     def start_replica(self, datadir: Path, port: int) -> Cluster:
         """A streaming replica of this (running) cluster in `datadir`, started on `port`:
@@ -219,3 +239,10 @@ class Cluster:
                 verb = "ALTER" if exists else "CREATE"
                 conn.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
                     sql.Identifier(role), sql.Literal(password)))
+
+
+def _in_use(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` already."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
