@@ -245,7 +245,7 @@ class Engine:
             await self._execute(context, job_id, started)
         except Exception as e:  # never left `running`: the job fails, saying so
             logger.exception("job %s: the engine failed", job_id)
-            await self._ended(await self.store.finish(
+            await self._ended(job_id, await self.store.finish(
                 job_id, "failed", f"The service could not run this job ({type(e).__name__});"
                 " the error has been logged."))
 
@@ -254,7 +254,7 @@ class Engine:
         self._callback(started, IN_PROGRESS)
         process = self.registry.get(started["process_id"])
         if process is None:
-            await self._ended(await self.store.finish(
+            await self._ended(job_id, await self.store.finish(
                 job_id, "failed", f"Process {started['process_id']} is not offered by this "
                 "worker."))
             return
@@ -262,7 +262,7 @@ class Engine:
         try:
             limits = plan(resources)
         except (ResourceError, ValueError) as e:
-            await self._ended(await self.store.finish(job_id, "failed", f"Resources: {e}."))
+            await self._ended(job_id, await self.store.finish(job_id, "failed", f"Resources: {e}."))
             return
         secrets = self.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
@@ -272,17 +272,26 @@ class Engine:
         forks = self._forks(network=process.network or process.database)
         outcome = await Supervisor(self.store, job_id, context, self.job_dsn, forks).run(
             process, inputs, limits.child_limits(), about)
-        await self._ended(await self._record(job_id, process, outcome, hide, resources,
+        await self._ended(job_id, await self._record(job_id, process, outcome, hide, resources,
                                              limits.record))
 
     def _forks(self, network: bool) -> ForkServer:
         """The fork server of jobs with (or without) network."""
         return self.forks.get(network) or self.forks[True]
 
-    async def _ended(self, job: Job | None) -> None:
-        """A job this worker ended (None: it was dismissed meanwhile)."""
-        if job is not None:
-            self._callback(job, SUCCESS if job["status"] == "successful" else FAILED)
+    async def _ended(self, job_id: str, job: Job | None) -> None:
+        """A job this worker ended (None: it was dismissed meanwhile), in one line saying how
+        (procrastinate's own line says "Success" for every job whose task ran to its end,
+        failed and dismissed ones too: the logging configuration quiets it)."""
+        if job is None:
+            logger.info("job %s: dismissed", job_id)
+            return
+        if job["status"] == "failed":
+            reason = (str(job.get("message") or "").strip().splitlines() or ["no reason"])[0]
+            logger.info("job %s (%s): failed: %s", job_id, job.get("process_id"), reason)
+        else:
+            logger.info("job %s (%s): %s", job_id, job.get("process_id"), job["status"])
+        self._callback(job, SUCCESS if job["status"] == "successful" else FAILED)
 
     def _callback(self, job: Job, which: str) -> None:
         """The job's subscriber hears of it: its results on success, else its status."""

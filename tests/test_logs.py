@@ -35,14 +35,40 @@ async def test_a_dismissed_job_logs_no_traceback(alice_processes: httpx.AsyncCli
     assert (await wait_for(alice_processes, job, "running"))["status"] == "running"
     assert (await alice_processes.delete(job)).json()["status"] == "dismissed"
     # the worker has let go of the job once its procrastinate job ended
+    job_id = job.rsplit("/", 1)[1]
     for _ in range(100):
-        if any("ended with status" in r.getMessage() and job.rsplit("/", 1)[1] in
-               r.getMessage() for r in caplog.records):
+        if any("ended with status" in r.getMessage() and job_id in r.getMessage()
+               for r in caplog.records):
             break
         await asyncio.sleep(0.1)
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in
                                                           caplog.records if r.exc_info]
     assert "Traceback" not in caplog.text and "CancelledError" not in caplog.text
+    # the engine's own line says what happened (procrastinate's says "Success")
+    assert [r.getMessage() for r in caplog.records if r.name == "geocatalog.jobs"
+            and job_id in r.getMessage()] == [f"job {job_id}: dismissed"]
+
+
+async def test_a_job_s_end_is_logged_as_it_is(alice_processes: httpx.AsyncClient,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    ok = (await execute(alice_processes, "echo", {"message": "hi"})).headers["Location"]
+    failing = (await execute(alice_processes, "test-fail", {"token": "s3cr3t-token"})
+               ).headers["Location"]
+    assert (await wait_for(alice_processes, ok, "successful"))["status"] == "successful"
+    failed = await wait_for(alice_processes, failing, "failed")
+    ended = {r.getMessage() for r in caplog.records if r.name == "geocatalog.jobs"}
+    ok_id, failed_id = ok.rsplit("/", 1)[1], failing.rsplit("/", 1)[1]
+    reason = failed["message"].splitlines()[0]
+    assert f"job {ok_id} (echo): successful" in ended
+    assert f"job {failed_id} (test-fail): failed: {reason}" in ended, ended
+    assert "s3cr3t-token" not in caplog.text
+
+
+def test_procrastinate_s_job_lines_are_quieted() -> None:
+    """Its "ended with status: Success" is said of failed and dismissed jobs too."""
+    config = logging_config("text")
+    assert config["loggers"]["procrastinate.worker"] == {"level": "WARNING"}
 
 
 async def test_the_request_id_is_echoed(anon: httpx.AsyncClient) -> None:

@@ -100,5 +100,8 @@ def logging_config(log_format: str, level: str = "INFO") -> dict[str, Any]:
         "loggers": {"uvicorn": {"handlers": [], "propagate": True},
                     "uvicorn.error": {"handlers": [], "propagate": True},
                     "uvicorn.access": {"handlers": [], "propagate": True,
-                                       "filters": ["scrub_query"]}},
+                                       "filters": ["scrub_query"]},
+                    # its job lines say "Success" for failed and dismissed jobs too: the
+                    # engine logs each job's end as it is (process_api.engine)
+                    "procrastinate.worker": {"level": "WARNING"}},
     }
