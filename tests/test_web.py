@@ -405,3 +405,14 @@ def test_access_lines_never_carry_credentials() -> None:
     line = json.loads(written.getvalue().strip().splitlines()[-1])
     assert line["message"] == ('127.0.0.1:5 - "GET /ui/signed-in?code=***&state=***&x=1&'
                                'token=*** HTTP/1.1" 200')
+
+
+async def test_the_service_has_an_icon(anon: httpx.AsyncClient) -> None:
+    """Browsers ask every page for /favicon.ico (STAC Browser names none): an icon, not a
+    404 in each page's console; our pages name it."""
+    r = await anon.get("/favicon.ico")
+    assert (r.status_code, r.headers["content-type"]) == (200, "image/svg+xml")
+    assert r.text.startswith("<svg") and "</svg>" in r.text
+    page = await anon.get("/", headers={"Accept": "text/html"})
+    assert '<link rel="icon" type="image/svg+xml" href="http://' in page.text
+    assert '/favicon.ico">' in page.text

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from stac_ext.web import stac_browser
@@ -46,4 +47,11 @@ def add_web_face(app: FastAPI, face: WebFace) -> None:
         app.include_router(module.router, include_in_schema=False)
     app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
                        include_in_schema=False)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        """What browsers ask every page for (STAC Browser's name none): the service's icon,
+        not a 404 in every page's console."""
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml",
+                            headers={"Cache-Control": "public, max-age=86400"})
 
