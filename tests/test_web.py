@@ -102,6 +102,9 @@ async def test_process_form_comes_with_the_callers_token(
     assert r.status_code == 200
     assert '<form id="execute" data-process="echo"' in r.text
     assert 'data-path="[&#34;resources&#34;, &#34;limits&#34;, &#34;memory&#34;]"' in r.text
+    # the optional block of tuning knobs comes folded, after the inputs a person gives
+    folded = r.text.index('<details class="folded"><summary>resources (optional)</summary>')
+    assert r.text.index('id="in-message"') < folded
     r = await anon.get("/ui/fragments/processes/nope",
                        headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 404
@@ -134,6 +137,11 @@ def test_form_fields_from_a_schema() -> None:
     assert (key.name, key.kind, key.required, key.default_text) == \
         ("access.key", "password", True, "")  # a secret's default is never shown
     assert (region.path, region.kind) == (["access", "region"], "string")
+    # an optional group is folded; what must be given never is
+    assert [f.name for f in fields if f.folded] == ["access"]
+    assert not key.folded and not form_fields({"type": "object", "required": ["a"],
+                                               "properties": {"a": {"type": "object",
+                                                                    "properties": {}}}})[0].folded
 
 
 async def test_user_text_is_escaped_and_no_inline_script(

@@ -27,6 +27,9 @@ class Field:
     options: list[Any] = field(default_factory=list)
     attributes: dict[str, Any] = field(default_factory=dict)  # min, max, step, pattern, ...
     children: list[Field] = field(default_factory=list)
+    #: Shown closed (an optional group of inputs, such as `resources` or `display`): the
+    #: inputs a person must give come first, not under a block of tuning knobs.
+    folded: bool = False
 
     @property
     def name(self) -> str:
@@ -117,4 +120,7 @@ def form_fields(inputs: dict[str, Any]) -> list[Field]:
     properties = root.get("properties")
     if not isinstance(properties, dict):
         return [Field(path=[], label="inputs", kind="json", required=True)]
-    return [_field([name], sub, name in required, inputs) for name, sub in properties.items()]
+    fields = [_field([name], sub, name in required, inputs) for name, sub in properties.items()]
+    for made in fields:
+        made.folded = made.kind == "object" and not made.required
+    return fields

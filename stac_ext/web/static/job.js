@@ -40,7 +40,8 @@
     const job = result.body;
     text("job-process", job.processID);
     text("job-status", job.status);
-    text("job-message", job.message);
+    // a failed job's message is its error, shown once, in the error box below
+    text("job-message", job.status === "failed" ? "" : job.message);
     text("job-created", when(job.created));
     text("job-started", when(job.started));
     text("job-finished", when(job.finished));
