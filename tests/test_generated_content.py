@@ -82,6 +82,14 @@ async def test_python_example_for_netcdf_and_zarr(alice_data: httpx.AsyncClient,
             assert example["href"] == (f"http://testserver/data/collections/{collection}"
                                        f"/items/{item_id}/example.py")
             assert EXAMPLE_LINKS in view["stac_extensions"]
+    # programs get the link's type; a browser a page of text (not STAC Browser: no redirect)
+    url = f"/data/collections/{collection}/items/nc/example.py"
+    r = await alice_data.get(url)
+    assert (r.status_code, r.headers["content-type"]) == (200, "text/x-python; charset=utf-8")
+    assert r.headers["content-disposition"] == 'inline; filename="example.py"'
+    page = await alice_data.get(url, headers={"Accept": "text/html,*/*;q=0.8"})
+    assert (page.status_code, page.headers["content-type"]) == (200, "text/plain; charset=utf-8")
+    assert page.text == r.text and "def open_data():" in page.text
 
 
 async def test_no_example_when_one_exists_or_format_is_other(alice_data, collection):

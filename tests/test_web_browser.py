@@ -162,6 +162,16 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_text("Open the data with xarray (Python)")).to_be_visible()
     expect(page.get_by_text("in the data explorer").first).to_be_visible()
     s.shot("item")
+    # the example opens as code to read (it was STAC Browser's "not a valid JSON object")
+    with page.context.expect_page() as opened:
+        page.get_by_text("Open the data with xarray (Python)").click()
+    example = opened.value
+    example.wait_for_load_state()
+    assert urlsplit(example.url).path.endswith(
+        "/items/sea_surface_temperature-north-sea-2022/example.py"), example.url
+    expect(example.locator("body")).to_contain_text("def open_data():")
+    expect(example.locator("body")).to_contain_text("import xarray as xr")
+    example.close()
 
     # search by bbox (a click at the map's centre: a box around 0°N 0°E) and datetime
     page.get_by_role("link", name="Search").first.click()

@@ -35,6 +35,11 @@ class ExampleExtension(ApiExtension):
             if source is None:
                 raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "
                                     "NetCDF or Zarr data to open.")
-            return PlainTextResponse(source, media_type="text/x-python")
+            # a browser shows text/plain as a page to read and copy (text/x-python it may
+            # offer to download); programs get the type the item's link names
+            browser = "text/html" in request.headers.get("accept", "")
+            return PlainTextResponse(
+                source, media_type="text/plain" if browser else "text/x-python",
+                headers={"Content-Disposition": 'inline; filename="example.py"'})
 
         app.include_router(router)

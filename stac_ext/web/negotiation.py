@@ -63,8 +63,8 @@ def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
         return "page", "/ui/home"
     if parts[:len(data)] == data:
         rest = parts[len(data):]
-        if rest[:1] in (("_mgmt",), ("api.html",)):
-            return None
+        if rest[:1] in (("_mgmt",), ("api.html",)) or rest[-1:] == ("example.py",):
+            return None  # not STAC documents: a generated example is code to read as is
         if rest == ("api",):
             return "redirect", "/" + "/".join((*data, "api.html"))
         if rest == ("conformance",):
