@@ -328,7 +328,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     replace.get_by_label("One collection id").fill(SST)
     s.provoked = {400}
     replace.get_by_role("button", name="Replace links").click()
-    expect(replace.locator(".error")).to_contain_text("_force=true")
+    expect(replace.locator(".error")).to_have_text(
+        "Nothing was changed: tick \u201cI understand\u201d above to replace the links.")
     page.reload()
     expect(page.locator("#linked-items li")).to_have_count(1)
     replace = page.locator("#replace-links")
@@ -342,9 +343,27 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(delete.locator("#subtree")).to_have_text("ocean/sst")
     s.provoked = {409}
     delete.get_by_role("button", name="Delete catalog").click()
-    expect(delete.locator(".error")).to_contain_text("has children")
+    expect(delete.locator(".error")).to_have_text(
+        "Nothing was deleted: tick the box above to confirm what goes with this catalog.")
     s.shot("delete-refused")
     delete.get_by_label("Delete this catalog and").check()
+    delete.get_by_role("button", name="Delete catalog").click()
+    expect(page.get_by_text("No catalogs yet.")).to_be_visible()
+    # a catalog of links only: the same confirmation, saying what goes (links, not data)
+    create = page.locator("#create-catalog")
+    create.get_by_label("Id").fill("picks")
+    create.get_by_label("Description").fill("A few favourites")
+    create.get_by_label("Collections and items").fill(
+        f"{SST}\n{SST}/sea_surface_temperature-north-sea-2022")
+    create.get_by_role("button", name="Create catalog").click()
+    delete = page.locator("#delete-catalog")
+    expect(delete.locator("#links-go")).to_have_text(
+        "Its links to 1 collection and 1 item go with it; the collections and items "
+        "themselves stay in the catalog.")
+    delete.get_by_role("button", name="Delete catalog").click()
+    expect(delete.locator(".error")).to_have_text(
+        "Nothing was deleted: tick the box above to confirm what goes with this catalog.")
+    delete.get_by_label("Delete this catalog, with its 2 links.").check()
     delete.get_by_role("button", name="Delete catalog").click()
     expect(page.get_by_text("No catalogs yet.")).to_be_visible()
     s.provoked = set()

@@ -20,7 +20,9 @@
     });
   }
 
-  function handle(id, act) {
+  // `unconfirmed`: what to tell a person when the API refuses because its `_force` (the
+  // form's confirmation box) was not given; the API's own words name a query parameter
+  function handle(id, act, unconfirmed) {
     const form = document.getElementById(id);
     if (!form) return;
     const error = form.querySelector(".error");
@@ -28,7 +30,11 @@
       event.preventDefault();
       showError(error, "");
       const result = await act(form);
-      if (!result.ok) showError(error, message(result));
+      if (result.ok) return;
+      const confirmed = form.elements.force && form.elements.force.checked;
+      const refused = result.status === 400 || result.status === 409;
+      showError(error, unconfirmed && refused && form.elements.force && !confirmed
+        ? unconfirmed : message(result));
     });
   }
 
@@ -69,7 +75,7 @@
       { method: "PUT", headers: json, body: JSON.stringify(body) });
     if (result.ok) window.location.reload();
     return result;
-  });
+  }, "Nothing was changed: tick \u201cI understand\u201d above to replace the links.");
 
   handle("delete-catalog", async (form) => {
     const force = form.elements.force && form.elements.force.checked ? "?_force=true" : "";
@@ -79,5 +85,5 @@
       window.location.assign(parent ? pageOf(parent) : settings.ui + "catalogs");
     }
     return result;
-  });
+  }, "Nothing was deleted: tick the box above to confirm what goes with this catalog.");
 })();
