@@ -424,3 +424,38 @@ async def test_the_service_has_an_icon(anon: httpx.AsyncClient) -> None:
     page = await anon.get("/", headers={"Accept": "text/html"})
     assert '<link rel="icon" type="image/svg+xml" href="http://' in page.text
     assert '/favicon.ico">' in page.text
+
+
+async def test_a_search_opened_in_a_browser_shows_its_results(
+        anon: httpx.AsyncClient, alice_data: httpx.AsyncClient, collection: str) -> None:
+    """Criteria in the address are applied (STAC Browser's search page would start empty):
+    our page shows what the API answers for the same query, with its pages."""
+    for n in range(3):
+        item = make_item(f"s{n}", day=n + 1)
+        item["properties"]["title"] = f"Sample {n} {PAYLOAD}"
+        r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+        assert r.status_code == 201, r.text
+    query = f"collections={collection}&bbox=-1,-1,2,2&datetime=2021-01-01T00:00:00Z/..&limit=2"
+    r = await anon.get(f"/data/search?{query}", headers=HTML)
+    assert (r.status_code, r.headers["content-type"]) == (200, "text/html; charset=utf-8")
+    assert "3 items match; 2 on this page." in r.text
+    assert f"Sample 2 {PAYLOAD}" not in r.text  # escaped
+    assert (f'<a href="http://testserver/browser/collections/{collection}/items/s2">Sample 2 '
+            "&lt;script&gt;alert(1)&lt;/script&gt;</a>") in r.text
+    assert "<dt>bbox</dt><dd>-1,-1,2,2</dd>" in r.text
+    nxt = r.text.split('rel="next"')[0].rsplit('<a href="', 1)[1].split('"')[0]
+    assert nxt.startswith("http://testserver/ui/search?") and "token=next" in nxt
+    second = await anon.get(nxt.removeprefix("http://testserver").replace("&amp;", "&"),
+                            headers=HTML)
+    assert second.status_code == 200 and "/items/s0\">" in second.text
+    assert 'rel="prev"' in second.text
+    as_json = r.text.split('id="as-json"')[0].rsplit('<a href="', 1)[1].split('"')[0]
+    api = await anon.get(as_json.removeprefix("http://testserver").replace("&amp;", "&"),
+                         headers=HTML)
+    assert [f["id"] for f in api.json()["features"]] == ["s2", "s1"]
+    # the API's refusal, said on the page, with its status
+    bad = await anon.get("/data/search?bbox=1,2", headers=HTML)
+    assert bad.status_code == 400 and '<p class="error" role="alert">' in bad.text
+    # no criteria: STAC Browser's search page, as before
+    assert (await anon.get("/data/search", headers=HTML)).headers["location"] == \
+        "/browser/search"

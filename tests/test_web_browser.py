@@ -32,8 +32,8 @@ SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
 DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "img" / "web"
-DOCS_STEPS = frozenset({"landing", "catalog", "item", "search-owner", "catalog-tree",
-                        "echo-result", "jobs"})
+DOCS_STEPS = frozenset({"landing", "catalog", "item", "search-owner", "search-results",
+                        "catalog-tree", "echo-result", "jobs"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
@@ -172,6 +172,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(example.locator("body")).to_contain_text("def open_data():")
     expect(example.locator("body")).to_contain_text("import xarray as xr")
     example.close()
+
+    # a search address opened in a browser shows its results, each opening in STAC Browser
+    s.goto("/data/search?bbox=-10,35,30,60&datetime=2021-01-01T00:00:00Z/2021-12-31T23:59:59Z"
+           f"&collections={SST}")
+    expect(page.get_by_role("heading", name="Items found")).to_be_visible()
+    expect(page.locator("#results tbody tr")).to_have_count(5)  # the demo's 2021 SST items
+    expect(page.locator("#matched")).to_have_text("5 items match; 5 on this page.")
+    s.shot("search-results")
+    page.locator("#results tbody a").first.click()
+    expect(page.get_by_role("heading", name=re.compile(r"^Sea surface temperature, .*2021$"))
+           ).to_be_visible()
 
     # search by bbox (a click at the map's centre: a box around 0°N 0°E) and datetime
     page.get_by_role("link", name="Search").first.click()

@@ -1,9 +1,10 @@
 """HTML where a browser asks for it: `Accept: text/html` (over any JSON type) or `f=html` on
 a GET of `/`, `/data/...` or `/processes/...`.
 
-`/data` resources redirect to the same resource in STAC Browser; `/` and `/processes/...` are
-served by our pages at the same address. Everything else, and every JSON client, passes
-through unchanged (`f=json` is then taken off by `FormatParameterMiddleware`).
+`/data` resources redirect to the same resource in STAC Browser (a search with criteria is
+shown by our results page, as STAC Browser's search page starts empty); `/` and
+`/processes/...` are served by our pages at the same address. Everything else, and every JSON
+client, passes through unchanged (`f=json` is then taken off by `FormatParameterMiddleware`).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class HtmlNegotiationMiddleware:
             await self.app(scope, receive, _varying(send))
             return
         kind, path = target
+        if path == "/browser/search" and query:  # criteria: STAC Browser's page starts empty
+            kind, path = "page", "/ui/search"
         if kind == "redirect":
             root = scope.get("root_path", "")
             location = root + path + (f"?{query.decode('latin-1')}" if query else "")
