@@ -129,10 +129,14 @@ class Settings(PgstacApiSettings):
     only to measure what it costs (`make bench`)."""
     owner_search: bool = True
     """The `owner` search parameter; off only to measure what it costs."""
-    explorer_url_template: str = "https://explorer.example/data-explorer?source={href}"
-    """Data explorer link for Zarr / Parquet / CSV assets (`{href}`: the asset's)."""
-    notebook_url_template: str = "https://notebooks.example/hub/user-redirect/lab?fromURL={href}"
-    """Notebook service link for notebook examples."""
+    explorer_url_template: str | None = None
+    """The platform's data explorer, opening a Zarr / Parquet / CSV asset (`{href}`: the
+    asset's address, URL-encoded), e.g. `https://explorer.example.org/?source={href}`; each
+    such asset then links to it (`rel: explorer`). Unset: no explorer link."""
+    notebook_url_template: str | None = None
+    """The platform's notebook service, running a notebook example (`{href}`: the
+    notebook's address), e.g. `https://hub.example.org/hub/user-redirect/lab?fromURL={href}`;
+    each notebook example then links to it (`rel: notebook`). Unset: no notebook link."""
 
     in_process_worker: bool = True
     """`serve` runs a job worker in the API process."""

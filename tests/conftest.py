@@ -50,6 +50,11 @@ def issuer() -> Iterator[TestIssuer]:
     test_issuer.stop()
 
 
+#: The explorer and notebook service of the tests' platform (generated links point there).
+EXPLORER = "https://explorer.example/data-explorer?source={href}"
+NOTEBOOKS = "https://notebooks.example/hub/user-redirect/lab?fromURL={href}"
+
+
 @pytest.fixture(scope="session")
 def settings(database_url: str, issuer: TestIssuer,
              tmp_path_factory: pytest.TempPathFactory) -> Settings:
@@ -59,6 +64,8 @@ def settings(database_url: str, issuer: TestIssuer,
                     geocatalog_data_dir=tmp_path_factory.mktemp("data"),
                     job_heartbeat_seconds=0.5, job_stalled_seconds=3,
                     process_definitions=[SHIPPED, TEST_DEFINITIONS],
+                    # a platform with a data explorer and a notebook service (SPEC rules 3-4)
+                    explorer_url_template=EXPLORER, notebook_url_template=NOTEBOOKS,
                     # one worker for the whole run: the session app's (it knows the
                     # test processes); other apps made in tests only submit
                     in_process_worker=False)

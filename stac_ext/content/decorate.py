@@ -42,16 +42,18 @@ class ItemDecorator:
     It runs on every item of every page (100 per page), so each item is read in one pass
     over its assets and one over its links."""
 
-    explorer_url_template: str
-    notebook_url_template: str
+    #: None: the platform has no data explorer (or notebook service), and no link points
+    #: at one (a link to a placeholder host would be a dead end)
+    explorer_url_template: str | None
+    notebook_url_template: str | None
 
     @cached_property
     def _explorer_href(self) -> Callable[[str], str]:
-        return _filler(self.explorer_url_template)
+        return _filler(self.explorer_url_template or "")
 
     @cached_property
     def _notebook_href(self) -> Callable[[str], str]:
-        return _filler(self.notebook_url_template)
+        return _filler(self.notebook_url_template or "")
 
     def decorate(self, item: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Add generated content to `item` (in place) and return it. The prefixes of its
@@ -81,7 +83,7 @@ class ItemDecorator:
             if fmt is None:
                 continue
             example = example or fmt in EXAMPLE_FORMATS
-            if fmt in EXPLORER_FORMATS and asset.get("href"):
+            if fmt in EXPLORER_FORMATS and asset.get("href") and self.explorer_url_template:
                 explorer.append({
                     "rel": "explorer", "type": "text/html",
                     "title": f"Open '{asset.get('title') or key}' in the data explorer",
@@ -94,7 +96,7 @@ class ItemDecorator:
                 continue
             if link.get("example:language") == "Python":
                 example = False  # the item has its own
-            if link.get("type") == NOTEBOOK_TYPE:
+            if link.get("type") == NOTEBOOK_TYPE and self.notebook_url_template:
                 notebooks.append({
                     "rel": "notebook", "type": "text/html",
                     "title": f"Run '{link.get('title') or 'the notebook'}' in the notebook service",

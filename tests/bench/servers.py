@@ -37,7 +37,10 @@ def stock(name: str, dsn: str, **extra: str) -> Server:
 
 def geocatalog(name: str, dsn: str, data_dir: Path, **extra: str) -> Server:
     env = {"DATABASE_URL": dsn, "GEOCATALOG_DATA_DIR": str(data_dir),
-           "LOAD_DEMO_DATA": "false", **extra}
+           "LOAD_DEMO_DATA": "false",
+           # a platform with an explorer and notebooks: every generated link is measured
+           "EXPLORER_URL_TEMPLATE": "https://explorer.example/data-explorer?source={href}",
+           "NOTEBOOK_URL_TEMPLATE": "https://notebooks.example/lab?fromURL={href}", **extra}
     return Server(name, "stac_ext.app:create_app", "/data", env, geocatalog=True)
 
 
