@@ -21,7 +21,8 @@ import pytest
 from stac_ext.app import create_app
 from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
-from stac_ext.web.schema_form import form_fields
+from stac_ext.web.schema_form import form_fields, label_of
+from stac_ext.web.templating import prose
 from tests.support.http import http_client
 from tests.support.issuer import TestIssuer
 from tests.support.stac import make_item, unique
@@ -103,7 +104,7 @@ async def test_process_form_comes_with_the_callers_token(
     assert '<form id="execute" data-process="echo"' in r.text
     assert 'data-path="[&#34;resources&#34;, &#34;limits&#34;, &#34;memory&#34;]"' in r.text
     # the optional block of tuning knobs comes folded, after the inputs a person gives
-    folded = r.text.index('<details class="folded"><summary>resources (optional)</summary>')
+    folded = r.text.index('<details class="folded"><summary>Resources (optional)</summary>')
     assert r.text.index('id="in-message"') < folded
     r = await anon.get("/ui/fragments/processes/nope",
                        headers={"Authorization": f"Bearer {token}"})
@@ -137,6 +138,11 @@ def test_form_fields_from_a_schema() -> None:
     assert (key.name, key.kind, key.required, key.default_text) == \
         ("access.key", "password", True, "")  # a secret's default is never shown
     assert (region.path, region.kind) == (["access", "region"], "string")
+    # labels: the schema's title, else the key as words; descriptions' `code` shown as code
+    assert by_name["name"].label == "Name" and by_name["access"].label == "Access"
+    assert [label_of(k) for k in ("accessKeyId", "friendly_name", "cpu")] == [
+        "Access key ID", "Friendly name", "CPU"]
+    assert str(prose("a `s3://b` <i>")) == "a <code>s3://b</code> &lt;i&gt;"
     # an optional group is folded; what must be given never is
     assert [f.name for f in fields if f.folded] == ["access"]
     assert not key.folded and not form_fields({"type": "object", "required": ["a"],

@@ -10,10 +10,24 @@ field's `path`; the API validates it against the same schema.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 SCALARS = ("string", "number", "integer", "boolean")
+#: Words a label spells in capitals.
+ACRONYMS = {"id": "ID", "url": "URL", "uri": "URI", "s3": "S3", "cpu": "CPU", "crs": "CRS"}
+
+
+def label_of(key: str) -> str:
+    """A person's label for a schema key without a `title`: `accessKeyId` -> "Access key ID",
+    `friendly_name` -> "Friendly name"."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", key.replace("_", " "))
+    if not words:
+        return key
+    spelled = [ACRONYMS.get(w.lower(), w.lower()) for w in words]
+    first = spelled[0]
+    return " ".join([first if first.isupper() else first.capitalize(), *spelled[1:]])
 
 
 @dataclass
@@ -84,7 +98,7 @@ def _field(path: list[str], schema: dict[str, Any], required: bool,
            root: dict[str, Any]) -> Field:
     schema = _resolve(schema, root)
     kind = _type(schema)
-    made = Field(path=path, label=str(schema.get("title") or path[-1]), kind="json",
+    made = Field(path=path, label=str(schema.get("title") or label_of(path[-1])), kind="json",
                  required=required, description=str(schema.get("description") or ""),
                  default=schema.get("default"))
     if isinstance(schema.get("enum"), list):

@@ -3,6 +3,7 @@ client settings and its Content-Security-Policy."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -10,8 +11,19 @@ from urllib.parse import urlsplit
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def prose(text: object) -> Markup:
+    """A description written for the API (`code` in backticks) as a person reads it: the
+    text escaped, each `code` span shown as code rather than with its backticks."""
+    escaped = str(escape(str(text or "")))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))
+
+
+templates.env.filters["prose"] = prose
 
 
 def base_of(request: Request) -> str:
