@@ -202,7 +202,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         stac_browser_dir=settings.stac_browser_dir, swagger_ui_dir=settings.swagger_ui_dir,
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id),
-        catalog_path=catalogs_ext.CATALOG_PATH))
+        catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right))
     complete_openapi(app, STAC_ERROR, data_protected)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)

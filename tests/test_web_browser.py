@@ -63,6 +63,9 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         r = httpx.post(f"{base}/data/collections/{SST}/items", json=item,
                        headers={"Authorization": f"Bearer {carol}"})
         assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {carol}"},
+                       json={"id": "carols", "type": "Catalog", "description": "Carol's"})
+        assert r.status_code == 201, r.text
         yield base
 
 
@@ -252,7 +255,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#linked-collections")).to_have_text("Sea surface temperature")
     expect(page.locator("#linked-items")).to_have_text(
         f"{SST} / sea_surface_temperature-north-sea-2022")
-    expect(page.get_by_text("project ocean-lab")).to_be_visible()  # inherited
+    expect(page.locator(".meta").get_by_text("project ocean-lab")).to_be_visible()  # inherited
     s.shot("catalog-child")
     # a duplicate id: the API's 409, next to the form
     page.get_by_role("link", name="ocean", exact=True).click()
@@ -329,6 +332,12 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(rows).to_have_count(2)
     s.shot("jobs")
 
+    # someone else's catalog: no form to change it, and a sentence saying who may
+    s.goto("/ui/catalogs/carols")
+    expect(page.locator("#not-yours")).to_have_text(
+        "Only its owner (carol) and administrators may change this catalog.")
+    expect(page.locator("#catalog-actions")).to_be_hidden()
+
     # edit, replace links (refused until confirmed: the API's 400, nothing changed), delete
     # the subtree (listed first; refused until confirmed: the API's 409)
     s.goto("/ui/catalogs/ocean")
@@ -360,7 +369,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     s.shot("delete-refused")
     delete.get_by_label("Delete this catalog and").check()
     delete.get_by_role("button", name="Delete catalog").click()
-    expect(page.get_by_text("No catalogs yet.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Catalogs", exact=True)).to_be_visible()
+    expect(page.get_by_text("Ocean lab", exact=True)).to_have_count(0)  # gone, subtree too
     # a catalog of links only: the same confirmation, saying what goes (links, not data)
     create = page.locator("#create-catalog")
     create.get_by_label("Id").fill("picks")
@@ -377,7 +387,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
         "Nothing was deleted: tick the box above to confirm what goes with this catalog.")
     delete.get_by_label("Delete this catalog, with its 2 links.").check()
     delete.get_by_role("button", name="Delete catalog").click()
-    expect(page.get_by_text("No catalogs yet.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Catalogs", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="picks")).to_have_count(0)
     s.provoked = set()
 
     # sign out: protected pages ask to sign in again

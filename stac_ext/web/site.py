@@ -31,6 +31,7 @@ class WebFace:
     swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn
     catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
+    admin_right: str = "manageCollections"  # pages show administrators every form
 
 
 def add_web_face(app: FastAPI, face: WebFace) -> None:

@@ -37,7 +37,8 @@ def client_settings(request: Request) -> dict[str, str]:
     base = base_of(request)
     return {"base": base, "data": f"{base}{face.data_prefix.strip('/')}/",
             "processes": f"{base}processes/", "ui": f"{base}ui/",
-            "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id}
+            "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id,
+            "adminRight": face.admin_right}
 
 
 def content_security_policy(request: Request) -> str:

@@ -2,7 +2,7 @@
 // the API's answer (rights, ownership, 400/409) is shown next to the form.
 "use strict";
 (() => {
-  const { api, message, showError, settings } = window.geocatalog;
+  const { api, message, showError, settings, ready, groups, rights } = window.geocatalog;
   const catalogs = settings.data + "catalogs";
   const actions = document.getElementById("catalog-actions");
   // a catalog's path of ids, each encoded: an id can never carry a query into the URL
@@ -10,6 +10,20 @@
   const path = actions ? encoded(actions.dataset.path) : "";
   const json = { "Content-Type": "application/json" };
   const pageOf = (p) => settings.ui + "catalogs/" + encoded(p);
+
+  // the forms are offered to those the API lets change this catalog: its owner, the members
+  // of its project, administrators (the API still decides each request)
+  if (actions) {
+    ready.then((signedIn) => {
+      if (!signedIn) return;
+      const project = actions.dataset.project;
+      const may = actions.dataset.owner === signedIn.profile.preferred_username
+        || (project && groups(signedIn).includes(project))
+        || rights(signedIn).includes(settings.adminRight);
+      actions.hidden = !may;
+      document.getElementById("not-yours").hidden = !!may;
+    });
+  }
 
   function links(text) {
     return text.split("\n").map((l) => l.trim()).filter((l) => l).map((line) => {

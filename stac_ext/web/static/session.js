@@ -60,6 +60,20 @@
     return claimed.map((g) => String(g).replace(/^\//, ""));
   }
 
+  // The rights the access token grants (realm and client roles), read from its payload:
+  // only to decide which forms a page offers; the API checks every request itself.
+  function rights(signedIn) {
+    try {
+      const part = signedIn.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      const claims = JSON.parse(atob(part));
+      const roles = (claims.realm_access && claims.realm_access.roles) || [];
+      const clients = Object.values(claims.resource_access || {}).flatMap((c) => c.roles || []);
+      return [...roles, ...clients];
+    } catch (error) {
+      return [];
+    }
+  }
+
   function signIn() {
     return manager.signinRedirect({ state: { returnTo: window.location.href } });
   }
@@ -108,5 +122,6 @@
   document.getElementById("sign-in").addEventListener("click", () => signIn());
   document.getElementById("sign-out").addEventListener("click", () => signOut());
 
-  window.geocatalog = { settings, manager, user, api, message, showError, sameOrigin, ready };
+  window.geocatalog = { settings, manager, user, api, message, showError, sameOrigin, ready,
+    groups, rights };
 })();
