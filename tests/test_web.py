@@ -195,6 +195,13 @@ async def test_stac_browser_is_configured_at_serve_time(anon: httpx.AsyncClient,
         assert r.status_code == 200, path
         assert '<head><base href="http://testserver/browser/"><script defer="defer" ' \
                'src="config.js"></script>' in r.text
+        # the way back to our pages, above STAC Browser
+        bar = re.search(r'<nav id="geocatalog-bar".*?</nav><div id="stac-browser">', r.text)
+        assert bar is not None, path
+        assert re.findall(r'href="([^"]+)">([^<]+|<b>geocatalog</b>)</a>', bar.group(0)) == [
+            ("http://testserver/", "<b>geocatalog</b>"),
+            ("http://testserver/ui/catalogs", "Catalogs"),
+            ("http://testserver/ui/processes", "Processes"), ("http://testserver/ui/jobs", "Jobs")]
     assets = re.findall(r'src="(js/app\.[0-9a-f]+\.js)"', r.text)
     r = await anon.get(f"/browser/{assets[0]}")
     assert r.status_code == 200

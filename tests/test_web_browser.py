@@ -177,6 +177,10 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(example.locator("body")).to_contain_text("import xarray as xr")
     example.close()
 
+    # from STAC Browser back to our pages, by the bar above it
+    page.locator("#geocatalog-bar").get_by_role("link", name="Processes").click()
+    expect(page.get_by_role("heading", name="Processes")).to_be_visible()
+
     # a search address opened in a browser shows its results, each opening in STAC Browser
     s.goto("/data/search?bbox=-10,35,30,60&datetime=2021-01-01T00:00:00Z/2021-12-31T23:59:59Z"
            f"&collections={SST}")

@@ -55,6 +55,22 @@ def browser_policy(request: Request) -> str:
             f"object-src 'none'; form-action 'self' {provider}")
 
 
+#: The way back to the service's own pages, above STAC Browser (which links only within
+#: the catalog): plain links, styled inline (its page's policy allows inline styles).
+_BAR_STYLE = ("display:flex;gap:1.2em;align-items:center;padding:.35em 1em;"
+              "background:#1f3a5a;font:14px system-ui,sans-serif")
+_LINK_STYLE = "color:#fff;text-decoration:none"
+
+
+def _bar(base: str) -> str:
+    home = html.escape(base)
+    links = [(home, "<b>geocatalog</b>"), (f"{home}ui/catalogs", "Catalogs"),
+             (f"{home}ui/processes", "Processes"), (f"{home}ui/jobs", "Jobs")]
+    return (f'<nav id="geocatalog-bar" aria-label="geocatalog" style="{_BAR_STYLE}">'
+            + "".join(f'<a style="{_LINK_STYLE}" href="{href}">{text}</a>'
+                      for href, text in links) + "</nav>")
+
+
 def router(dist: Path) -> APIRouter:
     routes = APIRouter()
 
@@ -81,7 +97,9 @@ def router(dist: Path) -> APIRouter:
                                                    "immutable" if hashed else "no-cache"})
         head = (f'<head><base href="{html.escape(base_of(request))}browser/">'
                 '<script defer="defer" src="config.js"></script>')
-        return HTMLResponse(_index(dist).replace("<head>", head, 1),
+        page = _index(dist).replace("<head>", head, 1).replace(
+            '<div id="stac-browser">', _bar(base_of(request)) + '<div id="stac-browser">', 1)
+        return HTMLResponse(page,
                             headers={"Cache-Control": "no-store",
                                      "Content-Security-Policy": browser_policy(request)})
 
