@@ -21,6 +21,7 @@ import pytest
 from stac_ext.app import create_app
 from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
+from stac_ext.web.pages.search import typed_datetime
 from stac_ext.web.schema_form import form_fields, label_of
 from stac_ext.web.templating import prose
 from tests.support.http import http_client
@@ -469,6 +470,27 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
     # the API's refusal, said on the page, with its status
     bad = await anon.get("/data/search?bbox=1,2", headers=HTML)
     assert bad.status_code == 400 and '<p class="error" role="alert">' in bad.text
+    # the page's own form: typed days, empty fields no criterion
+    typed = await anon.get(f"/ui/search?collections={collection}&bbox=&datetime=2021-01-02"
+                           "&limit=")
+    assert typed.status_code == 200 and "1 item matches; 1 on this page." in typed.text
+    assert "<dt>datetime</dt><dd>2021-01-02T00:00:00Z/2021-01-02T23:59:59Z</dd>" in typed.text
+    assert "<dt>bbox</dt>" not in typed.text
+    assert [typed_datetime(v) for v in ("2021-01-01/2021-06-30", "../2021-06-30", "2021",
+                                        "2021-01-01T10:00:00Z/..")] == [
+        "2021-01-01T00:00:00Z/2021-06-30T23:59:59Z", "../2021-06-30T23:59:59Z", "2021",
+        "2021-01-01T10:00:00Z/.."]
     # no criteria: STAC Browser's search page, as before
     assert (await anon.get("/data/search", headers=HTML)).headers["location"] == \
         "/browser/search"
+
+
+def test_a_collection_link_without_a_title_shows_the_collection_id() -> None:
+    from stac_ext.web.pages.catalogs import _split
+
+    parts = _split({"links": [
+        {"rel": "child", "href": "http://t/data/collections/climate_forecast-sea%20ice"},
+        {"rel": "child", "href": "http://t/data/collections/c2", "title": "Named"},
+        {"rel": "child", "href": "http://t/data/catalogs/a/b"}]}, "http://t/data/catalogs/")
+    assert [c["label"] for c in parts["collections"]] == ["climate_forecast-sea ice", "Named"]
+    assert [c["path"] for c in parts["catalogs"]] == ["a/b"]

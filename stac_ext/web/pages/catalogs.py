@@ -26,8 +26,10 @@ def _split(document: dict[str, Any], catalogs_url: str) -> dict[str, list[dict[s
         href = str(link.get("href", ""))
         if link.get("rel") == "child":
             sub = href.startswith(catalogs_url)
+            # a collection link without a title: the collection's id, not its address
             parts["catalogs" if sub else "collections"].append(
-                {**link, "path": href.removeprefix(catalogs_url) if sub else None})
+                {**link, "path": href.removeprefix(catalogs_url) if sub else None,
+                 "label": link.get("title") or unquote(href.rstrip("/").rsplit("/", 1)[-1])})
         elif link.get("rel") == "item":
             # an item link names no title: "collection / item", from its address
             _, _, tail = href.partition("/collections/")
