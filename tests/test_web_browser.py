@@ -32,8 +32,9 @@ SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
 DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "img" / "web"
-DOCS_STEPS = frozenset({"landing", "catalog", "item", "search-owner", "search-results",
-                        "catalog-tree", "echo-result", "jobs"})
+DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
+                        "search-results", "catalog-tree", "not-yours", "delete-links",
+                        "echo-result", "jobs", "api-docs"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
@@ -175,6 +176,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
         "/items/sea_surface_temperature-north-sea-2022/example.py"), example.url
     expect(example.locator("body")).to_contain_text("def open_data():")
     expect(example.locator("body")).to_contain_text("import xarray as xr")
+    example.screenshot(path=DOCS_SHOTS / "example.jpg", type="jpeg", quality=70)
     example.close()
 
     # from STAC Browser back to our pages, by the bar above it
@@ -350,6 +352,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#not-yours")).to_have_text(
         "Only its owner (carol) and administrators may change this catalog.")
     expect(page.locator("#catalog-actions")).to_be_hidden()
+    s.shot("not-yours")
 
     # edit, replace links (refused until confirmed: the API's 400, nothing changed), delete
     # the subtree (listed first; refused until confirmed: the API's 409)
@@ -395,6 +398,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(delete.locator("#links-go")).to_have_text(
         "Its links to 1 collection and 1 item go with it; the collections and items "
         "themselves stay in the catalog.")
+    delete.scroll_into_view_if_needed()
+    s.shot("delete-links")
     delete.get_by_role("button", name="Delete catalog").click()
     expect(delete.locator(".error")).to_have_text(
         "Nothing was deleted: tick the box above to confirm what goes with this catalog.")
