@@ -13,7 +13,7 @@ class Principal:
 
     username: str
     # the client it was issued to (`azp`) and those it is intended for (`aud`): a web
-    # client's token names the data and process clients as audiences (README "In a browser")
+    # client's token names the data and process clients as audiences (docs/scientists/browser.md)
     clients: frozenset[str]
     groups: frozenset[str]
     realm_rights: frozenset[str]

@@ -1,7 +1,7 @@
 """Reads: stock stac-fastapi-pgstac's answers, plus the `owner` filter, the full Query
 extension and generated item content, served faster: hydration in the API, one orjson
 encode per response, links built once per request, items kept rendered by their stored
-text (README "Performance")."""
+text (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ class CoreClient(CoreCrudClient):
         (links by `ItemLinker`) and generated content added in the same loop.
 
         A rewrite of stock's method, not a call to it: the price of the read path's speed
-        (README "Performance"). The benchmark's same-items check and
+        (docs/performance.md). The benchmark's same-items check and
         `tests/test_item_links.py` compare its answers with stock's; re-run both when
         stac-fastapi-pgstac changes."""
         intersects = getattr(search_request, "intersects", None)

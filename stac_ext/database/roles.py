@@ -31,14 +31,14 @@ def grant(conn: psycopg.Connection, echo: Callable[[str], None]) -> bool:
     may = conn.execute(MAY_CREATE).fetchone()
     if (row and row[0] < len(PARTS)) and not (may and may[0]):
         echo(f"database roles: skipped ({', '.join(PARTS)} do not exist and this role may "
-             "not create them; README \"Database roles\")")
+             "not create them; docs/operators/database.md, Roles)")
         return False
     try:
         with conn.transaction():
             conn.execute(GRANTS.read_text())
     except psycopg.errors.InsufficientPrivilege as e:
-        echo(f"database roles: not granted ({e.diag.message_primary}; README "
-             "\"Database roles\")")
+        echo(f"database roles: not granted ({e.diag.message_primary}; "
+             "docs/operators/database.md, Roles)")
         return False
     echo(f"database roles: {', '.join(PARTS)} (granted)")
     return True
