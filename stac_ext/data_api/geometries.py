@@ -40,11 +40,16 @@ def _all_positions(geometry: dict[str, Any]) -> Iterator[list[Any]]:
         yield from _positions(geometry.get("coordinates"))
 
 
+def _typed(geometry: Any) -> bool:
+    """A JSON object naming a GeoJSON geometry type."""
+    return isinstance(geometry, dict) and geometry.get("type") in GEOMETRY_TYPES
+
+
 def geometry_problem(geometry: Any) -> str | None:
     """What makes the geometry unusable, or None."""
     if not isinstance(geometry, dict):
         return "it is not a GeoJSON object"
-    if geometry.get("type") not in GEOMETRY_TYPES:
+    if not _typed(geometry):
         return f"its type {geometry.get('type')!r} is not a GeoJSON geometry type"
     for position in _all_positions(geometry):
         if not all(isinstance(v, int | float) and math.isfinite(v) for v in position):
@@ -62,7 +67,7 @@ def geometry_problem(geometry: Any) -> str | None:
 
 def _geojson(geometry: Any) -> bytes:
     """The text GEOS reads; empty (unreadable) for what is not a geometry object."""
-    if not isinstance(geometry, dict) or geometry.get("type") not in GEOMETRY_TYPES:
+    if not _typed(geometry):
         return b""
     try:
         return orjson.dumps(geometry)

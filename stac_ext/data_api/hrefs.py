@@ -55,7 +55,7 @@ def _hrefs(document: Any) -> Iterator[tuple[str, str]]:
 # allowed scheme, or a relative reference with nothing escaped in it (no control characters
 # a browser would drop to find a scheme) that does not start with a scheme.
 _SUSPECT = re.compile(
-    rb'"(?:href|url)":"(?!(?i:https?|s3|gs|gcs|az|abfss?):'
+    rb'"(?:href|url)":"(?!(?i:' + "|".join(sorted(ALLOWED)).encode() + rb'):'
     rb'|(?![A-Za-z][A-Za-z0-9+.-]*:)[A-Za-z0-9._~/?#%-][^"\\]*")')
 
 

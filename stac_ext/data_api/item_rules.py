@@ -10,7 +10,7 @@ stock's own validation is.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -57,10 +57,6 @@ def _any_of(chars: str) -> re.Pattern[str]:
     return re.compile("[" + re.escape(chars) + "]")
 
 
-def _answered(answer: str | None) -> Callable[[Any], str | None]:
-    return lambda _geometry: answer
-
-
 @dataclass(frozen=True)
 class ItemRules:
     invalid_id_chars: Sequence[str] = ()
@@ -94,7 +90,9 @@ class ItemRules:
 
     def check(self, item: dict[str, Any], collection_id: str,
               expected_id: str | None = None) -> None:
-        self._check(item, collection_id, expected_id, geometry_problem)
+        geometry = item.get("geometry")
+        self._check(item, collection_id, expected_id,
+                    None if geometry is None else geometry_problem(geometry))
 
     def problems(self, items: Sequence[dict[str, Any]]) -> list[str | None]:
         """What is wrong with each stored-as-is item (a bulk load: each names its
@@ -103,7 +101,7 @@ class ItemRules:
         answers: list[str | None] = []
         for item, shape in zip(items, shapes, strict=True):
             try:
-                self._check(item, str(item.get("collection")), None, _answered(shape))
+                self._check(item, str(item.get("collection")), None, shape)
             except ItemRuleError as e:
                 answers.append(str(e))
             else:
@@ -111,7 +109,9 @@ class ItemRules:
         return answers
 
     def _check(self, item: dict[str, Any], collection_id: str, expected_id: str | None,
-               shape_problem: Callable[[Any], str | None]) -> None:
+               shape_problem: str | None) -> None:
+        """The rules in order; `shape_problem`: what `geometry_problem` says of its geometry
+        (computed alone or for a whole batch by the caller)."""
         item_id = str(item.get("id", ""))
         if len(item_id) > MAX_ID_LENGTH:
             raise ItemRuleError(f"Item id of {len(item_id)} characters: at most "
@@ -122,8 +122,8 @@ class ItemRules:
                                 f"{' '.join(chars)}")
         if item.get("geometry") is None:
             raise ItemRuleError(f"Item {item_id!r} has no geometry (required).")
-        if problem := shape_problem(item["geometry"]):
-            raise ItemRuleError(f"Item {item_id!r} has an invalid geometry: {problem}.")
+        if shape_problem:
+            raise ItemRuleError(f"Item {item_id!r} has an invalid geometry: {shape_problem}.")
         if problem := href_problem(item):
             raise ItemRuleError(f"Item {item_id!r}: {problem}")
         if item.get("collection") not in (None, collection_id):

@@ -26,7 +26,9 @@ SHARE_ITEMS = 5_000
 #: Documents per check task.
 CHECK_DOCUMENTS = 10_000
 
-#: Says what is wrong with each document, or None (`loader.Rule`).
+#: What every stored item and collection must be (the data API's rules: id, geometry,
+#: hrefs), handed in by the caller: `rule(documents)` says what is wrong with each (naming
+#: it), or None.
 Rule = Callable[[list[dict[str, Any]]], list[str | None]]
 
 # What a worker reads after fork: set by the parent before the pool starts.

@@ -18,7 +18,7 @@ import pystac
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader, Methods
 
-from stac_ext.database.load_workers import load_items
+from stac_ext.database.load_workers import Rule, load_items
 
 
 class LoadMethod(StrEnum):
@@ -121,10 +121,6 @@ def _more(count: int) -> str:
     return f" (and {count - 1} more)" if count > 1 else ""
 
 
-#: What every stored item and collection must be (the data API's rules: id, geometry,
-#: hrefs), handed in by the caller: `rule(documents)` says what is wrong with each (naming
-#: it), or None.
-Rule = Callable[[list[dict[str, Any]]], list[str | None]]
 
 
 def _broken(source: Path, documents: list[dict[str, Any]], rule: Rule) -> None:

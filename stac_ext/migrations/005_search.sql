@@ -89,8 +89,12 @@ $$;
 CREATE FUNCTION geocatalog.datetime_bounded(_where text) RETURNS text
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
 DECLARE
-    longest interval := (SELECT max(span) FROM geocatalog.item_spans);
+    longest interval;
 BEGIN
+    IF strpos(_where, 'end_datetime') = 0 THEN  -- no time window: nothing to bound
+        RETURN _where;
+    END IF;
+    longest := (SELECT max(span) FROM geocatalog.item_spans);
     IF longest IS NULL THEN
         RETURN _where;
     END IF;

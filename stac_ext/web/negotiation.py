@@ -57,7 +57,8 @@ def docs_page(path: str) -> str | None:
 
 
 def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
-    """("redirect" | "page", target path) for a resource that has an HTML form
+    """("redirect" | "page" | "search", target path) for a resource that has an HTML form
+    ("search": our results page when the request has criteria, else STAC Browser's search)
     (`data`: the data API's prefix as segments, ("data",))."""
     parts = segments(path)
     if not parts:
@@ -70,8 +71,8 @@ def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
             return "redirect", "/" + "/".join((*data, "api.html"))
         if rest == ("conformance",):
             return "page", "/ui/conformance/data"
-        if rest == ("search",):
-            return "redirect", "/browser/search"
+        if rest == ("search",):  # criteria: our results page; none: STAC Browser's search
+            return "search", "/ui/search"
         return "redirect", "/browser/" + "/".join(quote(p, safe="") for p in rest)
     if parts[0] == "processes":
         rest = parts[1:]
@@ -104,8 +105,8 @@ class HtmlNegotiationMiddleware:
             await self.app(scope, receive, _varying(send))
             return
         kind, path = target
-        if path == "/browser/search" and query:  # criteria: STAC Browser's page starts empty
-            kind, path = "page", "/ui/search"
+        if kind == "search":  # STAC Browser's search page starts empty: criteria are ours
+            kind, path = ("page", path) if query else ("redirect", "/browser/search")
         if kind == "redirect":
             root = scope.get("root_path", "")
             location = root + path + (f"?{query.decode('latin-1')}" if query else "")
