@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from process_api.metrics import CALLBACKS
 from process_api.outbound import OutboundPolicy, TargetRefused
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -87,6 +88,7 @@ class Notifier:
             await asyncio.to_thread(OutboundPolicy.from_env().check, url)
         except TargetRefused:
             logger.warning("callback to %s refused: not an allowed target", host)
+            CALLBACKS.labels("refused").inc()
             return
         client = self._http()
         for attempt in range(self.attempts):
@@ -95,9 +97,11 @@ class Notifier:
                 if response.status_code < 500 and response.status_code != 429:
                     if response.status_code >= 400:
                         logger.warning("callback to %s: %d", host, response.status_code)
+                    CALLBACKS.labels("failed" if response.status_code >= 400 else "sent").inc()
                     return
             except httpx.HTTPError:
                 pass
             if attempt + 1 < self.attempts:
                 await asyncio.sleep(self.backoff * 2**attempt)
         logger.warning("callback to %s: no answer after %d attempts", host, self.attempts)
+        CALLBACKS.labels("failed").inc()

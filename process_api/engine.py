@@ -17,12 +17,14 @@ import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import jsonschema
 import procrastinate
 import psycopg
 import psycopg_pool
+from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
@@ -31,6 +33,16 @@ from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.documents import status_info
 from process_api.launcher import ForkServer
+from process_api.metrics import (
+    JOB_DURATION,
+    JOB_PROCESSES,
+    JOBS,
+    JOBS_ENDED,
+    JOBS_STARTED,
+    OLDEST_QUEUED,
+    QUEUE_STATE,
+    WORKERS,
+)
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.sandbox import Sandbox
@@ -38,6 +50,8 @@ from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
 
 logger = logging.getLogger("geocatalog.jobs")
+#: A job's run as a span (a no-op unless the service traces: `OTEL_*`)
+_TRACER = trace.get_tracer("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
 ENGINE_SCHEMA = "procrastinate"
@@ -144,7 +158,10 @@ class Engine:
         starts it, once). Submissions made while others are being written are written
         together by the next transaction (`gather`): one statement records them all, one
         queues them all, one commit."""
-        job = new_job(process_id, owner, project, inputs, secrets, resources, **record)
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)  # the submitting request's trace, for the run's link
+        job = new_job(process_id, owner, project, inputs, secrets, resources,
+                      trace_context=carrier, **record)
         return await self.gather(self.queue, job, self._submit_all)
 
     async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:
@@ -166,6 +183,28 @@ class Engine:
             if time.monotonic() >= deadline:
                 return None
             await asyncio.sleep(min(SYNC_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+    async def sample_queue(self) -> None:
+        """The job store's gauges (queued and running jobs, the oldest one's wait, live
+        workers), as the database says now."""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(QUEUE_STATE, {"stalled": self.stalled})).fetchone()
+        assert row is not None
+        accepted, running, oldest, workers = row
+        JOBS.labels("accepted").set(accepted)
+        JOBS.labels("running").set(running)
+        OLDEST_QUEUED.set(float(oldest))
+        WORKERS.set(workers)
+
+    def pool_states(self) -> dict[str, dict[str, int]]:
+        """The engine's connection pools: the job store's (`jobs`) and the queue's."""
+        states = {}
+        for name, pool in (("jobs", self.pool), ("queue", self.queue_pool)):
+            stats = pool.get_stats()
+            size, idle = stats.get("pool_size", 0), stats.get("pool_available", 0)
+            states[name] = {"in_use": size - idle, "idle": idle, "max": pool.max_size,
+                            "waiting": stats.get("requests_waiting", 0)}
+        return states
 
     async def dismiss(self, job: Job) -> Job | None:
         """Mark the job dismissed: a queued one is never started (the worker that takes it
@@ -241,20 +280,26 @@ class Engine:
         started = await self.store.start(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled
-        try:
-            await self._execute(context, job_id, started)
-        except Exception as e:  # never left `running`: the job fails, saying so
-            logger.exception("job %s: the engine failed", job_id)
-            await self._ended(job_id, await self.store.finish(
-                job_id, "failed", f"The service could not run this job ({type(e).__name__});"
-                " the error has been logged."))
+        JOBS_STARTED.labels(started["process_id"]).inc()
+        with _TRACER.start_as_current_span(
+                f"job {started['process_id']}", kind=trace.SpanKind.CONSUMER,
+                links=_submitted_by(started.get("trace_context")),
+                attributes={"geocatalog.job.id": job_id,
+                            "geocatalog.job.process": started["process_id"]}):
+            try:
+                await self._execute(context, job_id, started)
+            except Exception as e:  # never left `running`: the job fails, saying so
+                logger.exception("job %s: the engine failed", job_id)
+                await self._ended(started, await self.store.finish(
+                    job_id, "failed", f"The service could not run this job "
+                    f"({type(e).__name__}); the error has been logged."))
 
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
                        started: Job) -> None:
         self._callback(started, IN_PROGRESS)
         process = self.registry.get(started["process_id"])
         if process is None:
-            await self._ended(job_id, await self.store.finish(
+            await self._ended(started, await self.store.finish(
                 job_id, "failed", f"Process {started['process_id']} is not offered by this "
                 "worker."))
             return
@@ -262,7 +307,8 @@ class Engine:
         try:
             limits = plan(resources)
         except (ResourceError, ValueError) as e:
-            await self._ended(job_id, await self.store.finish(job_id, "failed", f"Resources: {e}."))
+            await self._ended(started, await self.store.finish(job_id, "failed",
+                                                               f"Resources: {e}."))
             return
         secrets = self.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
@@ -272,25 +318,32 @@ class Engine:
         forks = self._forks(network=process.network or process.database)
         outcome = await Supervisor(self.store, job_id, context, self.job_dsn, forks).run(
             process, inputs, limits.child_limits(), about)
-        await self._ended(job_id, await self._record(job_id, process, outcome, hide, resources,
-                                             limits.record))
+        await self._ended(started, await self._record(job_id, process, outcome, hide,
+                                                      resources, limits.record))
 
     def _forks(self, network: bool) -> ForkServer:
         """The fork server of jobs with (or without) network."""
         return self.forks.get(network) or self.forks[True]
 
-    async def _ended(self, job_id: str, job: Job | None) -> None:
-        """A job this worker ended (None: it was dismissed meanwhile), in one line saying how
-        (procrastinate's own line says "Success" for every job whose task ran to its end,
-        failed and dismissed ones too: the logging configuration quiets it)."""
+    async def _ended(self, started: Job, job: Job | None) -> None:
+        """A job this worker started and ended (`job` None: it was dismissed meanwhile), in
+        one line saying how (procrastinate's own line says "Success" for every job whose task
+        ran to its end, failed and dismissed ones too: the logging configuration quiets it),
+        and in the metrics."""
+        job_id, process_id = started["id"], str(started["process_id"])
+        status = "dismissed" if job is None else str(job["status"])
+        JOBS_ENDED.labels(process_id, status).inc()
+        JOB_DURATION.labels(process_id, status).observe(
+            (((job or {}).get("finished") or datetime.now(UTC)) - started["started"]
+             ).total_seconds())
         if job is None:
             logger.info("job %s: dismissed", job_id)
             return
         if job["status"] == "failed":
             reason = (str(job.get("message") or "").strip().splitlines() or ["no reason"])[0]
-            logger.info("job %s (%s): failed: %s", job_id, job.get("process_id"), reason)
+            logger.info("job %s (%s): failed: %s", job_id, process_id, reason)
         else:
-            logger.info("job %s (%s): %s", job_id, job.get("process_id"), job["status"])
+            logger.info("job %s (%s): %s", job_id, process_id, job["status"])
         self._callback(job, SUCCESS if job["status"] == "successful" else FAILED)
 
     def _callback(self, job: Job, which: str) -> None:
@@ -323,6 +376,12 @@ class Engine:
         return await self.store.finish(job_id, "failed", error, resources=applied)
 
 
+def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:
+    """The link from a job's run to the request that submitted it (none if untraced)."""
+    context = trace.get_current_span(propagate.extract(carrier or {})).get_span_context()
+    return [trace.Link(context)] if context.is_valid else []
+
+
 class Supervisor:
     """Runs one job in a process forked by a fork server of the worker: relays progress,
     ends it on dismissal."""
@@ -350,6 +409,7 @@ class Supervisor:
         await writer.drain()
         watcher: asyncio.Task[None] | None = None
         outcome: dict[str, Any] = {}
+        JOB_PROCESSES.inc()
         try:
             async for line in reader:
                 message = json.loads(line)
@@ -363,6 +423,7 @@ class Supervisor:
                     if "returncode" in message:  # the process is gone: nothing follows
                         break
         finally:
+            JOB_PROCESSES.dec()
             if watcher is not None:
                 watcher.cancel()
             writer.close()  # a job still running (the worker is stopping) then ends

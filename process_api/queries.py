@@ -3,12 +3,12 @@
 #: New jobs in one statement (`jobs`: a JSON array of their records).
 INSERT_JOBS = """
 INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
-                           service_url, api_url, subscriber)
+                           service_url, api_url, subscriber, trace_context)
 SELECT id, process_id, owner, project, inputs, secrets, resources, service_url, api_url,
-       subscriber
+       subscriber, trace_context
 FROM jsonb_to_recordset(%(jobs)s) AS j(id uuid, process_id text, owner text, project text,
     inputs jsonb, secrets text, resources jsonb, service_url text, api_url text,
-    subscriber jsonb)
+    subscriber jsonb, trace_context jsonb)
 RETURNING *
 """
 

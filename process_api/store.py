@@ -21,12 +21,13 @@ NewJob = dict[str, Any]
 def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, Any],
             secrets: str | None, resources: dict[str, Any] | None,
             service_url: str | None = None, api_url: str | None = None,
-            subscriber: dict[str, Any] | None = None) -> NewJob:
+            subscriber: dict[str, Any] | None = None,
+            trace_context: dict[str, str] | None = None) -> NewJob:
     """The record of a job to submit, its id chosen."""
     return {"id": str(uuid.uuid4()), "process_id": process_id, "owner": owner,
             "project": project, "inputs": inputs, "secrets": secrets,
             "resources": resources or {}, "service_url": service_url, "api_url": api_url,
-            "subscriber": subscriber or None}
+            "subscriber": subscriber or None, "trace_context": trace_context or None}
 
 
 class JobStore:

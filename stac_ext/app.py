@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
+from opentelemetry.sdk.trace import TracerProvider
 
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
@@ -47,7 +48,7 @@ from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database import readiness
 from stac_ext.database.group_commit import GroupCommit
 from stac_ext.database.migration_sets import MIGRATIONS
-from stac_ext.database.pools import close_pools, open_pools
+from stac_ext.database.pools import close_pools, open_pools, pool_states
 from stac_ext.publish import PUBLISH_DATASET
 from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.service.base_url import BaseUrlMiddleware
@@ -68,6 +69,10 @@ from stac_ext.service.openapi import (
     serve_openapi_as,
 )
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, Settings
+from stac_ext.telemetry.exposition import metrics_router
+from stac_ext.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
+from stac_ext.telemetry.readings import Readings, sampling
+from stac_ext.telemetry.traces import configured_provider, instrument_app
 from stac_ext.web import SignIn, WebFace, add_web_face
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import HtmlNegotiationMiddleware
@@ -156,12 +161,15 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
     return extensions
 
 
-def create_app(settings: Settings | None = None, processes: Iterable[Process] = ()) -> FastAPI:
-    """The service. `processes` adds processes to the built-in and entry-point ones."""
+def create_app(settings: Settings | None = None, processes: Iterable[Process] = (),
+               tracer_provider: TracerProvider | None = None) -> FastAPI:
+    """The service. `processes` adds processes to the built-in and entry-point ones;
+    `tracer_provider` traces it (default: as the `OTEL_*` variables say, else not at all)."""
     settings = settings or Settings()
     auth, local_issuer = build_auth(settings)
+    engine = build_engine(settings, processes)
     process_app = create_process_app(ProcessesConfig(
-        engine=build_engine(settings, processes),
+        engine=engine,
         user=auth.client(settings.process_client_id),
         in_process_worker=settings.in_process_worker,
         worker_concurrency=settings.worker_concurrency,
@@ -170,12 +178,19 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         body_checks=(json_object_body,),
     ))
 
+    extensions = data_extensions(settings, auth)
+    kept = extensions.rendered
+    readings = Readings(pools=[engine.pool_states], database=[engine.sample_queue],
+                        kept=kept.state if kept is not None else None)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await open_pools(app, settings.postgres, settings.db_timeout,
                          reader=settings.postgres_reader)
+        readings.pools.append(partial(pool_states, app))
         try:
-            async with lifespan_of(process_app)():  # a mounted app's own does not run
+            async with lifespan_of(process_app)(), sampling(  # a mount's own does not run
+                    readings, settings.metrics_sample_seconds):
                 # What start-up made (modules, the app, its models: about 130,000 objects)
                 # lives as long as the process: out of the collector's reach, the
                 # collections a request's allocations trigger no longer walk it again (a
@@ -184,14 +199,16 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                 gc.freeze()
                 yield
         finally:
+            readings.pools.pop()
             await close_pools(app)
 
-    extensions = data_extensions(settings, auth)
     app = build_data_api(settings, extensions, lifespan).app
     add_error_handlers(app)
     expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
                                    partial(readiness.check, expected=expected)))
+    if settings.metrics and settings.metrics_port is None:
+        app.include_router(metrics_router(readings))
     app.mount("/processes", process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router(sign_in_router(
@@ -207,6 +224,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     serve_openapi_as(process_app, OPENAPI30_MEDIA_TYPE)
+    app.add_middleware(RouteRecorder)  # innermost: the routers' scope, not a copy
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
@@ -214,8 +232,12 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.add_middleware(HtmlProtectionMiddleware)
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(RequestMetricsMiddleware)  # outermost of ours: every answer counted
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
+    tracer_provider = tracer_provider or configured_provider()
+    if tracer_provider is not None:
+        instrument_app(app, tracer_provider)
     app.state.auth = auth
     app.state.rendered_items = extensions.rendered  # items kept as served (None: none)
     return app

@@ -319,8 +319,19 @@ def worker(
     logging.config.dictConfig(logging_config(settings.log_format))
     wait_for_migrations(settings, wait)
 
+    from stac_ext.telemetry.exposition import serve_port
+    from stac_ext.telemetry.readings import Readings, sampling
+    from stac_ext.telemetry.traces import configured_provider, instrument_libraries
+
+    if (provider := configured_provider()) is not None:
+        instrument_libraries(provider)
+    if settings.worker_metrics_port is not None:
+        serve_port(settings.worker_metrics_port, settings.metrics_host)
+
     async def run() -> None:
-        async with build_engine(settings, dsn=settings.worker_dsn) as engine:
+        async with build_engine(settings, dsn=settings.worker_dsn) as engine, sampling(
+                Readings(pools=[engine.pool_states], database=[engine.sample_queue]),
+                settings.metrics_sample_seconds):
             await engine.run_worker(concurrency, install_signal_handlers=True, name=name)
 
     asyncio.run(run())
@@ -368,6 +379,8 @@ def serve(
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from stac_ext.telemetry.exposition import multiprocess_files, serve_port
+
     # the app uvicorn builds reads its settings from the environment: it listens here
     if host is not None:
         os.environ["GEOCATALOG_HOST"] = host
@@ -391,8 +404,12 @@ def serve(
     config = uvicorn.Config("stac_ext.app:create_app", factory=True,
                             host=settings.geocatalog_host, port=settings.geocatalog_port,
                             workers=workers, log_config=log_config)
-    # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
-    # native library, a kill) is started again on the same socket; the service stays up
-    Multiprocess(config, sockets=[config.bind_socket()]).run()
+    # the workers' metrics, added up by a scrape of any of them (or of METRICS_PORT)
+    with multiprocess_files():
+        if settings.metrics_port is not None:
+            serve_port(settings.metrics_port, settings.metrics_host)
+        # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
+        # native library, a kill) is started again on the same socket; the service stays up
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
 if __name__ == "__main__":
     app()

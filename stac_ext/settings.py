@@ -204,6 +204,20 @@ class Settings(PgstacApiSettings):
     log_format: Literal["text", "json"] = "text"
     """`json`: one JSON object per line (`time`, `level`, `logger`, `message`,
     `request_id`, `exception`) for `serve` and `worker`."""
+    metrics: bool = True
+    """Prometheus metrics at `/metrics` (beside `/data` and `/processes`, not under them);
+    `false`: none, or only on `METRICS_PORT`."""
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """`serve` exposes the metrics on this port of `METRICS_HOST` instead of `/metrics` (a
+    port a firewall keeps to the scraper)."""
+    worker_metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """`geocatalog worker` exposes its metrics (jobs run, their durations, the queue, its
+    pools) on this port of `METRICS_HOST`; unset: none."""
+    metrics_host: str = "127.0.0.1"
+    """The address the metrics ports listen on."""
+    metrics_sample_seconds: float = Field(default=5.0, gt=0)
+    """How often each process reads its pools, its items kept as served and the job queue
+    into the metrics' gauges (a scrape reads its own process's at once)."""
     search_count_ttl: str = "10 seconds"
     """How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
     estimated) before counting again: a count lags writes by at most this (a PostgreSQL

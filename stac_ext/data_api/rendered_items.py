@@ -40,9 +40,16 @@ class RenderedItems:
         #: the buffer's start (the entries written since the last wrap)
         self._order: deque[tuple[int, Key]] = deque()
         self._head = 0
+        #: what an operator watches (`state`): reads answered and not, bytes held
+        self.hits = self.misses = self.bytes = 0
 
     def __len__(self) -> int:
         return len(self._spans)
+
+    def state(self) -> dict[str, int]:
+        """Reads answered (hits) and not (misses) so far, bytes and entries held."""
+        return {"hits": self.hits, "misses": self.misses, "bytes": self.bytes,
+                "entries": len(self._spans)}
 
     @staticmethod
     def key(base_url: str, text: str) -> Key:
@@ -51,7 +58,9 @@ class RenderedItems:
     def get(self, key: Key) -> orjson.Fragment | None:
         span = self._spans.get(key)
         if span is None:
+            self.misses += 1
             return None
+        self.hits += 1
         return orjson.Fragment(self._buffer[span[0]:span[1]])
 
     def put(self, key: Key, body: bytes) -> orjson.Fragment:
@@ -66,6 +75,7 @@ class RenderedItems:
         self._drop_from(start, end)
         self._buffer[start:end] = body
         self._spans[key] = (start, end)
+        self.bytes += end - start
         self._order.append((start, key))
         self._head = end
         return fragment
@@ -73,4 +83,5 @@ class RenderedItems:
     def _drop_from(self, start: int, end: int) -> None:
         """Forget the oldest entries while they start within [start, end)."""
         while self._order and start <= self._order[0][0] < end:
-            del self._spans[self._order.popleft()[1]]
+            first, last = self._spans.pop(self._order.popleft()[1])
+            self.bytes -= last - first

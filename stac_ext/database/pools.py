@@ -43,17 +43,21 @@ async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
     on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools."""
     app.state.readpool = await _pool(reader or settings, timeout)
     app.state.writepool = await _pool(settings, timeout)
+    waiting = app.state.pool_waiting = {"r": 0, "w": 0}  # requests waiting for a connection
 
     @asynccontextmanager
     async def get_connection(request: Request, readwrite: Literal["r", "w"] = "r"
                              ) -> AsyncIterator[asyncpg.Connection]:
         pool = request.app.state.writepool if readwrite == "w" else request.app.state.readpool
+        waiting[readwrite] += 1
         try:
             conn = await pool.acquire(timeout=timeout)
         except TimeoutError:
             if pool.get_size() >= pool.get_max_size() and pool.get_idle_size() == 0:
                 raise ServiceBusy() from None
             raise  # a connect that did not finish: the database is away
+        finally:
+            waiting[readwrite] -= 1
         try:
             with translate_pgstac_errors():
                 yield conn
@@ -61,6 +65,20 @@ async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
             await pool.release(conn)
 
     app.state.get_connection = get_connection
+
+
+def pool_states(app: FastAPI) -> dict[str, dict[str, int]]:
+    """The data API's pools (`reader`, `writer`; none before they open) as the metrics
+    report them."""
+    states = {}
+    for name, pool_name, readwrite in (("reader", "readpool", "r"), ("writer", "writepool", "w")):
+        pool = getattr(app.state, pool_name, None)
+        if pool is not None:
+            idle = pool.get_idle_size()
+            states[name] = {"in_use": pool.get_size() - idle, "idle": idle,
+                            "max": pool.get_max_size(),
+                            "waiting": app.state.pool_waiting[readwrite]}
+    return states
 
 
 async def close_pools(app: FastAPI) -> None:
