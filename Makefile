@@ -28,7 +28,8 @@ WEB          := .web/stac-browser-$(STAC_BROWSER)
 SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
-.PHONY: run test lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps
+.PHONY: run test lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
+        telemetry-deps
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -37,7 +38,7 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) web
+test: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) web
 	$(BIN)/pytest
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
@@ -99,6 +100,13 @@ browser-deps:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "missing chromium for the browser tests; run:  sudo apt-get install -y chromium"; exit 1; fi; }
+
+# Debian's Prometheus for the metrics tests (a real one scrapes a live server) and promtool
+# for the shipped alert rules (docker/prometheus/).
+telemetry-deps:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
+	  else echo "missing prometheus for the metrics tests; run:  sudo apt-get install -y prometheus"; exit 1; fi; }
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.
