@@ -237,7 +237,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     tracer_provider = tracer_provider or configured_provider()
     if tracer_provider is not None:
-        instrument_app(app, tracer_provider)
+        instrument_app(app, tracer_provider, process_app)
     app.state.auth = auth
     app.state.rendered_items = extensions.rendered  # items kept as served (None: none)
     return app

@@ -1,4 +1,5 @@
-"""Requests counted and timed by route template and status class.
+"""Requests counted and timed by route template and status class (and a traced
+request's span named by its template).
 
 By template (`/data/collections/{collection_id}/items/{item_id}`), never by raw path: a
 series per item would grow without bound. A pure ASGI middleware (no per-request task or
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from opentelemetry import trace
 from prometheus_client import Counter, Histogram
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -55,10 +57,19 @@ class RouteRecorder:
             await self.app(scope, receive, send)
             return
         root_path = str(scope.get("root_path", ""))
+
+        async def send_recorded(message: Message) -> None:
+            # the routers have matched before the answer starts: recorded then, for the
+            # trace's span to be named before it ends with the answer
+            if message["type"] == "http.response.start" and not slot:
+                slot.append(route_template(scope, root_path))
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_recorded)
         finally:
-            slot.append(route_template(scope, root_path))
+            if not slot:
+                slot.append(route_template(scope, root_path))
 
 
 class RequestMetricsMiddleware:
@@ -76,16 +87,23 @@ class RequestMetricsMiddleware:
         status = 500  # what the client sees when the app fails before answering
         slot: list[str] = []
         scope[_SLOT] = slot
+        span = trace.get_current_span()  # the request's own, when traced
 
         async def send_counted(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if slot and span.is_recording():
+                    # named by the whole template: the instrumentation sees the mounts
+                    # only (`POST /processes`)
+                    span.update_name(f"{scope['method']} {slot[-1]}")
+                    span.set_attribute("http.route", slot[-1])
             await send(message)
 
         try:
             await self.app(scope, receive, send_counted)
         finally:
-            labels = (scope["method"], slot[-1] if slot else UNMATCHED, f"{status // 100}xx")
+            template = slot[-1] if slot else UNMATCHED
+            labels = (scope["method"], template, f"{status // 100}xx")
             REQUESTS.labels(*labels).inc()
             LATENCY.labels(*labels).observe(time.perf_counter() - started)

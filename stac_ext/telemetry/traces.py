@@ -66,10 +66,13 @@ def instrument_libraries(provider: TracerProvider) -> None:
             instrumentor.instrument(tracer_provider=provider)
 
 
-def instrument_app(app: FastAPI, provider: TracerProvider) -> None:
-    """Every request of `app` (its mounted process API too) a trace of its own."""
+def instrument_app(app: FastAPI, provider: TracerProvider, *mounted: FastAPI) -> None:
+    """Every request of `app` a trace of its own; a request to a `mounted` app (the
+    process API) a span of that app under it, named by the mounted app's own routes (the
+    root span is named by the whole template: `RequestMetricsMiddleware`)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
     instrument_libraries(provider)
-    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider,
-                                       excluded_urls="/metrics,/healthz")
+    for each in (app, *mounted):
+        FastAPIInstrumentor.instrument_app(each, tracer_provider=provider,
+                                           excluded_urls="/metrics,/healthz")
