@@ -10,6 +10,8 @@ HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
 # tests/conformance/tools/<name>.txt (tests/test_conformance_tools.py runs them).
 TOOLS  := .tools
 CONFORMANCE_TOOLS := $(patsubst tests/conformance/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/conformance/tools/*.txt))
+# Earlier releases a database is upgraded from (tests/test_upgrade.py), the same way.
+UPGRADE_TOOLS := $(patsubst tests/upgrade/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/upgrade/tools/*.txt))
 PG_PACKAGES := postgresql postgresql-15-postgis-3
 # `make run HOST=0.0.0.0 PORT=8081`; `make demo-s3 S3_PORT=9001`
 HOST ?= 127.0.0.1
@@ -38,7 +40,8 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) web
+test: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) \
+      $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
@@ -134,7 +137,9 @@ $(VENV)/.run-$(HASH): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	rm -f $(VENV)/.run-* && touch $@
 
-$(TOOLS)/%/.installed: tests/conformance/tools/%.txt
+# a tool's venv from its requirements, in tests/conformance/tools or tests/upgrade/tools
+.SECONDEXPANSION:
+$(TOOLS)/%/.installed: $$(wildcard tests/conformance/tools/$$*.txt tests/upgrade/tools/$$*.txt)
 	rm -rf $(TOOLS)/$*
 	$(PYTHON) -m venv $(TOOLS)/$*
 	$(TOOLS)/$*/bin/pip install --quiet --upgrade pip

@@ -1,0 +1,205 @@
+"""The upgrade paths docs/operators/migrations.md promises, each from a database made and
+filled by the earlier shape, then `geocatalog migrate` as an operator runs it:
+
+- a plain pgstac database of the previous minor release (pypgstac 0.9, from its own venv:
+  `make test` installs it from tests/upgrade/tools), loaded by that release's loader;
+- a database of geocatalog's previous release (its migrations as they were: this
+  release added `processes` 004), with items, catalogs and links written through the API
+  and a job record as that release stored it.
+
+Every item, collection, catalog link and job record is then intact and served, and
+`migrate` run again has nothing to do.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg.types.json import Jsonb
+
+from stac_ext.app import create_app
+from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.database.migrations import MigrationSet, migrate
+from stac_ext.settings import Settings
+from tests.support.cli import run_cli
+from tests.support.cluster import new_database
+from tests.support.http import http_client
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
+from tests.support.roles import on_database
+from tests.support.stac import make_collection, make_item, unique
+
+ROOT = Path(__file__).resolve().parent.parent
+PREVIOUS_PYPGSTAC = ROOT / ".tools" / "pypgstac-previous" / "bin" / "pypgstac"
+#: The last version of each schema's migrations in geocatalog's previous release.
+PREVIOUS_RELEASE = {"geocatalog": 6, "catalogs": 3, "processes": 3}
+API = "http://testserver/data/"
+
+
+@asynccontextmanager
+async def serving(settings: Settings, url: str, token: str | None = None
+                  ) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(on_database(settings, url, in_process_worker=False))
+    async with app.router.lifespan_context(app), http_client(app, token) as client:
+        yield client
+
+
+def _migrate_cli(url: str) -> str:
+    out = run_cli("migrate", env={"DATABASE_URL": url})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def _old_pypgstac(*args: str) -> str:
+    assert PREVIOUS_PYPGSTAC.exists(), "make test installs it (tests/upgrade/tools)"
+    out = subprocess.run([str(PREVIOUS_PYPGSTAC), *args], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def _stored(item: dict[str, Any]) -> dict[str, Any]:
+    """What a served item must still say of what was loaded."""
+    return {key: item[key] for key in ("id", "collection", "geometry", "assets")} | {
+        "properties": {k: v for k, v in item["properties"].items()
+                       if k not in ("created", "updated")}}
+
+
+async def test_a_pgstac_database_of_the_previous_minor_release(settings, tmp_path,
+                                                                issuer: TestIssuer) -> None:
+    url = new_database(settings.database_url or "", "upgrade_pgstac_")
+    assert _old_pypgstac("migrate", "--dsn", url).strip() == "0.9.12"
+    collections = [make_collection(unique("test_conv-upgrade_")) for _ in range(3)]
+    items = []
+    for n in range(30):
+        item = make_item(f"u-{n:02d}", collections[n % 3]["id"], x=n, day=1 + n % 28,
+                         data="https://data.example/u.nc")
+        item["properties"]["platform"] = f"buoy-{n % 4}"
+        items.append(item)
+    (tmp_path / "collections.ndjson").write_text(
+        "\n".join(json.dumps(c) for c in collections))
+    (tmp_path / "items.ndjson").write_text("\n".join(json.dumps(i) for i in items))
+    for kind in ("collections", "items"):
+        _old_pypgstac("load", kind, str(tmp_path / f"{kind}.ndjson"), "--dsn", url)
+
+    out = _migrate_cli(url)
+    assert "pgstac 0.9.12 -> 0.10.0" in out, out
+    assert "applied processes 004_job_trace_context" in out, out
+
+    async with serving(settings, url) as client:
+        for item in items:
+            r = await client.get(f"/data/collections/{item['collection']}/items/{item['id']}")
+            assert r.status_code == 200, r.text
+            assert _stored(r.json()) == _stored(item)
+        listed = (await client.get("/data/collections")).json()["collections"]
+        assert {c["id"] for c in listed} >= {c["id"] for c in collections}
+        r = await client.get("/data/search", params={
+            "collections": ",".join(c["id"] for c in collections), "limit": 100})
+        assert r.status_code == 200
+        assert r.json()["numberMatched"] == 30
+        assert {f["id"] for f in r.json()["features"]} == {i["id"] for i in items}
+        r = await client.get("/data/search", params={"filter": "platform = 'buoy-1'",
+                                                     "filter-lang": "cql2-text"})
+        assert {f["id"] for f in r.json()["features"]} == {
+            i["id"] for i in items if i["properties"]["platform"] == "buoy-1"}
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM geocatalog.search_items").fetchone() == (30,)
+
+    again = _migrate_cli(url)
+    assert "applied" not in again and "->" not in again, again
+
+
+def _previous_release(tmp_path: Path) -> list[MigrationSet]:
+    """Each migration set as the previous release shipped it."""
+    sets = []
+    for current in MIGRATIONS:
+        folder = tmp_path / current.schema
+        folder.mkdir()
+        for version, path in current.files():
+            if version <= PREVIOUS_RELEASE[current.schema]:
+                shutil.copy(path, folder / path.name)
+        sets.append(MigrationSet(current.schema, folder, current.steps))
+    return sets
+
+
+#: A job's record as the previous release wrote it (no trace context).
+PREVIOUS_JOB = """
+INSERT INTO processes.jobs (id, process_id, owner, project, status, message, progress,
+                           inputs, resources, results, attempts, started, finished,
+                           service_url, api_url, subscriber)
+VALUES (%(id)s, 'echo', 'alice', NULL, 'successful', 'finished', 100,
+        %(inputs)s, '{}', %(results)s, 1, now() - interval '1 minute', now(),
+        'http://testserver/', 'http://testserver/processes/', NULL)
+"""
+
+
+async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
+                                                             issuer: TestIssuer) -> None:
+    url = new_database(settings.database_url or "", "upgrade_geocatalog_")
+    migrate(url, _previous_release(tmp_path), echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    with psycopg.connect(url) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = "
+            "'processes' AND column_name = 'trace_context'").fetchone() == (0,)
+
+    collection = unique("test_conv-release_")
+    admin = issuer.token("root", rights=[ADMIN_RIGHT])
+    alice = issuer.token("alice")
+    async with serving(settings, url, admin) as c:
+        assert (await c.post("/data/collections", json=make_collection(collection))
+                ).status_code == 201
+    async with serving(settings, url, alice) as c:
+        for n in range(4):
+            r = await c.post(f"/data/collections/{collection}/items",
+                             json=make_item(f"r-{n}", x=n))
+            assert r.status_code == 201, r.text
+        r = await c.post("/data/catalogs", json={
+            "id": "campaign", "type": "Catalog", "description": "A campaign",
+            "links": [{"rel": "child", "href": f"{API}collections/{collection}"},
+                      {"rel": "item", "href": f"{API}collections/{collection}/items/r-1",
+                       "title": "The first"}]})
+        assert r.status_code == 201, r.text
+        r = await c.post("/data/catalogs/campaign", json={
+            "id": "leg-1", "type": "Catalog", "description": "Leg 1",
+            "links": [{"rel": "item", "href": f"{API}collections/{collection}/items/r-2"}]})
+        assert r.status_code == 201, r.text
+        before = {path: (await c.get(path)).json() for path in (
+            "/data/catalogs/campaign", "/data/catalogs/campaign/leg-1",
+            *(f"/data/collections/{collection}/items/r-{n}" for n in range(4)))}
+    job_id = str(uuid.uuid4())
+    with psycopg.connect(url) as conn:
+        conn.execute(PREVIOUS_JOB, {"id": job_id, "inputs": Jsonb({"message": "kept"}),
+                                    "results": Jsonb({"message": "kept", "object": None})})
+
+    out = _migrate_cli(url)
+    assert "applied processes 004_job_trace_context" in out, out
+    assert "applied geocatalog" not in out and "applied catalogs" not in out, out
+
+    async with serving(settings, url, alice) as c:
+        after = {path: (await c.get(path)).json() for path in before}
+        assert after == before
+        scoped = await c.get("/data/catalogs/campaign/_search")
+        assert sorted(f["id"] for f in scoped.json()["features"]) == [
+            "r-0", "r-1", "r-2", "r-3"]
+    async with serving(settings, url, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        job = await c.get(f"/processes/jobs/{job_id}")
+        assert job.status_code == 200, job.text
+        assert job.json()["status"] == "successful"
+        results = await c.get(f"/processes/jobs/{job_id}/results")
+        assert results.status_code == 200
+        assert results.json() == {"message": "kept", "object": None}
+        # and the new shape takes new jobs (with their trace context column)
+        r = await c.post("/processes/processes/echo/execution",
+                         json={"processInputs": {"message": "new"}})
+        assert r.status_code == 201, r.text
+
+    again = _migrate_cli(url)
+    assert "applied" not in again, again
