@@ -224,7 +224,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     serve_openapi_as(process_app, OPENAPI30_MEDIA_TYPE)
-    app.add_middleware(RouteRecorder)  # innermost: the routers' scope, not a copy
+    if settings.metrics:
+        app.add_middleware(RouteRecorder)  # innermost: the routers' scope, not a copy
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(FormatParameterMiddleware)
@@ -232,7 +233,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app.add_middleware(HtmlProtectionMiddleware)
     app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(RequestIdMiddleware)
-    app.add_middleware(RequestMetricsMiddleware)  # outermost of ours: every answer counted
+    if settings.metrics:
+        app.add_middleware(RequestMetricsMiddleware)  # outermost of ours: all answers counted
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     tracer_provider = tracer_provider or configured_provider()

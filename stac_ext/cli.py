@@ -406,7 +406,7 @@ def serve(
                             workers=workers, log_config=log_config)
     # the workers' metrics, added up by a scrape of any of them (or of METRICS_PORT)
     with multiprocess_files():
-        if settings.metrics_port is not None:
+        if settings.metrics and settings.metrics_port is not None:
             serve_port(settings.metrics_port, settings.metrics_host)
         # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
         # native library, a kill) is started again on the same socket; the service stays up

@@ -205,8 +205,8 @@ class Settings(PgstacApiSettings):
     """`json`: one JSON object per line (`time`, `level`, `logger`, `message`,
     `request_id`, `exception`) for `serve` and `worker`."""
     metrics: bool = True
-    """Prometheus metrics at `/metrics` (beside `/data` and `/processes`, not under them);
-    `false`: none, or only on `METRICS_PORT`."""
+    """Prometheus metrics at `/metrics` (beside `/data` and `/processes`, not under them),
+    or on `METRICS_PORT`; `false`: no request is counted and no metrics are served."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """`serve` exposes the metrics on this port of `METRICS_HOST` instead of `/metrics` (a
     port a firewall keeps to the scraper)."""
