@@ -44,15 +44,17 @@ def table(results: dict[str, Any]) -> str:
     lines.append("")
     lines.append("peak RSS per uvicorn worker (MB): " + ", ".join(
         f"{n} {s['peak_rss_mb']:.0f}" for n, s in servers.items()))
-    if cost := results.get("content_cost"):
-        lines.append("generated content + owner extension cost (geocatalog vs geocatalog-bare "
-                     "in alternating slices; throughput 1 - full/bare req/s, median of pairs; "
-                     "API CPU per request):")
-        for name, c in cost.items():
-            lines.append(f"  {name}: throughput {c['throughput_pct']:.1f} %, API CPU "
-                         f"{c['cpu_ms_per_request']['a']:.2f} vs "
-                         f"{c['cpu_ms_per_request']['b']:.2f} ms/request "
-                         f"(+{c['api_cpu_pct']:.1f} %)")
+    for key, what in (("content_cost", "generated content + owner extension cost "
+                       "(geocatalog vs geocatalog-bare"),
+                      ("metrics_cost", "metrics cost (geocatalog vs geocatalog-nometrics")):
+        if cost := results.get(key):
+            lines.append(f"{what} in alternating slices; throughput 1 - full/bare req/s, "
+                         "median of pairs; API CPU per request):")
+            for name, c in cost.items():
+                lines.append(f"  {name}: throughput {c['throughput_pct']:.1f} %, API CPU "
+                             f"{c['cpu_ms_per_request']['a']:.2f} vs "
+                             f"{c['cpu_ms_per_request']['b']:.2f} ms/request "
+                             f"(+{c['api_cpu_pct']:.1f} %)")
     if floor := results.get("sql_floor_ms"):
         c1 = results.get("concurrency_1", {})
         lines.append("100-item page at concurrency 1 vs pgstac search() SQL p50 (1 connection; "

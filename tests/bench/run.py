@@ -103,11 +103,16 @@ def main(
     load = Load(dsn, items, seconds, warmup, connections, token)
     for run in range(runs):
         for peer in peers:
-            if peer.name != "geocatalog-bare":
+            if peer.name not in ("geocatalog-bare", "geocatalog-nometrics"):
                 load.one_server(run, peer, results, answers)
     if {"geocatalog", "geocatalog-bare"} <= {p.name for p in peers}:
-        results["content_cost"] = load.content_cost(
-            everyone["geocatalog"], everyone["geocatalog-bare"], results)
+        results["content_cost"] = load.paired_cost(
+            "content", everyone["geocatalog"], everyone["geocatalog-bare"],
+            scenarios.HUNDREDS, results)
+    if {"geocatalog", "geocatalog-nometrics"} <= {p.name for p in peers}:
+        results["metrics_cost"] = load.paired_cost(
+            "metrics", everyone["geocatalog"], everyone["geocatalog-nometrics"],
+            scenarios.CHEAPEST, results)
     results["sql_floor_ms"] = {
         name: {"as_stock": round(database.search_floor(dsn, bodies, as_geocatalog=False), 2),
                "as_geocatalog": round(database.search_floor(dsn, bodies, as_geocatalog=True),
@@ -180,21 +185,21 @@ class Load:
                 "sql_p50_ms": statistics.median(sqls), "ratio": statistics.median(ratios),
                 "ratios": [round(r, 3) for r in ratios]}
 
-    def content_cost(self, full: servers.Server, bare: servers.Server,
-                     results: dict[str, Any]) -> dict[str, Any]:
-        """What generated content and the `owner` extension cost: geocatalog against itself
-        without them, both running, in alternating slices (`paired`), per 100-item
-        scenario: throughput (1 - full/bare req/s) and the API's CPU per request."""
+    def paired_cost(self, what: str, full: servers.Server, bare: servers.Server,
+                    names: list[str], results: dict[str, Any]) -> dict[str, Any]:
+        """What a part of geocatalog costs (`what`): geocatalog against itself without it,
+        both running, in alternating slices (`paired`), per scenario of `names`:
+        throughput (1 - full/bare req/s) and the API's CPU per request."""
         cost: dict[str, Any] = {}
         with servers.serving(full, PORT) as a, servers.serving(bare, PORT + 1) as b:
-            for name in scenarios.HUNDREDS:
+            for name in names:
                 pair = paired.compare(a, b, scenarios.requests(name, self.items, True),
-                                      pairs=CONTENT_PAIRS, seconds=max(2, self.seconds / 3),
+                                      pairs=COST_PAIRS, seconds=max(2, self.seconds / 3),
                                       connections=self.connections, token=self.token)
                 cpu = pair["cpu_ms_per_request"]
                 cost[name] = {**pair, "throughput_pct": 100 * (1 - pair["ratio"]),
                               "api_cpu_pct": 100 * (cpu["a"] / cpu["b"] - 1)}
-                print(f"content cost {name:40} throughput {cost[name]['throughput_pct']:5.1f} %"
+                print(f"{what} cost {name:40} throughput {cost[name]['throughput_pct']:5.1f} %"
                       f" (pairs {pair['ratios']}), API CPU {cpu['a']:.2f} vs "
                       f"{cpu['b']:.2f} ms/request", flush=True)
             _note_rss(results, full, a)
@@ -223,8 +228,9 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs")
-#: ABBA-ordered pairs of slices per scenario for the cost of generated content
-CONTENT_PAIRS = 6
+#: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
+#: metrics)
+COST_PAIRS = 6
 #: The job engine's topology in the benchmark (compose's: API and workers apart).
 JOB_WORKERS, JOB_CONCURRENCY = 1, 4
 

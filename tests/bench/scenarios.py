@@ -29,6 +29,8 @@ SCENARIOS = [
 ]
 HUNDREDS = ["items limit=100", "GET /search bbox+datetime limit=100",
             "POST /search bbox+datetime limit=100"]
+#: the requests whose fixed per-request costs (metrics, middlewares) weigh most
+CHEAPEST = ["single item", "items limit=10", "GET /search bbox+datetime limit=100"]
 
 
 def _windows(count: int = 12, seed: int = 11) -> list[tuple[list[float], str]]:

@@ -38,6 +38,8 @@ def stock(name: str, dsn: str, **extra: str) -> Server:
 def geocatalog(name: str, dsn: str, data_dir: Path, **extra: str) -> Server:
     env = {"DATABASE_URL": dsn, "GEOCATALOG_DATA_DIR": str(data_dir),
            "LOAD_DEMO_DATA": "false",
+           # metrics as `geocatalog serve` keeps them (files, for several processes)
+           "PROMETHEUS_MULTIPROC_DIR": str(data_dir / "metrics" / name),
            # a platform with an explorer and notebooks: every generated link is measured
            "EXPLORER_URL_TEMPLATE": "https://explorer.example/data-explorer?source={href}",
            "NOTEBOOK_URL_TEMPLATE": "https://notebooks.example/lab?fromURL={href}", **extra}
@@ -65,6 +67,8 @@ def peers(dsn: str, data_dir: Path) -> dict[str, Server]:
         # the same server without generated content and the `owner` extension: their cost
         geocatalog("geocatalog-bare", dsn, data_dir, GENERATED_CONTENT="false",
                    OWNER_SEARCH="false"),
+        # and without metrics (the others count in `geocatalog serve`'s multi-process mode)
+        geocatalog("geocatalog-nometrics", dsn, data_dir, METRICS="false"),
     ] if server is not None}
 
 
@@ -113,6 +117,9 @@ def serving(server: Server, port: int) -> Iterator[Running]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PG", "DATABASE_URL", "USE_API_HYDRATE"))}
     env.update(server.env)
+    if metrics := env.get("PROMETHEUS_MULTIPROC_DIR"):  # this server's counts only
+        shutil.rmtree(metrics, ignore_errors=True)
+        Path(metrics).mkdir(parents=True)
     if server.command:
         with server_process([*server.command, "--addr", f"127.0.0.1:{port}"], port, env,
                             f"{server.prefix}/collections", stdout=subprocess.DEVNULL,
