@@ -5,6 +5,7 @@ both APIs (each shapes the 400 as its errors)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import HTTPException, Request
@@ -16,6 +17,24 @@ MAX_JSON_DEPTH = 64
 
 def _non_finite(constant: str) -> float:
     raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
+
+
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def too_deep(raw: bytes) -> bool:
+    """Whether the JSON text `raw` nests deeper than MAX_JSON_DEPTH, read as text (brackets
+    outside strings), before any parser sees it: a parser recurses, and how deep it gets
+    before failing depends on what is on the stack already."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    level = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub(b'""', raw)):
+        level += 1 if bracket in (b"[", b"{") else -1
+        if level > MAX_JSON_DEPTH:
+            return True
+    return False
 
 
 def depth(value: Any) -> int:
