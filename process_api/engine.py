@@ -50,8 +50,6 @@ from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
 
 logger = logging.getLogger("geocatalog.jobs")
-#: A job's run as a span (a no-op unless the service traces: `OTEL_*`)
-_TRACER = trace.get_tracer("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
 ENGINE_SCHEMA = "procrastinate"
@@ -108,8 +106,11 @@ class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
                  queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
                  timeout: float = 2.0, job_dsn: str | None = None,
-                 notifier: Notifier | None = None, sandbox: Sandbox | None = None) -> None:
+                 notifier: Notifier | None = None, sandbox: Sandbox | None = None,
+                 tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
+        # a job's run as a span, linked to its submission (a no-op tracer: none)
+        self.tracer = tracer or trace.NoOpTracer()
         self.dsn = dsn
         # what a job's process that needs the database gets (a role of its own)
         self.job_dsn = job_dsn or dsn
@@ -281,7 +282,7 @@ class Engine:
         if started is None:
             return  # dismissed while queued, or already handled
         JOBS_STARTED.labels(started["process_id"]).inc()
-        with _TRACER.start_as_current_span(
+        with self.tracer.start_as_current_span(
                 f"job {started['process_id']}", kind=trace.SpanKind.CONSUMER,
                 links=_submitted_by(started.get("trace_context")),
                 attributes={"geocatalog.job.id": job_id,

@@ -119,9 +119,10 @@ def configured_processes(settings: Settings) -> list[Process]:
 
 
 def build_engine(settings: Settings, processes: Iterable[Process] = (),
-                 dsn: str | None = None) -> Engine:
+                 dsn: str | None = None, tracer_provider: TracerProvider | None = None
+                 ) -> Engine:
     """The job engine, as the API and `geocatalog worker` both build it (`dsn`: the
-    worker's role; default: the API's)."""
+    worker's role; default: the API's; `tracer_provider`: its jobs' spans)."""
     key = (decode_key(settings.job_secrets_key) if settings.job_secrets_key
            else load_or_create_key(settings.job_secrets_key_file))
     registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
@@ -136,7 +137,9 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout,
                   notifier=Notifier(timeout=settings.callback_timeout_seconds,
                                     in_flight=settings.callbacks_in_flight),
-                  sandbox=sandbox)
+                  sandbox=sandbox,
+                  tracer=tracer_provider.get_tracer("geocatalog.jobs")
+                  if tracer_provider is not None else None)
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:
@@ -167,7 +170,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     `tracer_provider` traces it (default: as the `OTEL_*` variables say, else not at all)."""
     settings = settings or Settings()
     auth, local_issuer = build_auth(settings)
-    engine = build_engine(settings, processes)
+    tracer_provider = tracer_provider or configured_provider()
+    engine = build_engine(settings, processes, tracer_provider=tracer_provider)
     process_app = create_process_app(ProcessesConfig(
         engine=engine,
         user=auth.client(settings.process_client_id),
@@ -237,7 +241,6 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.add_middleware(RequestMetricsMiddleware)  # outermost of ours: all answers counted
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
-    tracer_provider = tracer_provider or configured_provider()
     if tracer_provider is not None:
         instrument_app(app, tracer_provider, process_app)
     app.state.auth = auth

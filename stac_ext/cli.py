@@ -329,7 +329,8 @@ def worker(
         serve_port(settings.worker_metrics_port, settings.metrics_host)
 
     async def run() -> None:
-        async with build_engine(settings, dsn=settings.worker_dsn) as engine, sampling(
+        async with build_engine(settings, dsn=settings.worker_dsn,
+                                tracer_provider=provider) as engine, sampling(
                 Readings(pools=[engine.pool_states], database=[engine.sample_queue]),
                 settings.metrics_sample_seconds):
             await engine.run_worker(concurrency, install_signal_handlers=True, name=name)

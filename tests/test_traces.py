@@ -17,7 +17,8 @@ from stac_ext.telemetry.traces import configured_provider
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
-from tests.support.stac import make_item
+from tests.support.processes import TEST_PROCESSES
+from tests.support.stac import make_item, unique
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +40,10 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 async def traced(settings, exporter: InMemorySpanExporter) -> AsyncIterator:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    # submits only: the session app's worker runs the jobs (its spans are global too)
-    application = create_app(settings, tracer_provider=provider)
+    # a worker of its own, on a queue of its own: its jobs' spans are this provider's
+    application = create_app(settings.model_copy(update={
+        "in_process_worker": True, "job_queue": unique("traced")}), processes=TEST_PROCESSES,
+        tracer_provider=provider)
     async with application.router.lifespan_context(application):
         yield application
 

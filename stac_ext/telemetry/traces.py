@@ -15,7 +15,6 @@ import os
 from collections.abc import Mapping
 
 from fastapi import FastAPI
-from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -53,13 +52,14 @@ def configured_provider(environ: Mapping[str, str] = os.environ) -> TracerProvid
 
 
 def instrument_libraries(provider: TracerProvider) -> None:
-    """The provider made global (the job engine's spans use it), and the database drivers
-    and httpx traced through it (process-wide: instrumenting twice is a no-op)."""
+    """The database drivers and httpx traced through `provider` (process-wide:
+    instrumenting twice is a no-op). The provider is handed to what traces, never made
+    global: a global provider would turn on FastAPI's own telemetry in every app beside
+    the instrumentation's (a second span per request)."""
     from opentelemetry.instrumentation.asyncpg import AsyncPGInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
 
-    trace.set_tracer_provider(provider)
     for instrumentor in (AsyncPGInstrumentor(), PsycopgInstrumentor(),
                          HTTPXClientInstrumentor()):
         if not instrumentor.is_instrumented_by_opentelemetry:
