@@ -5,7 +5,9 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-HASH   := $(shell md5sum pyproject.toml | cut -c1-8)
+HASH   := $(shell cat pyproject.toml constraints.txt | md5sum | cut -c1-8)
+# the versions pyproject.toml's ranges resolved to (see constraints.txt)
+LOCK   := -c constraints.txt
 # Conformance tools whose pinned dependencies clash with ours: one venv each, from
 # tests/conformance/tools/<name>.txt (tests/test_conformance_tools.py runs them).
 TOOLS  := .tools
@@ -31,7 +33,7 @@ SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
 .PHONY: run test lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
-        telemetry-deps
+        telemetry-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -133,8 +135,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.run-$(HASH): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+$(VENV)/.run-$(HASH): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet $(LOCK) -e .
 	rm -f $(VENV)/.run-* && touch $@
 
 # a tool's venv from its requirements, in tests/conformance/tools or tests/upgrade/tools
@@ -146,14 +148,23 @@ $(TOOLS)/%/.installed: $$(wildcard tests/conformance/tools/$$*.txt tests/upgrade
 	$(TOOLS)/$*/bin/pip install --quiet -r $<
 	touch $@
 
-$(VENV)/.demo-$(HASH): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[demo]"
+$(VENV)/.demo-$(HASH): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet $(LOCK) -e ".[demo]"
 	rm -f $(VENV)/.demo-* && touch $@
 
-$(VENV)/.bench-$(HASH): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[bench]"
+$(VENV)/.bench-$(HASH): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet $(LOCK) -e ".[bench]"
 	rm -f $(VENV)/.bench-* && touch $@
 
-$(VENV)/.test-$(HASH): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test]"
+$(VENV)/.test-$(HASH): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet $(LOCK) -e ".[test]"
 	rm -f $(VENV)/.test-* $(VENV)/.run-* && touch $@ $(VENV)/.run-$(HASH)
+
+# constraints.txt anew from pyproject.toml's ranges (after changing a dependency): a fresh
+# venv resolves them, and its versions are written down.
+constraints:
+	rm -rf $(VENV).lock && $(PYTHON) -m venv $(VENV).lock
+	$(VENV).lock/bin/pip install --quiet --upgrade pip
+	$(VENV).lock/bin/pip install --quiet -e ".[test]"
+	{ sed -n '/^#/p' constraints.txt; $(VENV).lock/bin/pip freeze --exclude-editable | grep -v '^-e'; } \
+	  > constraints.txt.new && mv constraints.txt.new constraints.txt && rm -rf $(VENV).lock
