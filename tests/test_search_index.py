@@ -34,20 +34,18 @@ COLLECTIONS = [f"test_conv-index_{n}" for n in range(5)]
 YEARLY = "test_conv-index_yearly"  # partitioned by year too: leaves of leaves
 OWNERS = ["alice", "bob", "carol"]
 
-#: The index as pgstac.items holds it, both ways.
-DIFFERENCE = """
-(SELECT id, collection, datetime, end_datetime, geometry::text,
-        jsonb_build_object('properties', content->'properties') FROM pgstac.items
- EXCEPT
- SELECT id, collection, datetime, end_datetime, geometry::text, content
- FROM geocatalog.search_items)
-UNION ALL
-(SELECT id, collection, datetime, end_datetime, geometry::text, content
- FROM geocatalog.search_items
- EXCEPT
- SELECT id, collection, datetime, end_datetime, geometry::text,
-        jsonb_build_object('properties', content->'properties') FROM pgstac.items)
+#: The index as pgstac.items holds it, both ways (the words: of the item and its collection).
+_ITEMS = """
+SELECT i.id, i.collection, i.datetime, i.end_datetime, i.geometry::text,
+       jsonb_build_object('properties', i.content->'properties'),
+       geocatalog.item_words(i.content->'properties', i.collection, c.content->>'title')::text
+FROM pgstac.items i JOIN pgstac.collections c ON c.id = i.collection
 """
+_INDEX = """
+SELECT id, collection, datetime, end_datetime, geometry::text, content, words::text
+FROM geocatalog.search_items
+"""
+DIFFERENCE = f"({_ITEMS} EXCEPT {_INDEX}) UNION ALL ({_INDEX} EXCEPT {_ITEMS})"
 
 
 def item(rng: random.Random, collection: str, n: int) -> dict:

@@ -4,8 +4,8 @@ filled by the earlier shape, then `geocatalog migrate` as an operator runs it:
 - a plain pgstac database of the previous minor release (pypgstac 0.9, from its own venv:
   `make test` installs it from tests/upgrade/tools), loaded by that release's loader;
 - a database of geocatalog's previous release (its migrations as they were: this
-  release added `processes` 004), with items, catalogs and links written through the API
-  and a job record as that release stored it.
+  release added `processes` 004 and `geocatalog` 007, the items' words), with items,
+  catalogs and links written through the API and a job record as that release stored it.
 
 Every item, collection, catalog link and job record is then intact and served, and
 `migrate` run again has nothing to do.
@@ -181,7 +181,8 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
 
     out = _migrate_cli(url)
     assert "applied processes 004_job_trace_context" in out, out
-    assert "applied geocatalog" not in out and "applied catalogs" not in out, out
+    assert "applied geocatalog 007_free_text" in out, out
+    assert "applied catalogs" not in out, out
 
     async with serving(settings, url, alice) as c:
         after = {path: (await c.get(path)).json() for path in before}
@@ -189,6 +190,9 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
         scoped = await c.get("/data/catalogs/campaign/_search")
         assert sorted(f["id"] for f in scoped.json()["features"]) == [
             "r-0", "r-1", "r-2", "r-3"]
+        # the items written before have their words (the collection's, here)
+        words = await c.get("/data/search", params={"q": "release", "collections": collection})
+        assert sorted(f["id"] for f in words.json()["features"]) == ["r-0", "r-1", "r-2", "r-3"]
     async with serving(settings, url, issuer.token("alice", client=PROCESS_CLIENT)) as c:
         job = await c.get(f"/processes/jobs/{job_id}")
         assert job.status_code == 200, job.text

@@ -28,9 +28,11 @@ from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.rendered_items import RenderedItems
+from stac_ext.data_api.search.free_text import items_free_text, search_free_text
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
+from stac_ext.data_api.sortables import items_sort, search_sort
 from stac_ext.data_api.stac_api import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
@@ -51,11 +53,12 @@ class DataExtensions(Extensions):
     on_item_delete: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.search_map = {"query": FullQueryExtension(),
+        self.search_map = {"query": FullQueryExtension(), "free_text": search_free_text(),
+                           "sort": search_sort(),
                            "single_value_lists": SingleValueListsExtension(), **self.search_map}
         self.item_collection_map = {
             "query": FullQueryExtension(conformance_classes=[QueryConformanceClasses.ITEMS]),
-            **self.item_collection_map}
+            "free_text": items_free_text(), "sort": items_sort(), **self.item_collection_map}
         if self.owner_search:
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()

@@ -32,8 +32,10 @@ from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.filter_bounds import MAX_FILTER_DEPTH, bounded, cql2_json
+from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
+from stac_ext.data_api.sortables import sortable_field
 from stac_ext.service.json_body import depth
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
 
@@ -143,6 +145,9 @@ class CoreClient(CoreCrudClient):
             # (to 10,000): POST bodies too, whatever they ask
             search_request = search_request.model_copy(
                 update={"limit": settings.max_page_size})
+        bounded_words(getattr(search_request, "q", None))
+        for sort in getattr(search_request, "sortby", None) or ():
+            sortable_field(sort.field)
         bbox = getattr(search_request, "bbox", None)
         if bbox is not None and not all(math.isfinite(float(v)) for v in bbox):
             raise InvalidQueryParameter("bbox: the coordinates must be finite numbers.")
