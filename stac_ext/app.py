@@ -152,6 +152,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         if settings.rendered_items_mb else None,
         policy=DataPolicy(auth=auth, client_id=settings.data_client_id),
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
+        aggregation_properties=settings.aggregation_properties,
     )
     # a catalog's `_search` is the data API's search with the subtree's statement
     search = scoped_search(extensions, search_of(catalogs_ext.SUBTREE_BODY), scope_param="path")

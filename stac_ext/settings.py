@@ -222,6 +222,10 @@ class Settings(PgstacApiSettings):
     """How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
     estimated) before counting again: a count lags writes by at most this (a PostgreSQL
     interval; pgstac's own default is a day)."""
+    aggregation_properties: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["platform", "owner"])
+    """Item properties counted by value in `/aggregate` (each `<property>_frequency`,
+    beside the counts by collection and by time), comma-separated: the facets offered."""
     max_page_size: int = 10_000
     """Items per page at most: a larger `limit` is cropped to it."""
     max_body_bytes: int = 32 * 2**20
@@ -233,7 +237,7 @@ class Settings(PgstacApiSettings):
     """`serve` migrates first (as `DATABASE_URL`'s role); `false` where a one-shot
     `geocatalog migrate` does it and the API connects as its own role."""
 
-    @field_validator("extra_processes", "publish_collection_projects",
+    @field_validator("extra_processes", "publish_collection_projects", "aggregation_properties",
                      "process_definitions", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:

@@ -11,18 +11,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
+from typing import cast
 
 from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from stac_fastapi.api.app import StacApi
-from stac_fastapi.api.models import JSONResponse
+from stac_fastapi.api.models import JSONResponse, create_post_request_model
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
+from stac_fastapi.pgstac.types.search import PgstacSearch
 from stac_fastapi.types.extension import ApiExtension
 from starlette.routing import BaseRoute
 
+from stac_ext.data_api.aggregation import aggregation_extension
 from stac_ext.data_api.datetime_param import valid_datetime
 from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
@@ -49,6 +52,8 @@ class DataExtensions(Extensions):
     #: Items kept as served, for every client of the API (item pages, searches, scopes)
     rendered: RenderedItems | None = None
     owner_search: bool = True
+    #: properties counted by value in `/aggregate`
+    aggregation_properties: list[str] = field(default_factory=list)
     #: SQL run in an item delete's transaction with ($1 collection, $2 item)
     on_item_delete: list[str] = field(default_factory=list)
 
@@ -62,6 +67,11 @@ class DataExtensions(Extensions):
         if self.owner_search:
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
+        post_model = cast(type[PgstacSearch], create_post_request_model(
+            self.search, base_model=PgstacSearch))
+        self.extra_map = {"aggregation": aggregation_extension(
+            self.search, post_model, self.aggregation_properties),
+            **self.extra_map}
 
     @property
     def transaction(self) -> list[ApiExtension]:
@@ -115,7 +125,9 @@ def build_data_api(
         scopes=[{"path": f"{prefix}/search", "method": "GET"},
                 {"path": f"{prefix}/collections", "method": "GET"},
                 {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
-                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "GET"}],
+                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "GET"},
+                {"path": f"{prefix}/aggregate", "method": "GET"},
+                {"path": f"{prefix}/collections/{{collection_id}}/aggregate", "method": "GET"}],
         dependencies=[Depends(valid_datetime)],
     )
     return api

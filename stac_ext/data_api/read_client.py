@@ -17,6 +17,7 @@ from hydraters import hydrate
 from pydantic import ValidationError
 from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
 from stac_fastapi.api.models import GeoJSONResponse
+from stac_fastapi.extensions.aggregation import AggregationExtension
 from stac_fastapi.pgstac.core import CoreCrudClient
 from stac_fastapi.pgstac.models.links import ItemCollectionLinks, PagingLinks
 from stac_fastapi.pgstac.types.search import PgstacSearch
@@ -96,6 +97,16 @@ class CoreClient(CoreCrudClient):
         for link in page["links"]:
             if link.get("rel") == "service-desc":
                 link["type"] = OPENAPI_MEDIA_TYPE
+        if any(isinstance(e, AggregationExtension) for e in self.extensions):
+            # the Aggregation extension's required links (stock's landing page has none)
+            base_url = get_base_url(kwargs["request"])
+            page["links"] += [
+                {"rel": "aggregate", "type": "application/json", "method": "GET",
+                 "href": f"{base_url}aggregate", "title": "Aggregate a search"},
+                {"rel": "aggregate", "type": "application/json", "method": "POST",
+                 "href": f"{base_url}aggregate", "title": "Aggregate a search"},
+                {"rel": "aggregations", "type": "application/json",
+                 "href": f"{base_url}aggregations", "title": "Aggregations offered"}]
         return page
 
     def _clean_search_args(
@@ -124,16 +135,11 @@ class CoreClient(CoreCrudClient):
             clean["owner"] = owner
         return clean
 
-    async def _search_base(
-        self, search_request: PgstacSearch, request: Request
-    ) -> ItemCollection:
-        """Stock's search (same SQL, same answer), with the per-request work done once
-        (links by `ItemLinker`) and generated content added in the same loop.
-
-        A rewrite of stock's method, not a call to it: the price of the read path's speed
-        (docs/performance.md). The benchmark's same-items check and
-        `tests/test_item_links.py` compare its answers with stock's; re-run both when
-        stac-fastapi-pgstac changes."""
+    def search_body(self, search_request: PgstacSearch, request: Request) -> str:
+        """The search as pgstac's search functions take it (JSON text), once checked and
+        bounded: `intersects` a geometry, `limit` within MAX_PAGE_SIZE, `q` and `bbox`
+        bounded, `sortby` sortable; `owner` and the Query extension's operators folded into
+        the filter."""
         intersects = getattr(search_request, "intersects", None)
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
@@ -155,7 +161,39 @@ class CoreClient(CoreCrudClient):
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
                                "context_stats_ttl": settings.search_count_ttl}
-        params: list[Any] = [search_request.model_dump_json(exclude_none=True, by_alias=True)]
+        return search_request.model_dump_json(exclude_none=True, by_alias=True)
+
+    def get_search_request(self, collections: list[str] | None = None,
+                           ids: list[str] | None = None, bbox: BBox | None = None,
+                           intersects: str | None = None, datetime: str | None = None,
+                           limit: int | None = None, query: str | None = None,
+                           filter_expr: str | None = None, filter_lang: str | None = None,
+                           token: str | None = None, **kwargs: Any) -> PgstacSearch:
+        """The search of GET /search's parameters, as stock's `get_search` builds it."""
+        clean = self._clean_search_args(
+            base_args={"collections": collections, "ids": ids, "bbox": bbox, "limit": limit,
+                       "token": token,
+                       "query": orjson.loads(unquote_plus(query)) if query else query},
+            intersects=intersects, datetime=datetime, filter_query=filter_expr,
+            filter_lang=filter_lang, **kwargs)
+        try:
+            return self.pgstac_search_model(**clean)
+        except ValidationError as e:
+            raise HTTPException(status_code=400,
+                                detail=f"Invalid parameters provided {e}") from e
+
+    async def _search_base(
+        self, search_request: PgstacSearch, request: Request
+    ) -> ItemCollection:
+        """Stock's search (same SQL, same answer), with the per-request work done once
+        (links by `ItemLinker`) and generated content added in the same loop.
+
+        A rewrite of stock's method, not a call to it: the price of the read path's speed
+        (docs/performance.md). The benchmark's same-items check and
+        `tests/test_item_links.py` compare its answers with stock's; re-run both when
+        stac-fastapi-pgstac changes."""
+        settings = request.app.state.settings
+        params: list[Any] = [self.search_body(search_request, request)]
         if self.scope_param is not None:  # its filter is CQL2-JSON: POST takes no other
             params.append(request.path_params[self.scope_param])
         try:
