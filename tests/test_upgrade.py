@@ -4,8 +4,9 @@ filled by the earlier shape, then `geocatalog migrate` as an operator runs it:
 - a plain pgstac database of the previous minor release (pypgstac 0.9, from its own venv:
   `make test` installs it from tests/upgrade/tools), loaded by that release's loader;
 - a database of geocatalog's previous release (its migrations as they were: this
-  release added `processes` 004 and `geocatalog` 007, the items' words), with items,
-  catalogs and links written through the API and a job record as that release stored it.
+  release added `processes` 004, and `geocatalog` 007 and 008, the items' words and
+  aggregations), with items, catalogs and links written through the API and a job record
+  as that release stored it.
 
 Every item, collection, catalog link and job record is then intact and served, and
 `migrate` run again has nothing to do.
@@ -182,6 +183,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
     out = _migrate_cli(url)
     assert "applied processes 004_job_trace_context" in out, out
     assert "applied geocatalog 007_free_text" in out, out
+    assert "applied geocatalog 008_aggregate" in out, out
     assert "applied catalogs" not in out, out
 
     async with serving(settings, url, alice) as c:
