@@ -52,3 +52,10 @@ def test_pystac_client_sees_sort(live_server: str) -> None:
         search = Client.open(f"{live_server}/data/").search(
             sortby="-properties.datetime", max_items=3)
         assert len(list(search.items())) <= 3
+
+
+async def test_the_landing_page_links_the_sortables(anon: httpx.AsyncClient) -> None:
+    links = (await anon.get("/data/")).json()["links"]
+    assert {"rel": "http://www.opengis.net/def/rel/ogc/1.0/sortables",
+            "type": "application/schema+json", "href": "http://testserver/data/sortables",
+            "title": "Sortables"} in links

@@ -233,6 +233,34 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     assert page.evaluate("window.__pwned") is None
     s.shot("search-owner")
 
+    # free text in STAC Browser: it offers search terms (the API claims free text)
+    page.get_by_role("button", name="Reset").click()
+    page.get_by_role("tab", name="Search for Items").click()
+    form = page.locator(".tab-pane.active")
+    # its input shows once the field is opened
+    form.locator(".multiselect:has(input[placeholder='Enter one or more search terms...'])"
+                 ).click()
+    page.keyboard.type("baltic")
+    page.keyboard.press("Enter")
+    form.get_by_role("button", name="Submit").click()
+    expect(page.get_by_text("Sea surface temperature, baltic, 2022")).to_be_visible()
+    expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)
+    s.shot("search-words")
+
+    # words and facets from the home page: the top variables and years, with their counts
+    s.goto("/")
+    expect(page.locator("#facet-variables li").first).to_be_visible()
+    expect(page.locator("#facet-variables")).to_contain_text(f"{SST} 13")  # carol's too
+    expect(page.locator("#facet-years")).to_have_text(re.compile(r"Years\s+2022 24\s+2021 25\s*"))
+    page.locator("#facet-years").get_by_role("link", name="2022").click()
+    expect(page.locator("#criteria")).to_contain_text("2022-01-01T00:00:00Z/2022-12-31T23:59:59Z")
+    s.goto("/")
+    page.get_by_label("Find data by words").fill('"north sea" temperature -air')
+    page.locator("#home-search").get_by_role("button", name="Search").click()
+    expect(page.locator("#results tbody tr")).to_have_count(2)
+    expect(page.locator("#results")).to_contain_text(NORTH_SEA_2022)
+    s.shot("search-home-words")
+
     # sign in through the local issuer's form, from a protected page
     s.goto("/ui/jobs")
     expect(page.get_by_text("Sign in to see your jobs.")).to_be_visible()

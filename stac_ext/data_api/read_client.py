@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
 from stac_fastapi.api.models import GeoJSONResponse
 from stac_fastapi.extensions.aggregation import AggregationExtension
+from stac_fastapi.extensions.sort import SearchSortExtension
 from stac_fastapi.pgstac.core import CoreCrudClient
 from stac_fastapi.pgstac.models.links import ItemCollectionLinks, PagingLinks
 from stac_fastapi.pgstac.types.search import PgstacSearch
@@ -97,9 +98,15 @@ class CoreClient(CoreCrudClient):
         for link in page["links"]:
             if link.get("rel") == "service-desc":
                 link["type"] = OPENAPI_MEDIA_TYPE
+        base_url = get_base_url(kwargs["request"])
+        if any(isinstance(e, SearchSortExtension) and e.client for e in self.extensions):
+            # where STAC Browser reads the sort options it offers (else from queryables)
+            page["links"].append({
+                "rel": "http://www.opengis.net/def/rel/ogc/1.0/sortables",
+                "type": "application/schema+json", "href": f"{base_url}sortables",
+                "title": "Sortables"})
         if any(isinstance(e, AggregationExtension) for e in self.extensions):
             # the Aggregation extension's required links (stock's landing page has none)
-            base_url = get_base_url(kwargs["request"])
             page["links"] += [
                 {"rel": "aggregate", "type": "application/json", "method": "GET",
                  "href": f"{base_url}aggregate", "title": "Aggregate a search"},

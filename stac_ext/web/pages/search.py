@@ -36,7 +36,7 @@ def _pages(body: dict[str, Any]) -> dict[str, str]:
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 #: The criteria the page's form offers, typed (STAC Browser's picker goes month by month).
-FORM_FIELDS = ("collections", "bbox", "datetime", "limit")
+FORM_FIELDS = ("q", "collections", "bbox", "datetime", "limit")
 
 
 def typed_datetime(value: str) -> str:
