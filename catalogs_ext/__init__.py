@@ -10,7 +10,7 @@ from pathlib import Path
 
 from catalogs_ext.access import CatalogAccess
 from catalogs_ext.documents import DataPaths
-from catalogs_ext.extension import CONFORMANCE, CatalogTreeExtension
+from catalogs_ext.extension import CONFORMANCE, SPEC, CatalogTreeExtension
 from catalogs_ext.linking import CatalogRefused, catalog_for_items, link_items
 from catalogs_ext.models import CATALOG_PATH
 from catalogs_ext.queries import SUBTREE_BODY, UNLINK_ITEM
@@ -18,6 +18,18 @@ from catalogs_ext.search import SubtreeSearch
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
-__all__ = ["CATALOG_PATH", "CONFORMANCE", "MIGRATIONS_DIR", "SUBTREE_BODY", "UNLINK_ITEM",
-           "CatalogAccess", "CatalogRefused", "CatalogTreeExtension", "DataPaths",
-           "SubtreeSearch", "catalog_for_items", "link_items"]
+__all__ = [
+           "CATALOG_PATH",
+           "CONFORMANCE",
+           "MIGRATIONS_DIR",
+           "SPEC",
+           "SUBTREE_BODY",
+           "UNLINK_ITEM",
+           "CatalogAccess",
+           "CatalogRefused",
+           "CatalogTreeExtension",
+           "DataPaths",
+           "SubtreeSearch",
+           "catalog_for_items",
+           "link_items",
+]

@@ -76,8 +76,9 @@ def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
                 "id": row["id"], "description": row["description"]}
     if row["title"]:
         document["title"] = row["title"]
-    if paths.search_conforms_to:
-        document["conformsTo"] = list(paths.search_conforms_to)
+    if paths.search_conforms_to:  # ours relative (`spec/...`): against this API's root
+        document["conformsTo"] = [c if "://" in c else api_root + c
+                                  for c in paths.search_conforms_to]
     document["owner"] = row["owner"]
     if row["project"] is not None:
         document["project"] = row["project"]

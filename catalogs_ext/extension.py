@@ -14,7 +14,13 @@ from catalogs_ext.documents import DataPaths
 from catalogs_ext.routes import read_router, write_router
 from catalogs_ext.search import SubtreeSearch, search_router
 
-CONFORMANCE = "https://geocatalog.example/spec/catalogs-tree/v1.0"
+#: Relative: the data API serves it, and writes it against its own address
+CONFORMANCE = "spec/catalogs-tree/v1.0"
+SPEC = ("/catalogs holds a tree of catalogs by their path of ids: GET any catalog; POST a "
+        "child, PUT, DELETE (a catalog with children only with _force=true); each catalog "
+        "links collections and items of the API by child and item links, has an owner and "
+        "optionally a project, and /catalogs/{path}/_search searches the items its subtree "
+        "links, as /search does.")
 
 
 @attr.s

@@ -44,6 +44,8 @@ from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.queries import search_of
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.scoped_search import scoped_search
+from stac_ext.data_api.search.owner import OWNER_CONFORMANCE, OWNER_SPEC
+from stac_ext.data_api.spec_pages import SpecPages
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.database import readiness
 from stac_ext.database.group_commit import GroupCommit
@@ -208,6 +210,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
             await close_pools(app)
 
     app = build_data_api(settings, extensions, lifespan).app
+    # our classes' URIs resolve whichever extensions are on (`spec_pages.py`)
+    SpecPages(classes={OWNER_CONFORMANCE: OWNER_SPEC,
+                       catalogs_ext.CONFORMANCE: catalogs_ext.SPEC}).register(app)
     add_error_handlers(app)
     expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,

@@ -38,6 +38,7 @@ from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.sortables import sortable_field
+from stac_ext.data_api.spec_pages import absolute
 from stac_ext.service.json_body import depth
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
 
@@ -99,6 +100,7 @@ class CoreClient(CoreCrudClient):
             if link.get("rel") == "service-desc":
                 link["type"] = OPENAPI_MEDIA_TYPE
         base_url = get_base_url(kwargs["request"])
+        page["conformsTo"] = absolute(page["conformsTo"], base_url)
         if any(isinstance(e, SearchSortExtension) and e.client for e in self.extensions):
             # where STAC Browser reads the sort options it offers (else from queryables)
             page["links"].append({
@@ -115,6 +117,12 @@ class CoreClient(CoreCrudClient):
                 {"rel": "aggregations", "type": "application/json",
                  "href": f"{base_url}aggregations", "title": "Aggregations offered"}]
         return page
+
+    async def conformance(self, **kwargs: Any) -> Any:
+        """Stock's, our own classes (`spec/...`) at this API's address."""
+        classes = await super().conformance(**kwargs)
+        return {**classes, "conformsTo": absolute(
+            classes["conformsTo"], get_base_url(kwargs["request"]))}
 
     def _clean_search_args(
         self, base_args: dict[str, Any], *args: Any, owner: str | None = None,

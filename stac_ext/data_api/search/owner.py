@@ -18,7 +18,10 @@ from stac_fastapi.types.search import APIRequest
 from stac_ext.data_api.search.filters import Search, with_clauses
 from stac_ext.data_api.search.query_operators import Operator
 
-OWNER_CONFORMANCE = "https://geocatalog.example/spec/item-search-owner/v1.0"
+#: Relative: the API serves it (`spec_pages.py`), and writes it against its own address
+OWNER_CONFORMANCE = "spec/item-search-owner/v1.0"
+OWNER_SPEC = ("Item search takes `owner` (GET parameter, POST field): the items whose "
+              "`properties.owner` is that user name, AND-ed with every other criterion.")
 
 
 @attr.s
