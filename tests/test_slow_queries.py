@@ -5,6 +5,7 @@ pool in use is a 503 saying the service is busy; neither says the database is aw
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import psycopg
@@ -46,3 +47,29 @@ async def test_a_busy_pool_is_503_busy_not_unavailable(settings, database_url: s
             "description": "Every database connection of this service is in use: retry in "
                            "a moment."}, "1")
         assert (await waiting).status_code == 200
+
+
+async def test_a_full_lock_table_is_503_retry(settings, database_url: str, caplog) -> None:
+    """Another client of the database that fills its lock table (stock's search over
+    thousands of partitions, at PostgreSQL's defaults) leaves the API's queries "out of
+    shared memory": a 503 to retry, not a 500."""
+    app = create_app(settings)
+    caplog.set_level(logging.WARNING, logger="stac_ext.service.errors")
+    async with app.router.lifespan_context(app), http_client(app) as client:
+        assert (await client.get("/data/search", params={"limit": 1})).status_code == 200
+        with psycopg.connect(database_url, autocommit=True) as holder:
+            # session locks, kept after the statement fails for want of room
+            with contextlib.suppress(psycopg.errors.OutOfMemory):
+                holder.execute("SELECT pg_advisory_lock(n) FROM generate_series(1, 10000000) n")
+            try:
+                r = await client.get("/data/search", params={"limit": 1})
+            finally:
+                holder.execute("SELECT pg_advisory_unlock_all()")
+        assert (r.status_code, r.json()) == (503, {
+            "code": "ServiceUnavailable",
+            "description": "The database is short of memory for this request just now (its "
+                           "lock table or memory is full); retry shortly."}), r.text
+        assert r.headers["retry-after"] == "5"
+        assert (await client.get("/data/search", params={"limit": 1})).status_code == 200
+    assert "database short of resources: out of shared memory (GET /data/search)" \
+        in caplog.text

@@ -119,6 +119,16 @@ def add_error_handlers(app: FastAPI) -> None:
                               "smaller area or time range, a lower limit) and send it again.",
                               "QueryTimeout")
 
+    async def on_short(request: Request, exc: Exception) -> JSONResponse:
+        # out of shared memory: the cluster's lock table full (another client's searches
+        # over thousands of partitions, at PostgreSQL's default max_locks_per_transaction)
+        logger.warning("database short of resources: %s (%s %s)",
+                       (str(exc).splitlines() or [type(exc).__name__])[0], request.method,
+                       request.url.path)
+        return error_response(503, "The database is short of memory for this request just "
+                              "now (its lock table or memory is full); retry shortly.",
+                              headers={"Retry-After": "5"})
+
     async def on_busy(request: Request, exc: Exception) -> JSONResponse:
         logger.warning("every database connection busy: %s %s", request.method,
                        request.url.path)
@@ -143,6 +153,7 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(OverflowError, on_out_of_range)
     app.add_exception_handler(asyncpg.exceptions.QueryCanceledError, on_slow)
     app.add_exception_handler(ServiceBusy, on_busy)
+    app.add_exception_handler(asyncpg.exceptions.InsufficientResourcesError, on_short)
     app.add_exception_handler(ForeignKeyError, on_missing_reference)
     app.add_exception_handler(DatabaseError, on_incomplete)
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

@@ -14,6 +14,8 @@ unevenly over them (`cf_dataset`), on a cluster of PostgreSQL's defaults.
   successful requests per second).
 - The cost curve: the same cross-collection searches on databases holding the same items in
   10, 100, 1,000 and 5,000 collections.
+- Finding data at the largest shape: free text (`q`) and aggregations (`/aggregate`, the
+  facets of a search), geocatalog's only, beside the plain searches they refine.
 
 Each shape's database is loaded once and kept in the benchmark's data folder while its
 shape is the same (the load figures of that first load are kept beside it).
@@ -48,6 +50,13 @@ CROSS = ("GET /search bbox+datetime limit=100", "GET /search limit=100",
          "GET /search CQL2 owner limit=100")
 #: Reads of one collection or item, at the largest shape only.
 WITHIN = ("items limit=100", "single item")
+#: Finding data (geocatalog only: stock has no item free text nor aggregation, and would
+#: ignore `q`), beside the plain search it refines: words, and the facets of a search.
+#: (the CF set's words: its variables' numbers, "climate", "forecast", "variable")
+DISCOVERY = ("GET /search q=<variable number> limit=100", "GET /search q=forecast limit=100",
+             "GET /aggregate bbox+datetime (count, variables, years)",
+             "GET /aggregate q=<variable number> (count, months, platforms)")
+FACETS = "total_count,collection_frequency,datetime_yearly_frequency"
 
 
 def _windows(count: int = 16, seed: int = 29) -> list[tuple[str, str]]:
@@ -75,6 +84,18 @@ def requests(name: str, collections: int, items: int) -> list[wrk.Request]:
         return [wrk.Request("GET", "/search?filter-lang=cql2-text&limit=100&filter="
                             + quote(f"owner = '{owner}'")) for owner in cf_dataset.OWNERS[:40]]
     rng = random.Random(31)
+    numbers = [f"{n:05d}" for n in rng.sample(range(collections), min(40, collections))]
+    if name == "GET /search q=<variable number> limit=100":
+        return [wrk.Request("GET", f"/search?q={n}&limit=100") for n in numbers]
+    if name == "GET /search q=forecast limit=100":
+        return [wrk.Request("GET", "/search?q=forecast&limit=100")]
+    if name == "GET /aggregate bbox+datetime (count, variables, years)":
+        return [wrk.Request("GET", "/aggregate?" + urlencode(
+            {"bbox": bbox, "datetime": when, "aggregations": FACETS}))
+            for bbox, when in _windows()]
+    if name == "GET /aggregate q=<variable number> (count, months, platforms)":
+        return [wrk.Request("GET", f"/aggregate?q={n}&aggregations=total_count,"
+                            "datetime_frequency,platform_frequency") for n in numbers]
     counts = cf_dataset.counts(collections, items)
     if name == "items limit=100":  # collections picked as a person would: by their size
         picks = rng.choices(range(collections), weights=counts, k=60)
@@ -249,6 +270,10 @@ def run(data_dir: Path, *, items: int = 1_000_000, collections: int = 5_000,
     dsn, results["load"] = prepare(cluster, data_dir, main, compare_load=True, workers=workers)
     results["reads"] = serve_shape(dsn, data_dir, main, WITHIN, seconds=seconds,
                                    warmup=warmup, connections=connections, only=only)
+    with servers.serving(servers.peers(dsn, data_dir)["geocatalog"], PORT) as ours:
+        results["discovery"] = {name: _measure(ours, name, requests(
+            name, collections, items), seconds, warmup, connections) for name in DISCOVERY}
+    database.end_sessions(dsn)
     with servers.serving(servers.peers(dsn, data_dir)["geocatalog"], PORT) as ours, \
             servers.serving(servers.peers(dsn, data_dir)["stock"], PORT + 1) as stock:
         results["same_answers"] = {
@@ -306,6 +331,19 @@ def table(results: dict[str, Any]) -> str:
             "{} {:.2f}x".format(name, ours_at[largest][name]["p95_ms"]
                                 / ours_at[smallest][name]["p95_ms"]) for name in CROSS)
         lines.append(f"geocatalog p95 at {largest} / at {smallest} collections: {growth}")
+    if discovery := results.get("discovery"):
+        plain = reads.get("geocatalog", {})
+        lines += ["", "finding data (geocatalog; stock and rustac offer neither): ok req/s "
+                  "(p50 / p95 ms, errors); p50 against the plain search it refines",
+                  "| scenario | geocatalog | p50 / plain search's p50 |", "|---|---|---|"]
+        refines = {"GET /aggregate bbox+datetime (count, variables, years)":
+                   "GET /search bbox+datetime limit=100",
+                   "GET /search q=forecast limit=100": "GET /search limit=100"}
+        for name, f in discovery.items():
+            base = plain.get(refines.get(name, ""))
+            ratio = f"{f['p50_ms'] / base['p50_ms']:.1f}x" if base else "-"
+            lines.append(f"| {name} | {f['ok_rps']:.1f} ({f['p50_ms']:.1f} / "
+                         f"{f['p95_ms']:.1f}, {f['errors']}) | {ratio} |")
     load = results["load"]
     if "pypgstac_load" in load:
         ours, theirs = load["geocatalog_load"], load["pypgstac_load"]

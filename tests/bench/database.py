@@ -53,8 +53,18 @@ def reset_writes(dsn: str) -> None:
 def end_sessions(dsn: str) -> None:
     """End what a stopped server left running in the database: PostgreSQL runs a query to
     its end after its client has gone, and a peer's minutes-long searches (and the locks
-    they hold) would be measured as part of the next server's."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    they hold) would be measured as part of the next server's. Those locks can fill the
+    lock table of a cluster at PostgreSQL's defaults until no session can even start (out
+    of shared memory): connecting is tried again until they end, for a few minutes."""
+    for attempt in range(180):
+        try:
+            conn = psycopg.connect(dsn, autocommit=True)
+            break
+        except psycopg.OperationalError as e:
+            if "out of shared memory" not in str(e) or attempt == 179:
+                raise
+            time.sleep(1)
+    with conn:
         conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                      "WHERE datname = current_database() AND pid <> pg_backend_pid() "
                      "AND backend_type = 'client backend'")
