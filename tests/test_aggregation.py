@@ -13,11 +13,8 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.app import create_app
-from tests.support.cli import run_cli
-from tests.support.cluster import new_database
-from tests.support.http import http_client
-from tests.support.roles import on_database, role_env
+from tests.support.cluster import migrated_database
+from tests.support.http import app_on, http_client
 from tests.support.stac import make_collection, make_item
 
 COLLECTIONS = ["test_cf-sea_water_salinity", "test_cf-sea_water_temperature",
@@ -29,8 +26,7 @@ WORDS = ["north sea", "baltic", "arctic", "mediterranean"]
 
 @pytest.fixture(scope="module")
 def database(database_url: str) -> str:
-    url = new_database(database_url, "facets_")
-    assert run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)}).returncode == 0
+    url = migrated_database(database_url, "facets_")
     rng = random.Random(31)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET search_path TO pgstac, public")
@@ -55,8 +51,7 @@ def database(database_url: str) -> str:
 
 @pytest.fixture(scope="module")
 async def service(settings, database: str) -> AsyncIterator:
-    app = create_app(on_database(settings, database))
-    async with app.router.lifespan_context(app):
+    async with app_on(settings, database) as app:
         yield app
 
 

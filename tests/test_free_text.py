@@ -12,12 +12,9 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.app import create_app
-from tests.support.cli import run_cli
-from tests.support.cluster import new_database
-from tests.support.http import http_client
+from tests.support.cluster import migrated_database
+from tests.support.http import app_on, http_client
 from tests.support.issuer import ADMIN_RIGHT
-from tests.support.roles import on_database, role_env
 from tests.support.stac import make_collection, make_item
 
 SALINITY, SST, AIR = ("test_cf-sea_water_salinity", "test_cf-sea_surface_temperature",
@@ -69,8 +66,7 @@ def reference_ids(url: str, q: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def database(database_url: str) -> str:
-    url = new_database(database_url, "words_")
-    assert run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)}).returncode == 0
+    url = migrated_database(database_url, "words_")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET search_path TO pgstac, public")
         for collection, title in TITLES.items():
@@ -89,8 +85,7 @@ def database(database_url: str) -> str:
 
 @pytest.fixture(scope="module")
 async def service(settings, database: str) -> AsyncIterator:
-    app = create_app(on_database(settings, database))
-    async with app.router.lifespan_context(app):
+    async with app_on(settings, database) as app:
         yield app
 
 

@@ -14,8 +14,9 @@ import psycopg
 from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
+from tests.support.cli import run_cli
 from tests.support.http import free_port
-from tests.support.roles import known
+from tests.support.roles import known, role_env
 from tests.support.stac import unique
 
 
@@ -41,3 +42,12 @@ def new_database(database_url: str, prefix: str) -> str:
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"{server}/{name}"
+
+
+def migrated_database(database_url: str, prefix: str) -> str:
+    """A new database beside the one of `database_url`, migrated as an operator does
+    (`geocatalog migrate`, with the service's roles): its URL."""
+    url = new_database(database_url, prefix)
+    out = run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return url

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
 import httpx
 
 from stac_ext.settings import Settings
-from tests.support.roles import role_env
+from tests.support.roles import on_database, role_env
 from tests.support.uvicorn_process import uvicorn_process
 
 
@@ -56,3 +57,12 @@ def wait_until_ok(url: str, seconds: float = 120) -> httpx.Response:
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.2)
+
+
+@asynccontextmanager
+async def app_on(settings: Settings, database_url: str) -> AsyncIterator[Any]:
+    """The service (no job worker) on another database than the session's, started."""
+    from stac_ext.app import create_app  # the composition root, only where a test asks
+    app = create_app(on_database(settings, database_url))
+    async with app.router.lifespan_context(app):
+        yield app
