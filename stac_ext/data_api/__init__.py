@@ -3,7 +3,9 @@ write clients and routes (`write_client`, `write_routes`; single-item POSTs writ
 while others are in flight, by `stac_ext.database.group_commit`), stock's `StacApi` with
 endpoints that build request models in the event loop (`stac_api`, `endpoints`), the rules
 every item write follows (`item_rules`, `policy`), item links and URLs, items kept as
-served (`rendered_items`), request bodies, named SQL, and the search extensions (`search/`).
+served (`rendered_items`), request bodies, named SQL, the search extensions (`search/`),
+what finding data adds to them (`aggregation`: counts and facets of a search; `sortables`),
+and the pages our own conformance URIs resolve to (`spec_pages`).
 
 May import stac-fastapi, pgstac's clients, `stac_ext.auth`, `stac_ext.service` and
 `stac_ext.database.group_commit`; never `stac_ext.content` (it hands the data API its
