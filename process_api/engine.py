@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 import time
@@ -35,7 +34,6 @@ from process_api.documents import status_info
 from process_api.launcher import ForkServer
 from process_api.metrics import (
     JOB_DURATION,
-    JOB_PROCESSES,
     JOBS,
     JOBS_ENDED,
     JOBS_STARTED,
@@ -48,6 +46,7 @@ from process_api.resources import ResourceError, plan
 from process_api.sandbox import Sandbox
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
+from process_api.supervisor import Supervisor
 
 logger = logging.getLogger("geocatalog.jobs")
 
@@ -381,63 +380,6 @@ def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:
     """The link from a job's run to the request that submitted it (none if untraced)."""
     context = trace.get_current_span(propagate.extract(carrier or {})).get_span_context()
     return [trace.Link(context)] if context.is_valid else []
-
-
-class Supervisor:
-    """Runs one job in a process forked by a fork server of the worker: relays progress,
-    ends it on dismissal."""
-
-    def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
-                 dsn: str, forks: ForkServer) -> None:
-        self.store = store
-        self.job_id = job_id
-        self.context = context
-        self.dsn = dsn
-        self.forks = forks
-
-    def environment(self, process: Process) -> dict[str, str]:
-        """What the job's process adds to the fork server's environment (the worker's
-        without its secrets): the database's URL, for a process that declares it needs
-        the database (`Process.database`)."""
-        return {"DATABASE_URL": self.dsn} if process.database else {}
-
-    async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
-                  about: dict[str, Any]) -> dict[str, Any]:
-        reader, writer = await self.forks.connect()
-        writer.write(json.dumps({
-            "entry": process.entry, "command": process.command, "inputs": inputs,
-            "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
-        await writer.drain()
-        watcher: asyncio.Task[None] | None = None
-        outcome: dict[str, Any] = {}
-        JOB_PROCESSES.inc()
-        try:
-            async for line in reader:
-                message = json.loads(line)
-                if "pid" in message:  # started (its pid is the sandbox's, not ours)
-                    watcher = asyncio.create_task(self._watch_dismissal(writer))
-                elif "progress" in message:
-                    await self.store.progress(self.job_id, message["progress"],
-                                              message.get("message"))
-                else:  # the result or the error, then the return code
-                    outcome.update(message)
-                    if "returncode" in message:  # the process is gone: nothing follows
-                        break
-        finally:
-            JOB_PROCESSES.dec()
-            if watcher is not None:
-                watcher.cancel()
-            writer.close()  # a job still running (the worker is stopping) then ends
-        return outcome
-
-    async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:
-        while True:
-            await asyncio.sleep(0.5)
-            if self.context.should_abort() or \
-                    await self.store.status(self.job_id) == "dismissed":
-                writer.write(b"kill\n")  # the job's process kills its process group
-                await writer.drain()
-                return
 
 
 def install_engine_schema(conn: Any) -> tuple[str, bool]:

@@ -1,4 +1,4 @@
-"""`geocatalog` command line: database lifecycle, loading, serving."""
+"""`geocatalog` command line: database lifecycle, loading (`loading`), serving."""
 
 from __future__ import annotations
 
@@ -9,27 +9,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlsplit
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stac_ext.data_api.hrefs import href_problem
-from stac_ext.data_api.item_rules import ItemRules
+from stac_ext.cli.loading import LoadRefused, counted, load_path
 from stac_ext.database import readiness
 from stac_ext.database.cluster import Cluster, ClusterError
-from stac_ext.database.load_workers import in_processes
-from stac_ext.database.loader import (
-    LoadError,
-    LoadMethod,
-    check,
-    gc_paused,
-    load,
-    read_stac,
-    with_owner,
-)
+from stac_ext.database.loader import LoadMethod
 from stac_ext.database.migrations import migrate as run_migrations
 from stac_ext.service.logs import logging_config
 from stac_ext.settings import Settings
@@ -40,7 +29,7 @@ db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is
                      no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-DEMO_DIR = Path(__file__).parent / "demo"
+DEMO_DIR = Path(__file__).parent.parent / "demo"
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -155,53 +144,13 @@ def migrate_cmd() -> None:
         migrate_all(settings)
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def collection_problems(collections: list[dict[str, Any]]) -> list[str | None]:
-    """What the data API would refuse in each collection it is given, or None."""
-    return [f"collection {c.get('id')!r}: {problem}" if (problem := href_problem(c)) else None
-            for c in collections]
-
-
-def _load_path(settings: Settings, path: Path, method: LoadMethod,
-               owner: str | None = None, workers: int = 1) -> tuple[int, int]:
-    """(collections, items) loaded from `path`; one line and exit 1 on a refusal."""
-    with gc_paused():
-        try:
-            collections, items = read_stac(path)
-            check(settings.dsn, path, collections, items, method,
-                  item_rule=in_processes(ItemRules.from_settings(settings).problems, workers),
-                  collection_rule=collection_problems)
-        except LoadError as e:
-            raise _fail(str(e)) from None
-        _load_items(settings, path, collections, with_owner(items, owner), method, workers)
-    return len(collections), len(items)
-
-
-def _load_items(settings: Settings, path: Path, collections: list[dict[str, Any]],
-                items: list[dict[str, Any]], method: LoadMethod, workers: int) -> None:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    shown = [0.0]
-
-    def advance(n: int) -> None:  # drawn here, not by a thread: the load may fork
-        bar.advance(task, n)
-        if (now := time.monotonic()) - shown[0] > 0.2:
-            shown[0] = now
-            bar.refresh()
-
+def _loaded(settings: Settings, path: Path, method: LoadMethod, owner: str | None = None,
+            workers: int = 1) -> tuple[int, int]:
+    """`load_path`, a refusal as one line and exit 1."""
     try:
-        with Progress(*columns, auto_refresh=False) as bar:
-            task = bar.add_task(f"{path.name}: {_counted(len(collections), 'collection')}, "
-                                "items", total=len(items))
-            load(settings.dsn, collections, items, method, progress=advance, workers=workers)
-            bar.refresh()
-    except Exception as e:  # the database's refusal, in one line
-        first = (str(e).strip().splitlines() or [""])[0]
-        raise _fail(f"{path}: the load failed: {type(e).__name__}: {first} (partitions "
-                    "loaded before the failure stay: complete with --method upsert)") from None
+        return load_path(settings, path, method, owner, workers)
+    except LoadRefused as e:
+        raise _fail(str(e)) from None
 
 
 LoadMethodOption = Annotated[LoadMethod, typer.Option(
@@ -223,8 +172,8 @@ def load_cmd(
     settings = _settings()
     ensure_database(settings)
     with database_errors(settings.dsn):
-        collections, items = _load_path(settings, path, method, owner, workers)
-    typer.echo(f"loaded {_counted(collections, 'collection')} and {_counted(items, 'item')} "
+        collections, items = _loaded(settings, path, method, owner, workers)
+    typer.echo(f"loaded {counted(collections, 'collection')} and {counted(items, 'item')} "
                f"from {path}")
 
 
@@ -233,10 +182,10 @@ def demo_data(method: LoadMethodOption = LoadMethod.upsert) -> None:
     """Load the demo data set kept in the repository."""
     settings = _settings()
     ensure_database(settings)
-    loaded = [_load_path(settings, DEMO_DIR / name, method)
+    loaded = [_loaded(settings, DEMO_DIR / name, method)
               for name in ("collections.json", "items.ndjson")]
-    typer.echo(f"loaded the demo data: {_counted(sum(c for c, _ in loaded), 'collection')} "
-               f"and {_counted(sum(i for _, i in loaded), 'item')} (collections without "
+    typer.echo(f"loaded the demo data: {counted(sum(c for c, _ in loaded), 'collection')} "
+               f"and {counted(sum(i for _, i in loaded), 'item')} (collections without "
                "items are not listed by /data/collections)")
 
 
@@ -412,5 +361,3 @@ def serve(
         # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
         # native library, a kill) is started again on the same socket; the service stays up
         Multiprocess(config, sockets=[config.bind_socket()]).run()
-if __name__ == "__main__":
-    app()
