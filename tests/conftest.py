@@ -21,7 +21,7 @@ from stac_ext.database.migrations import migrate
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import migrated_cluster, new_database
-from tests.support.http import free_port, http_client, uvicorn_serving
+from tests.support.http import app_on, free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_DEFINITIONS, TEST_PROCESSES
 from tests.support.roles import role_settings
@@ -77,6 +77,19 @@ async def app(settings: Settings) -> AsyncIterator:
     application = create_app(with_worker, processes=TEST_PROCESSES)
     async with application.router.lifespan_context(application):
         yield application
+
+
+@pytest.fixture(scope="module")
+async def database_app(settings: Settings, database: str) -> AsyncIterator:
+    """The service (no job worker) on the module's own `database` (a fixture it defines)."""
+    async with app_on(settings, database) as application:
+        yield application
+
+
+@pytest.fixture
+async def database_client(database_app) -> AsyncIterator[httpx.AsyncClient]:
+    async with http_client(database_app) as client:
+        yield client
 
 
 @pytest.fixture

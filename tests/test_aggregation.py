@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import AsyncIterator
 
-import httpx
 import psycopg
 import pytest
 
 from tests.support.cluster import migrated_database
-from tests.support.http import app_on, http_client
 from tests.support.stac import make_collection, make_item
 
 COLLECTIONS = ["test_cf-sea_water_salinity", "test_cf-sea_water_temperature",
@@ -47,18 +44,6 @@ def database(database_url: str) -> str:
             items.append(doc)
         conn.execute("SELECT create_items(%s::jsonb)", (json.dumps(items),))
     return url
-
-
-@pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator:
-    async with app_on(settings, database) as app:
-        yield app
-
-
-@pytest.fixture
-async def client(service) -> AsyncIterator[httpx.AsyncClient]:
-    async with http_client(service) as c:
-        yield c
 
 
 #: What each aggregation groups by, over pgstac.items `i`
@@ -111,7 +96,7 @@ def close(found: dict, expected: dict) -> None:
         assert box == pytest.approx(want)
 
 
-async def test_facets_equal_sql_group_by(client, database: str) -> None:
+async def test_facets_equal_sql_group_by(database_client, database: str) -> None:
     rng = random.Random(7)
     for _ in range(12):
         params: dict = {}
@@ -142,16 +127,16 @@ async def test_facets_equal_sql_group_by(client, database: str) -> None:
             where.append("to_tsvector('english', i.content->'properties'->>'title') "
                          "@@ phraseto_tsquery('english', %s)")
             args.append(word)
-        r = await client.get("/data/aggregate", params=params)
+        r = await database_client.get("/data/aggregate", params=params)
         assert r.status_code == 200, (params, r.text)
         close(answered(r.json()), reference(database, " AND ".join(where), args))
 
 
-async def test_post_and_a_collections_aggregate(client, database: str) -> None:
+async def test_post_and_a_collections_aggregate(database_client, database: str) -> None:
     body = {"filter": {"op": "=", "args": [{"property": "platform"}, "argo"]},
             "filter-lang": "cql2-json",
             "aggregations": ["total_count", "owner_frequency", "collection_frequency"]}
-    r = await client.post("/data/aggregate", json=body)
+    r = await database_client.post("/data/aggregate", json=body)
     assert r.status_code == 200, r.text
     assert [a["name"] for a in r.json()["aggregations"]] == body["aggregations"]
     expected = reference(database, "i.content->'properties'->>'platform' = 'argo'", [])
@@ -159,23 +144,23 @@ async def test_post_and_a_collections_aggregate(client, database: str) -> None:
     assert found == {name: expected[name] for name in body["aggregations"]}
     # one collection's: its items only; collection_frequency is not offered there
     salinity = COLLECTIONS[0]
-    r = await client.get(f"/data/collections/{salinity}/aggregate",
+    r = await database_client.get(f"/data/collections/{salinity}/aggregate",
                          params={"aggregations": "total_count,platform_frequency"})
     assert r.status_code == 200, r.text
     expected = reference(database, "i.collection = %s", [salinity])
     assert answered(r.json()) == {"total_count": expected["total_count"],
                                   "platform_frequency": expected["platform_frequency"]}
-    r = await client.get(f"/data/collections/{salinity}/aggregate",
+    r = await database_client.get(f"/data/collections/{salinity}/aggregate",
                          params={"aggregations": "collection_frequency"})
     assert r.status_code == 400
     assert r.json()["description"].startswith(
         "aggregations: collection_frequency not offered here; offered: total_count,")
-    assert (await client.get("/data/collections/nope/aggregate")).status_code == 404
-    assert (await client.get("/data/collections/nope/aggregations")).status_code == 404
+    assert (await database_client.get("/data/collections/nope/aggregate")).status_code == 404
+    assert (await database_client.get("/data/collections/nope/aggregations")).status_code == 404
 
 
-async def test_what_is_offered(client) -> None:
-    r = await client.get("/data/aggregations")
+async def test_what_is_offered(database_client) -> None:
+    r = await database_client.get("/data/aggregations")
     assert r.status_code == 200
     assert [(a["name"], a["data_type"]) for a in r.json()["aggregations"]] == [
         ("total_count", "integer"), ("datetime_min", "datetime"),
@@ -185,22 +170,23 @@ async def test_what_is_offered(client) -> None:
         ("datetime_yearly_frequency", "frequency_distribution"),
         ("platform_frequency", "frequency_distribution"),
         ("owner_frequency", "frequency_distribution")]
-    r = await client.get("/data/aggregate", params={"aggregations": "cloud_cover_frequency"})
+    r = await database_client.get("/data/aggregate",
+                                  params={"aggregations": "cloud_cover_frequency"})
     assert r.status_code == 400
     assert "cloud_cover_frequency not offered here" in r.json()["description"]
-    classes = (await client.get("/data/conformance")).json()["conformsTo"]
+    classes = (await database_client.get("/data/conformance")).json()["conformsTo"]
     assert "https://api.stacspec.org/v0.3.0/aggregation" in classes
-    landing = (await client.get("/data/")).json()
+    landing = (await database_client.get("/data/")).json()
     assert {link["rel"] for link in landing["links"]} >= {"aggregate", "aggregations"}
     # no match: zero counts, no extent, no buckets
-    r = await client.get("/data/aggregate", params={"q": "nonexistentword"})
+    r = await database_client.get("/data/aggregate", params={"q": "nonexistentword"})
     found = answered(r.json())
     assert found["total_count"] == 0 and found["spatial_extent"] is None
     assert found["datetime_min"] is None and found["collection_frequency"] == {}
 
 
-async def test_openapi_operations_stay_unique(client) -> None:
-    document = (await client.get("/data/api")).json()
+async def test_openapi_operations_stay_unique(database_client) -> None:
+    document = (await database_client.get("/data/api")).json()
     ids = [op["operationId"] for path in document["paths"].values()
            for op in path.values() if isinstance(op, dict) and "operationId" in op]
     assert len(ids) == len(set(ids))

@@ -6,14 +6,13 @@ index's words (never a scan); the expected ids are computed in SQL over pgstac.i
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import httpx
 import psycopg
 import pytest
 
 from tests.support.cluster import migrated_database
-from tests.support.http import app_on, http_client
+from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT
 from tests.support.stac import make_collection, make_item
 
@@ -83,18 +82,6 @@ def database(database_url: str) -> str:
     return url
 
 
-@pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator:
-    async with app_on(settings, database) as app:
-        yield app
-
-
-@pytest.fixture
-async def client(service) -> AsyncIterator[httpx.AsyncClient]:
-    async with http_client(service) as c:
-        yield c
-
-
 async def found(client: httpx.AsyncClient, url: str, **params: str | int) -> list[str]:
     r = await client.get(url, params={"limit": 100, **params})
     assert r.status_code == 200, r.text
@@ -125,86 +112,87 @@ QUERIES = [
 ]
 
 
-async def test_free_text_finds_what_sql_finds(client, database: str) -> None:
+async def test_free_text_finds_what_sql_finds(database_client, database: str) -> None:
     for q in QUERIES:
-        assert await found(client, "/data/search", q=q) == reference_ids(database, q), q
+        assert await found(database_client, "/data/search", q=q) == reference_ids(database, q), q
 
 
-async def test_what_a_person_means_by_the_words(client) -> None:
-    assert await found(client, "/data/search", q="salinity") == ["s05", "s04", "s03", "s02",
-                                                                 "s01"]
+async def test_what_a_person_means_by_the_words(database_client) -> None:
+    assert await found(database_client, "/data/search", q="salinity") == [
+        "s05", "s04", "s03", "s02", "s01"]
     # words in different fields of the item and its collection
-    assert await found(client, "/data/search", q="salinity ctd") == ["s04", "s03", "s01"]
+    assert await found(database_client, "/data/search", q="salinity ctd") == ["s04", "s03", "s01"]
     # a phrase is its words in order, within one field
-    assert await found(client, "/data/search", q='"north sea"') == ["a09", "t06", "s01"]
-    assert await found(client, "/data/search", q="temperature -air") == ["t08", "t07", "t06"]
+    assert await found(database_client, "/data/search", q='"north sea"') == ["a09", "t06", "s01"]
+    assert await found(database_client, "/data/search", q="temperature -air") == [
+        "t08", "t07", "t06"]
     # an item without a description is found by its title (pgstac's own vector is NULL)
-    assert await found(client, "/data/search", q="M3") == ["t08", "s03"]
-    assert await found(client, "/data/search", q="the") == []
+    assert await found(database_client, "/data/search", q="M3") == ["t08", "s03"]
+    assert await found(database_client, "/data/search", q="the") == []
 
 
-async def test_free_text_with_every_other_parameter(client, database: str) -> None:
+async def test_free_text_with_every_other_parameter(database_client, database: str) -> None:
     # POST: the extension's list of terms, alternatives
-    r = await client.post("/data/search", json={"q": ["baltic", "arctic"], "limit": 100})
+    r = await database_client.post("/data/search", json={"q": ["baltic", "arctic"], "limit": 100})
     assert r.status_code == 200, r.text
     assert [f["id"] for f in r.json()["features"]] == reference_ids(database, "baltic,arctic")
     assert r.json()["numberMatched"] == 4
     # with collections, bbox, datetime, a filter, a sort
-    assert await found(client, "/data/search", q="north sea", collections=SST) == ["t06"]
-    assert await found(client, "/data/search", q="argo", bbox="6,0,8,1") == ["t07"]
-    assert await found(client, "/data/search", q="mooring",
+    assert await found(database_client, "/data/search", q="north sea", collections=SST) == ["t06"]
+    assert await found(database_client, "/data/search", q="argo", bbox="6,0,8,1") == ["t07"]
+    assert await found(database_client, "/data/search", q="mooring",
                        datetime="2021-01-01T00:00:00Z/2021-01-05T00:00:00Z") == ["s03"]
-    assert await found(client, "/data/search", q="argo",
+    assert await found(database_client, "/data/search", q="argo",
                        filter="id = 's01'", **{"filter-lang": "cql2-text"}) == ["s01"]
-    assert await found(client, "/data/search", q="salinity", sortby="+datetime") == [
+    assert await found(database_client, "/data/search", q="salinity", sortby="+datetime") == [
         "s01", "s02", "s03", "s04", "s05"]
     # an items page, and its pages: the tokens carry on with the words
-    assert await found(client, f"/data/collections/{SALINITY}/items", q="ctd") == [
+    assert await found(database_client, f"/data/collections/{SALINITY}/items", q="ctd") == [
         "s04", "s03", "s01"]
     seen, url = [], "/data/search?q=sea&limit=2"
     while url:
-        r = await client.get(url)
+        r = await database_client.get(url)
         assert r.status_code == 200, r.text
         seen += [f["id"] for f in r.json()["features"]]
         url = next((link["href"] for link in r.json()["links"] if link["rel"] == "next"), "")
     assert seen == reference_ids(database, "sea") and len(seen) > 4
 
 
-async def test_a_catalogs_search_takes_words(service, issuer, client) -> None:
-    async with http_client(service, issuer.token("alice")) as alice:
+async def test_a_catalogs_search_takes_words(database_app, issuer, database_client) -> None:
+    async with http_client(database_app, issuer.token("alice")) as alice:
         r = await alice.post("/data/catalogs", json={
             "type": "Catalog", "id": "words-cruise", "description": "cruise",
             "links": [{"rel": "item", "href": f"collections/{SALINITY}/items/{n}"}
                       for n in ("s01", "s02", "s03")]})
         assert r.status_code == 201, r.text
-    assert await found(client, "/data/catalogs/words-cruise/_search", q="ctd") == [
+    assert await found(database_client, "/data/catalogs/words-cruise/_search", q="ctd") == [
         "s03", "s01"]
-    r = await client.post("/data/catalogs/words-cruise/_search", json={"q": ["glider"]})
+    r = await database_client.post("/data/catalogs/words-cruise/_search", json={"q": ["glider"]})
     assert [f["id"] for f in r.json()["features"]] == ["s02"]
 
 
-async def test_free_text_is_claimed_and_bounded(client) -> None:
-    classes = (await client.get("/data/conformance")).json()["conformsTo"]
+async def test_free_text_is_claimed_and_bounded(database_client) -> None:
+    classes = (await database_client.get("/data/conformance")).json()["conformsTo"]
     assert "https://api.stacspec.org/v1.0.0-rc.1/item-search#free-text" in classes
     assert "https://api.stacspec.org/v1.0.0-rc.1/ogcapi-features#free-text" in classes
-    r = await client.get("/data/search", params={"q": "sea " * 300})
+    r = await database_client.get("/data/search", params={"q": "sea " * 300})
     assert r.status_code == 400
     assert r.json()["description"] == "q: at most 1000 characters of search terms."
     # whatever the characters, an answer (web search syntax has no syntax errors)
     for q in ("((", "&|!", "'", '"unclosed', "a:*", "<->", "\\"):
-        r = await client.get("/data/search", params={"q": q})
+        r = await database_client.get("/data/search", params={"q": q})
         assert r.status_code == 200, (q, r.text)
 
 
-async def test_a_new_collection_title_is_searchable_at_once(service, issuer, client,
+async def test_a_new_collection_title_is_searchable_at_once(database_app, issuer, database_client,
                                                              database: str) -> None:
-    async with http_client(service, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+    async with http_client(database_app, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
         doc = (await admin.get(f"/data/collections/{AIR}")).json()
         r = await admin.put(f"/data/collections/{AIR}", json={
             **doc, "links": [], "title": "Near-surface air"})
         assert r.status_code == 200, r.text
-    assert await found(client, "/data/search", q="near-surface air") == ["a10", "a09"]
-    assert await found(client, "/data/search", q="near-surface") == reference_ids(
+    assert await found(database_client, "/data/search", q="near-surface air") == ["a10", "a09"]
+    assert await found(database_client, "/data/search", q="near-surface") == reference_ids(
         database, "near-surface")
 
 

@@ -71,12 +71,11 @@ class AggregationClient(AsyncBaseAggregationClient):
             return self.offered
         return {k: v for k, v in self.offered.items() if k != "collection_frequency"}
 
-    async def _known(self, request: Request, collection_id: str | None) -> None:
-        if collection_id is None:
-            return
-        async with request.app.state.get_connection(request, "r") as conn:
-            if not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
-                raise NotFoundError(f"Collection {collection_id} does not exist.")
+    @staticmethod
+    async def _known(conn: Any, collection_id: str | None) -> None:
+        if collection_id is not None and \
+                not await conn.fetchval(queries.COLLECTION_EXISTS, collection_id):
+            raise NotFoundError(f"Collection {collection_id} does not exist.")
 
     def _links(self, request: Request) -> list[dict[str, Any]]:
         base = get_base_url(request)
@@ -92,7 +91,8 @@ class AggregationClient(AsyncBaseAggregationClient):
         **kwargs: Any,
     ) -> dict[str, Any]:
         assert request is not None
-        await self._known(request, collection_id)
+        async with request.app.state.get_connection(request, "r") as conn:
+            await self._known(conn, collection_id)
         return {"type": "AggregationCollection",
                 "aggregations": [{"name": name, "data_type": kind}
                                  for name, kind in self._names(collection_id).items()],
@@ -120,9 +120,9 @@ class AggregationClient(AsyncBaseAggregationClient):
         if collection_id is not None:
             search = search.model_copy(update={"collections": [collection_id]})
         body = self.reader.search_body(search, request)
-        await self._known(request, collection_id)
         try:
             async with request.app.state.get_connection(request, "r") as conn:
+                await self._known(conn, collection_id)
                 found = await conn.fetchval(queries.AGGREGATE, body, asked, MAX_BUCKETS)
         except InvalidDatetimeFormatError as e:
             raise InvalidQueryParameter(

@@ -102,7 +102,8 @@ class CoreClient(CoreCrudClient):
         base_url = get_base_url(kwargs["request"])
         page["conformsTo"] = absolute(page["conformsTo"], base_url)
         if any(isinstance(e, SearchSortExtension) and e.client for e in self.extensions):
-            # where STAC Browser reads the sort options it offers (else from queryables)
+            # OGC API Features Part 5's link to the sortables (STAC Browser 4.0.1 reads
+            # none: its sort options are its own)
             page["links"].append({
                 "rel": "http://www.opengis.net/def/rel/ogc/1.0/sortables",
                 "type": "application/schema+json", "href": f"{base_url}sortables",
