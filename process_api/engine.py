@@ -64,6 +64,7 @@ JOB_REFUSALS = (psycopg.DataError,)
 Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]]]],
                   Awaitable[Job]]
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
+WORKER_STOPPED = "The worker running this job was shut down before the job finished."
 
 
 def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:
@@ -104,7 +105,8 @@ _QUIET_ABORTS = QuietAborts()
 class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
                  queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
-                 timeout: float = 2.0, job_dsn: str | None = None,
+                 timeout: float = 2.0, shutdown_seconds: float = 10.0,
+                 job_dsn: str | None = None,
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
                  tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
@@ -118,6 +120,8 @@ class Engine:
         self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds
+        # how long a stopping worker lets its running jobs finish before it ends them
+        self.shutdown = shutdown_seconds
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
         # autocommit: every query of the job store is one statement
         self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
@@ -231,6 +235,7 @@ class Engine:
                         update_heartbeat_interval=self.heartbeat,
                         stalled_worker_timeout=self.stalled,
                         abort_job_polling_interval=0.5,
+                        shutdown_graceful_timeout=self.shutdown,
                     )
                     return
                 except procrastinate.exceptions.ConnectorException as e:
@@ -288,6 +293,9 @@ class Engine:
                             "geocatalog.job.process": started["process_id"]}):
             try:
                 await self._execute(context, job_id, started)
+            except asyncio.CancelledError:  # the worker is stopping: its process ended
+                await asyncio.shield(self._stopped(started))
+                raise
             except Exception as e:  # never left `running`: the job fails, saying so
                 logger.exception("job %s: the engine failed", job_id)
                 await self._ended(started, await self.store.finish(
@@ -320,6 +328,21 @@ class Engine:
             process, inputs, limits.child_limits(), about)
         await self._ended(started, await self._record(job_id, process, outcome, hide,
                                                       resources, limits.record))
+
+    async def _stopped(self, started: Job) -> None:
+        """A job this worker ended because the worker is stopping: queued again (for
+        another worker, or this one once started again) when its process allows one more
+        attempt, else failed; never left running."""
+        job_id = str(started["id"])
+        process = self.registry.get(started["process_id"])
+        if process is not None and started["attempts"] <= process.retries:
+            async with self.queue_pool.connection() as conn, conn.transaction():
+                if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
+                    await self.app.configure_task(TASK, queue=self.queue, connection=conn
+                                                  ).defer_async(job_id=job_id)
+            logger.warning("job %s: worker stopping, queued again", job_id)
+            return
+        await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
 
     def _forks(self, network: bool) -> ForkServer:
         """The fork server of jobs with (or without) network."""

@@ -18,10 +18,10 @@ it: the child then kills its process group (itself and what it started).
 from __future__ import annotations
 
 import contextlib
-import errno
 import importlib
 import json
 import os
+import selectors
 import shutil
 import signal
 import socket
@@ -32,27 +32,22 @@ from typing import Any
 from process_api import child
 from process_api.orphans import die_with_parent
 
-#: Children being run: pid -> the connection their return code goes to.
-_running: dict[int, socket.socket] = {}
+#: Children being run: their pidfd -> (pid, the connection their return code goes to).
+_running: dict[int, tuple[int, socket.socket]] = {}
 
 
-def _reap(signum: int, frame: Any) -> None:
-    """SIGCHLD: every ended child's return code to its connection, which then closes."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        shutil.rmtree(child.job_folder(pid), ignore_errors=True)
-        conn = _running.pop(pid, None)
-        if conn is None:
-            continue
-        with contextlib.suppress(OSError):  # the worker went away
-            conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)})
-                         .encode() + b"\n")
-        conn.close()
+def _reaped(pidfd: int) -> None:
+    """The child of `pidfd` ended: its return code to its connection, which then closes.
+    (A pidfd per child, not a SIGCHLD handler: a handler can run between `fork` and the
+    child's registration, reap a child that ended at once, and lose its return code.)"""
+    pid, conn = _running.pop(pidfd)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    shutil.rmtree(child.job_folder(pid), ignore_errors=True)
+    with contextlib.suppress(OSError):  # the worker went away
+        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)})
+                     .encode() + b"\n")
+    conn.close()
 
 
 def _killed_on_request(conn: socket.socket) -> None:
@@ -74,7 +69,6 @@ def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
     try:
         die_with_parent()  # with the fork server, which dies with the worker
         os.setpgid(0, 0)  # a group of its own: what the job starts dies with it
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _killed_on_request(conn)
         os.environ.update(request.pop("env", None) or {})
         protocol = conn.makefile("w")
@@ -87,6 +81,28 @@ def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
         os._exit(code)
 
 
+def _started(listener: socket.socket, selector: selectors.BaseSelector) -> None:
+    """Take one job's request and fork its child."""
+    conn, _ = listener.accept()
+    try:
+        with conn.makefile("rb") as incoming:
+            request = json.loads(incoming.readline())
+    except (OSError, ValueError):
+        conn.close()
+        return
+    pid = os.fork()
+    if pid == 0:
+        selector.close()
+        listener.close()
+        for pidfd, (_, other) in _running.items():  # other jobs': not this one's
+            other.close()
+            os.close(pidfd)
+        _run_child(conn, request)
+    pidfd = os.pidfd_open(pid)
+    _running[pidfd] = (pid, conn)
+    selector.register(pidfd, selectors.EVENT_READ)
+
+
 def serve(path: str, modules: list[str]) -> None:
     die_with_parent()
     for module in modules:  # what every job would import: once, here
@@ -95,33 +111,16 @@ def serve(path: str, modules: list[str]) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(256)
-    signal.signal(signal.SIGCHLD, _reap)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
     print("ready", flush=True)
     while True:
-        try:
-            conn, _ = listener.accept()
-        except OSError as e:
-            if e.errno == errno.EINTR:
-                continue
-            raise
-        try:
-            with conn.makefile("rb") as incoming:
-                request = json.loads(incoming.readline())
-        except (OSError, ValueError):
-            conn.close()
-            continue
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # pid known first
-        try:
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                for other in _running.values():  # other jobs' connections: not this one's
-                    other.close()
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-                _run_child(conn, request)
-            _running[pid] = conn
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        for key, _ in selector.select():
+            if key.fileobj is listener:
+                _started(listener, selector)
+            else:  # a child's pidfd: it ended
+                selector.unregister(key.fileobj)
+                _reaped(key.fd)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,13 @@ class JobStore:
     async def requeue(self, job_id: uuid.UUID | str, message: str) -> None:
         await self._one(queries.REQUEUE_JOB, id=job_id, message=message)
 
+    @staticmethod
+    async def requeue_on(conn: AsyncConnection, job_id: uuid.UUID | str, message: str) -> bool:
+        """running -> accepted on `conn` (in the transaction that queues it again): whether
+        the job was running."""
+        cur = await conn.execute(queries.REQUEUE_JOB, {"id": job_id, "message": message})
+        return cur.rowcount == 1
+
     async def dismiss(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.DISMISS_JOB, id=job_id)
 

@@ -162,6 +162,10 @@ class Settings(PgstacApiSettings):
     job (a process declaring `sync`); then it answers 201 as for any job."""
     job_stalled_seconds: float = 10.0
     """A job whose worker is silent this long is failed or retried."""
+    job_shutdown_seconds: float = Field(default=10.0, ge=0)
+    """How long a stopping worker (SIGTERM, or the service's in-process worker at shutdown)
+    lets its running jobs finish; then it ends them: each is queued again when its process
+    allows a retry, else failed."""
     job_secrets_key: str | None = None
     """32 random bytes, base64url: encrypts secret inputs for the workers, shared by the API
     and every worker; unset: `GEOCATALOG_DATA_DIR/job-secrets.key` (one machine only).

@@ -74,6 +74,40 @@ async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
                 worker.wait(timeout=30)
 
 
+async def test_a_stopping_worker_ends_its_jobs(app, settings, issuer, queue: str) -> None:
+    """A service stopping with jobs running lets them run for JOB_SHUTDOWN_SECONDS, then
+    ends them: queued again when their process allows a retry, else failed. It stops
+    (the test returns), and no job is left `running`."""
+    stopping = create_app(settings.model_copy(update={"job_queue": queue,
+                                                      "in_process_worker": True,
+                                                      "job_shutdown_seconds": 0.5}),
+                          processes=TEST_PROCESSES)
+    async with stopping.router.lifespan_context(stopping), \
+            http_client(stopping, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        doomed = (await execute(c, "sleep", {"seconds": 120})).headers["Location"]
+        retried = (await execute(c, "test-nap", {"seconds": 120})).headers["Location"]
+        for url in (doomed, retried):
+            assert (await wait_for(c, url, "running"))["status"] == "running"
+    without_worker = create_app(settings.model_copy(update={"job_queue": queue}),
+                                processes=TEST_PROCESSES)
+    async with without_worker.router.lifespan_context(without_worker), \
+            http_client(without_worker, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        job = (await c.get(doomed)).json()
+        assert (job["status"], job["message"]) == (
+            "failed", "The worker running this job was shut down before the job finished.")
+        job = (await c.get(retried)).json()
+        assert (job["status"], job["message"]) == ("accepted", "worker stopped; queued again")
+    async with await psycopg.AsyncConnection.connect(settings.database_url) as owner:
+        queued = await (await owner.execute(
+            "SELECT status, args->>'job_id' FROM procrastinate.procrastinate_jobs "
+            "WHERE queue_name = %s AND status = 'todo'", (queue,))).fetchall()
+        assert queued == [("todo", retried.rsplit("/", 1)[1])]
+        # not left behind (procrastinate's triggers name its tables unqualified)
+        await owner.execute("SET search_path TO procrastinate")
+        await owner.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (queue,))
+        await owner.commit()
+
+
 async def test_api_restart_between_submit_and_completion(app, settings, issuer) -> None:
     token = issuer.token("alice", client=PROCESS_CLIENT)
     no_worker = settings.model_copy(update={"in_process_worker": False})
