@@ -246,6 +246,19 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_text("Sea surface temperature, baltic, 2022")).to_be_visible()
     expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)
     s.shot("search-words")
+    # and sorted: STAC Browser offers sorting (the API claims sort); by time, oldest first
+    form.locator(".sort .multiselect").click()
+    form.locator(".sort .multiselect__option", has_text="Time of Data").click()
+    with page.expect_request(lambda r: "/search" in r.url and "sortby" in (
+            r.post_data or r.url)) as searched:
+        form.get_by_role("button", name="Submit").click()
+    assert "properties.datetime" in (searched.value.post_data or searched.value.url)
+    # (unsorted, the newest come first)
+    baltic = page.get_by_text(re.compile(r"^Sea surface temperature, baltic, \d{4}$"))
+    expect(baltic.first).to_have_text("Sea surface temperature, baltic, 2021")
+    years = baltic.all_inner_texts()
+    assert len(years) >= 2 and years == sorted(years), years
+    s.shot("search-sorted")
 
     # words and facets from the home page: the top variables and years, with their counts
     s.goto("/")
