@@ -64,6 +64,21 @@ class AuthDependencies:
 
         return dependency
 
+    def optional_client(self, client_id: str) -> Callable[..., Awaitable[Principal | None]]:
+        """A read's caller: None without a token (anonymous); with one, a valid token issued
+        to `client_id` (401 / 403 as for writes: a bad token is never read as anonymous)."""
+        required = self.client(client_id)
+
+        async def dependency(
+            request: Request,
+            credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
+        ) -> Principal | None:
+            if credentials is None:
+                return None
+            return await required(request, credentials)
+
+        return dependency
+
     def holds(self, principal: Principal, client_id: str, right: str) -> bool:
         """True when the principal holds `right` or the admin right for `client_id`."""
         rights = principal.rights_for(client_id)

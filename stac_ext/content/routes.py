@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attr
+import orjson
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import PlainTextResponse
 from stac_fastapi.types.errors import NotFoundError
@@ -10,6 +11,7 @@ from stac_fastapi.types.extension import ApiExtension
 
 from stac_ext.content.example import render_example
 from stac_ext.data_api import queries
+from stac_ext.data_api.policy import reader_of
 
 
 @attr.s
@@ -30,7 +32,8 @@ class ExampleExtension(ApiExtension):
         )
         async def example(collection_id: str, item_id: str, request: Request) -> PlainTextResponse:
             async with request.app.state.get_connection(request, "r") as conn:
-                item = await conn.fetchval(queries.GET_ITEM, collection_id, item_id)
+                item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
+                                           orjson.dumps(reader_of(request)).decode())
             source = render_example(item) if item else None
             if source is None:
                 raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "

@@ -115,6 +115,15 @@ def build_data_api(
                 for method in sorted((route.methods or set()) & {"POST", "PUT", "PATCH"})],
         dependencies=[Depends(json_object_body)],
     )
+    # every read: its caller, from an optional token (the visibility of items)
+    searches = {f"{prefix}/search", f"{prefix}/aggregate",
+                f"{prefix}/catalogs/{{path:path}}/_search"}
+    api.add_route_dependencies(
+        scopes=[{"path": route.path, "method": method} for route in _endpoints(api.app.routes)
+                for method in sorted(route.methods or ())
+                if method == "GET" or (method == "POST" and route.path in searches)],
+        dependencies=[Depends(extensions.policy.read_dependency())],
+    )
     api.add_route_dependencies(
         scopes=[{"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
                 {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",

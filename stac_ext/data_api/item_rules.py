@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: Characters of an item id: ids are keys of PostgreSQL indexes, whose entries are bounded
 #: (2,704 bytes; 512 characters of up to 4 UTF-8 bytes stay below).
 MAX_ID_LENGTH = 512
+#: Who reads an item (`properties.visibility`): anyone; its owner (and administrators); the
+#: members of its `properties.project` (and its owner). Absent: public.
+VISIBILITIES = ("public", "private", "project")
 
 
 class ItemRuleError(ValueError):
@@ -131,6 +134,15 @@ class ItemRules:
                                 f"{item['collection']!r}, but it is written to "
                                 f"{collection_id!r}: an item belongs to exactly one "
                                 "collection.")
+        properties = item.get("properties") or {}
+        visibility = properties.get("visibility", "public")
+        if visibility not in VISIBILITIES:
+            raise ItemRuleError(f"Item {item_id!r}: properties.visibility is one of "
+                                f"{', '.join(VISIBILITIES)}, not {visibility!r}.")
+        if visibility == "project" and not (isinstance(properties.get("project"), str)
+                                            and properties["project"]):
+            raise ItemRuleError(f"Item {item_id!r}: visibility `project` names the project "
+                                "whose members read it in properties.project.")
         if expected_id is not None and expected_id != item_id:
             raise ItemRuleError(f"Item id in the body ({item_id}) differs from the path "
                                 f"({expected_id}).")

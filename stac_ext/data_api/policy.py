@@ -1,10 +1,13 @@
-"""Who may write what in the data API: item owners, and admins for collections."""
+"""Who may read and write what in the data API: items by their visibility, item owners,
+and admins for collections."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 
 from stac_ext.auth import AuthDependencies, Principal
 
@@ -39,3 +42,39 @@ class DataPolicy:
             raise HTTPException(status_code=403, detail="Only the item's owner or an "
                                 "administrator may change it.")
         return principal
+
+    def reader(self, principal: Principal | None) -> dict[str, Any] | None:
+        """Who reads, as the database's visibility rule takes it (`reader` of a search,
+        migration 009): None anonymous, {"all": true} an administrator, else the user and
+        their groups."""
+        if principal is None:
+            return None
+        if self.is_admin(principal):
+            return {"all": True}
+        return {"user": principal.username, "groups": sorted(principal.groups)}
+
+    def read_dependency(self) -> Callable[..., Awaitable[None]]:
+        """The dependency of every read route: the caller (an optional token of the data
+        API's client; a bad one is a 401) as `request.state.reader`, which every read's
+        SQL takes (`reader_of`)."""
+        optional = self.auth.optional_client(self.client_id)
+
+        async def dependency(request: Request,
+                             principal: Principal | None = Depends(optional)) -> None:
+            request.state.reader = self.reader(principal)
+
+        return dependency
+
+    def check_visibility(self, principal: Principal, properties: dict[str, Any]) -> None:
+        """An item may be put in a project (`visibility: project`) only by one of its
+        members, or an administrator (403)."""
+        project = properties.get("project")
+        if properties.get("visibility") == "project" and project not in principal.groups \
+                and not self.is_admin(principal):
+            raise HTTPException(status_code=403, detail=f"You are not a member of the "
+                                f"project {project!r}: only its members share items with it.")
+
+
+def reader_of(request: Request) -> dict[str, Any] | None:
+    """The caller of a read (`DataPolicy.read_dependency`); anonymous where none was set."""
+    return getattr(request.state, "reader", None)

@@ -6,6 +6,7 @@ text (docs/performance.md)."""
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from typing import Any, cast
 from urllib.parse import unquote_plus
 
@@ -32,6 +33,7 @@ from starlette.responses import Response
 from stac_ext.data_api import queries
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.policy import reader_of
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.filter_bounds import MAX_FILTER_DEPTH, bounded, cql2_json
 from stac_ext.data_api.search.free_text import bounded_words
@@ -41,6 +43,10 @@ from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
 from stac_ext.service.json_body import depth
 from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
+
+#: The caller of the collections listing being built (`CoreClient.all_collections`).
+_COLLECTIONS_READER: ContextVar[dict[str, Any] | None] = ContextVar("collections_reader",
+                                                                   default=None)
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
                  "MultiPolygon", "GeometryCollection"}
@@ -149,7 +155,20 @@ class CoreClient(CoreCrudClient):
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner
+        if (reader := _COLLECTIONS_READER.get()) is not None:
+            clean["reader"] = reader  # the collections listing's body (`all_collections`)
         return clean
+
+    async def all_collections(self, *args: Any, **kwargs: Any) -> Any:
+        """Stock's listing, of the collections holding an item the caller reads (migration
+        009): stock builds the listing's SQL body from `_clean_search_args`, which takes no
+        request, so the reader goes there for this call's context."""
+        request = kwargs.get("request") or args[0]
+        token = _COLLECTIONS_READER.set(reader_of(request))
+        try:
+            return await super().all_collections(*args, **kwargs)
+        finally:
+            _COLLECTIONS_READER.reset(token)
 
     def search_body(self, search_request: PgstacSearch, request: Request) -> str:
         """The search as pgstac's search functions take it (JSON text), once checked and
@@ -177,7 +196,12 @@ class CoreClient(CoreCrudClient):
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
                                "context_stats_ttl": settings.search_count_ttl}
-        return search_request.model_dump_json(exclude_none=True, by_alias=True)
+        body = search_request.model_dump_json(exclude_none=True, by_alias=True)
+        if (reader := reader_of(request)) is None:  # anonymous: what the database assumes
+            return body
+        # who reads, set here only (the search models have no `reader`: a client's is dropped)
+        # (`conf` is always there: the body is never `{}`)
+        return f'{body[:-1]},"reader":{orjson.dumps(reader).decode()}}}'
 
     def get_search_request(self, collections: list[str] | None = None,
                            ids: list[str] | None = None, bbox: BBox | None = None,
@@ -335,7 +359,8 @@ class CoreClient(CoreCrudClient):
         settings = request.app.state.settings
         if settings.use_api_hydrate:
             async with request.app.state.get_connection(request, "r") as conn:
-                stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id)
+                stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id,
+                                             orjson.dumps(reader_of(request)).decode())
             base_url = get_base_url(request)
             item = None if stored is None else \
                 self._served(stored, settings, ItemLinker(base_url), base_url, set(), set())

@@ -130,13 +130,14 @@ class TransactionsClient(StockTransactionsClient):
     posts: GroupCommit[dict[str, Any], int] = attr.ib(
         kw_only=True, factory=lambda: GroupCommit(refusals=REFUSALS))
 
-    @staticmethod
-    def _prepare(request: Request, item: ItemIn, collection_id: str, owner: str,
+    def _prepare(self, request: Request, item: ItemIn, collection_id: str, owner: str,
                  created: str | None = None, expected_id: str | None = None) -> dict[str, Any]:
         try:
-            return rules(request).prepare(item, collection_id, owner, created, expected_id)
+            body = rules(request).prepare(item, collection_id, owner, created, expected_id)
         except ItemRuleError as e:
             raise HTTPException(status_code=400, detail=str(e)) from e
+        self.policy.check_visibility(self.policy.principal(request), body["properties"])
+        return body
 
     async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
         base_url = get_base_url(request)
@@ -295,9 +296,14 @@ class BulkTransactionsClient(StockBulkClient):
                 refused.append({"id": item_id, "msg": "owned by another user"})
                 continue
             try:  # the same rules as a single POST (minimal items, derived bbox)
-                accepted.append(item_rules.prepare(
+                prepared = item_rules.prepare(
                     raw, collection_id, found["owner"] if found else principal.username,
-                    found["created"] if found else None, expected_id=item_id))
+                    found["created"] if found else None, expected_id=item_id)
+                self.policy.check_visibility(principal, prepared["properties"])
             except ItemRuleError as e:
                 refused.append({"id": item_id, "msg": str(e)})
+            except HTTPException as e:
+                refused.append({"id": item_id, "msg": str(e.detail)})
+            else:
+                accepted.append(prepared)
         return accepted, refused
