@@ -82,6 +82,8 @@ def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
     document["owner"] = row["owner"]
     if row["project"] is not None:
         document["project"] = row["project"]
+    if row.get("visibility", "public") != "public":
+        document["visibility"] = row["visibility"]
     document.update(created=_iso(row["created"]), updated=_iso(row["updated"]), links=links)
     return document
 

@@ -44,6 +44,6 @@ class CatalogTreeExtension(ApiExtension):
         prefix = f"{app.state.router_prefix}/catalogs"
         if self.search is not None:  # before the catalogs' own `/{path}` routes
             app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
-        app.include_router(read_router(prefix, self.paths), tags=["Catalogs"])
+        app.include_router(read_router(prefix, self.paths, self.access), tags=["Catalogs"])
         app.include_router(write_router(prefix, self.paths, self.access, self.href_problem),
                            tags=["Catalogs"])

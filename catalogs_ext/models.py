@@ -15,7 +15,7 @@ DOT_IDS = {".", ".."}
 
 #: Fields the server owns: never stored from a body.
 SERVER_FIELDS = {"id", "type", "title", "description", "links", "owner", "project",
-                 "created", "updated", "stac_version", "conformsTo"}
+                 "visibility", "created", "updated", "stac_version", "conformsTo"}
 
 
 class LinkIn(BaseModel):
@@ -43,6 +43,9 @@ class CatalogIn(BaseModel):
     #: On creation, the project (a group of the caller) the catalog belongs to; a child
     #: inherits its parent's when absent. Never changed afterwards.
     project: str | None = Field(default=None, min_length=1, max_length=256)
+    #: Who reads it: anyone (`public`, the default), its owner (`private`), or the members of
+    #: its project (`project`); administrators read every catalog. Absent on PUT: unchanged.
+    visibility: Literal["public", "private", "project"] | None = None
 
     @field_validator("id")
     @classmethod

@@ -5,14 +5,19 @@ one table, whatever the number of partitions).
 JSON parameters are sent as text and cast (`$n::text::jsonb`), as stac-fastapi-pgstac does.
 """
 
-#: The catalog at a path with its sub-catalogs and live collection/item links.
-#: Links to items removed by other means (e.g. a direct pgstac load) are left out.
+#: The catalog at a path ($1) with its sub-catalogs and live collection/item links, as the
+#: reader ($2, JSON) reads them: none if it, or a catalog above it, is hidden from them; its
+#: hidden sub-catalogs and items left out (as links to items removed by other means, e.g. a
+#: direct pgstac load, are).
 GET_CATALOG = """
-SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.extra,
-       c.extra_links, c.created, c.updated,
+SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.visibility,
+       c.extra, c.extra_links, c.created, c.updated,
        coalesce((SELECT jsonb_agg(jsonb_build_object('id', s.id, 'title', s.title)
                                   ORDER BY s.id)
-                 FROM catalogs.catalogs s WHERE s.parent_pk = c.pk), '[]') AS children,
+                 FROM catalogs.catalogs s
+                 WHERE s.parent_pk = c.pk
+                   AND catalogs.may_read(s.visibility, s.owner, s.project, $2::text::jsonb)),
+                '[]') AS children,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'collection', l.collection_id, 'item', l.item_id,
                      'title', coalesce(l.title, CASE WHEN l.item_id IS NULL
@@ -22,15 +27,23 @@ SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.extra,
                  WHERE l.catalog_pk = c.pk
                    AND (l.item_id IS NULL OR EXISTS (
                         SELECT 1 FROM geocatalog.search_items i
-                        WHERE i.collection = l.collection_id AND i.id = l.item_id))),
+                        WHERE i.collection = l.collection_id AND i.id = l.item_id
+                          AND geocatalog.may_read(i.content->'properties',
+                                                  $2::text::jsonb)))),
                 '[]') AS links
 FROM catalogs.catalogs c
-WHERE c.path = $1
+WHERE c.pk = catalogs.readable_pk($1, $2::text::jsonb)
 """
 
+#: The top-level catalogs the reader ($1, JSON) reads.
 TOP_LEVEL = """
-SELECT id, title FROM catalogs.catalogs WHERE parent_pk IS NULL ORDER BY id
+SELECT id, title FROM catalogs.catalogs
+WHERE parent_pk IS NULL AND catalogs.may_read(visibility, owner, project, $1::text::jsonb)
+ORDER BY id
 """
+
+#: Whether the reader ($2) reads the catalog at $1 (a write to a hidden one is a 404).
+READABLE = "SELECT catalogs.readable_pk($1, $2::text::jsonb) IS NOT NULL"
 
 #: Locks the row for the rest of the transaction (PUT, child creation, delete).
 LOCK_CATALOG = """
@@ -52,8 +65,8 @@ SELECT EXISTS (SELECT 1 FROM catalogs.catalogs WHERE parent_pk = $1)
 
 INSERT_CATALOG = """
 INSERT INTO catalogs.catalogs (parent_pk, id, path, title, description, owner, project,
-                               extra, extra_links)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9::text::jsonb)
+                               extra, extra_links, visibility)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9::text::jsonb, $10)
 RETURNING pk
 """
 
@@ -61,6 +74,7 @@ UPDATE_CATALOG = """
 UPDATE catalogs.catalogs
 SET title = $2, description = $3, extra = $4::text::jsonb,
     extra_links = coalesce($5::text::jsonb, extra_links),
+    visibility = coalesce($6, visibility),
     updated = now()
 WHERE pk = $1
 """

@@ -26,19 +26,19 @@ def _forbidden(why: str) -> HTTPException:
     return HTTPException(status_code=403, detail=why)
 
 
-def read_router(prefix: str, paths: DataPaths) -> APIRouter:
+def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRouter:
     router = APIRouter(prefix=prefix)
 
     @router.get("", summary="The root of the catalogs tree")
     async def get_root(request: Request) -> dict:
         async with request.app.state.get_connection(request, "r") as conn:
-            rows = await CatalogStore(conn).top_level()
+            rows = await CatalogStore(conn).top_level(access.reader_json(request))
         return root_document(get_base_url(request), rows)
 
     @router.get("/{path:path}", summary="A catalog, by its path of ids")
     async def get_catalog(path: CatalogPath, request: Request) -> dict:
         async with request.app.state.get_connection(request, "r") as conn:
-            row = await CatalogStore(conn).read(path)
+            row = await CatalogStore(conn).read(path, access.reader_json(request))
         return catalog_document(get_base_url(request), row, paths)
 
     return router
@@ -71,18 +71,21 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
         targets, others = split_links(body.links or [], api_root)
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)
+            reader = access.reader_json(request)
             parent = None
             if parent_path is not None:
                 parent = await store.lock(parent_path, queries.LOCK_PARENT)
+                await store.check_readable(parent_path, reader)
                 if not access.governs(user, parent):
                     raise _forbidden("Only the owner of the parent catalog, a member of its "
                                      "project (or an administrator) may add a catalog under "
                                      "it.")
             access.check_project(user, body.project)
             project = body.project or (parent["project"] if parent else None)
+            access.check_visibility(body.visibility, project)
             refs = await store.check_targets(targets, None)
             path = await store.create(parent, body, user.username, project, refs, others)
-            document = catalog_document(api_root, await store.read(path), paths)
+            document = catalog_document(api_root, await store.read(path, reader), paths)
         return JSONResponse(document, status_code=201,
                             headers={"Location": catalog_url(api_root, path)})
 
@@ -113,7 +116,9 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
         targets, others = split_links(body.links or [], get_base_url(request))
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)
+            reader = access.reader_json(request)
             row = await store.lock(path)
+            await store.check_readable(path, reader)
             if not access.is_admin(user) and not (
                 access.governs(user, row) and access.has_right(user, access.update_right)
             ):
@@ -124,6 +129,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                 raise HTTPException(status_code=400, detail="A catalog stays in the project "
                                     "it was created in: leave `project` out, or send the "
                                     "current one.")
+            access.check_visibility(body.visibility, row["project"])
             if body.links is not None:
                 if not force:
                     raise HTTPException(status_code=400, detail="`links` would replace the "
@@ -133,7 +139,8 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                 await store.replace_links(row["pk"], refs)
             await store.update_fields(row["pk"], body,
                                       others if body.links is not None else None)
-            return catalog_document(get_base_url(request), await store.read(path), paths)
+            return catalog_document(get_base_url(request), await store.read(path, reader),
+                                    paths)
 
     @router.delete("/{path:path}", summary="Delete a catalog (its subtree with _force)")
     async def delete_catalog(path: CatalogPath, request: Request, force: Force = False,
@@ -141,6 +148,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)
             row = await store.lock(path)
+            await store.check_readable(path, access.reader_json(request))
             if not access.governs(user, row):
                 raise _forbidden("Only the owner, a member of its project (or an "
                                  "administrator) may delete this catalog.")

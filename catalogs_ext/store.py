@@ -24,14 +24,20 @@ class CatalogStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    async def read(self, path: str) -> asyncpg.Record:
-        row = await self.conn.fetchrow(queries.GET_CATALOG, path)
+    async def read(self, path: str, reader: str) -> asyncpg.Record:
+        """The catalog as `reader` (JSON) reads it; 404 if it is missing or hidden."""
+        row = await self.conn.fetchrow(queries.GET_CATALOG, path, reader)
         if row is None:
             raise NotFoundError(f"Catalog {path} does not exist.")
         return row
 
-    async def top_level(self) -> list[asyncpg.Record]:
-        return await self.conn.fetch(queries.TOP_LEVEL)
+    async def top_level(self, reader: str) -> list[asyncpg.Record]:
+        return await self.conn.fetch(queries.TOP_LEVEL, reader)
+
+    async def check_readable(self, path: str, reader: str) -> None:
+        """404, as for a missing catalog, when `reader` may not read it."""
+        if not await self.conn.fetchval(queries.READABLE, path, reader):
+            raise NotFoundError(f"Catalog {path} does not exist.")
 
     async def lock(self, path: str, query: str = queries.LOCK_CATALOG) -> asyncpg.Record:
         """The catalog's row, locked until the end of the transaction (404 if absent)."""
@@ -77,7 +83,7 @@ class CatalogStore:
             pk = await self.conn.fetchval(
                 queries.INSERT_CATALOG, parent["pk"] if parent else None, body.id, path,
                 body.title, body.description, owner, project, _json(body.extra_fields()),
-                _json(extra_links))
+                _json(extra_links), body.visibility or "public")
         except asyncpg.UniqueViolationError as e:
             raise ConflictError(f"A catalog {body.id} already exists at {path}.") from e
         await self.replace_links(pk, refs, delete_first=False)
@@ -95,7 +101,8 @@ class CatalogStore:
                             extra_links: list[dict[str, Any]] | None) -> None:
         await self.conn.execute(queries.UPDATE_CATALOG, pk, body.title, body.description,
                                 _json(body.extra_fields()),
-                                None if extra_links is None else _json(extra_links))
+                                None if extra_links is None else _json(extra_links),
+                                body.visibility)
 
     async def child_ids(self, pk: int) -> list[str]:
         return [r["id"] for r in await self.conn.fetch(queries.CHILD_IDS, pk)]

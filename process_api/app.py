@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from process_api.engine import Engine
 from process_api.errors import add_error_handlers
 from process_api.openapi30 import VERSION, openapi30
 from process_api.routes import jobs_router, processes_router, service_router
+from process_api.tasks import cancelled
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,8 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
             try:
                 yield
             finally:
-                if worker is not None:
-                    worker.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await worker
+                if worker is not None:  # it lets its jobs run for their shutdown time first
+                    await cancelled(worker, again_after=engine.shutdown + 10)
 
     app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
                   # `api.html` is the composition root's documentation page

@@ -10,7 +10,6 @@ when the job is dismissed, and reaps jobs whose worker died.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import time
@@ -47,6 +46,7 @@ from process_api.sandbox import Sandbox
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
 from process_api.supervisor import Supervisor
+from process_api.tasks import cancelled
 
 logger = logging.getLogger("geocatalog.jobs")
 
@@ -243,9 +243,7 @@ class Engine:
                                    "in %.0f s", type(e.__cause__).__name__, self.heartbeat)
                     await asyncio.sleep(self.heartbeat)
         finally:
-            reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reaper
+            await cancelled(reaper)
             for forks in self.forks.values():
                 await forks.stop()
 

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from opentelemetry.sdk.trace import TracerProvider
 
 import catalogs_ext
@@ -107,7 +107,14 @@ def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
     def has_right(user: object, right: str) -> bool:
         return isinstance(user, Principal) and right in user.rights_for(client_id)
 
-    return CatalogAccess(writer=auth.client(client_id), is_admin=is_admin, has_right=has_right)
+    policy = DataPolicy(auth=auth, client_id=client_id)
+
+    def reader(request: Request) -> dict[str, Any] | None:
+        # the principal a read's optional token or a write's token put (none: anonymous)
+        return policy.reader(getattr(request.state, "principal", None))
+
+    return CatalogAccess(writer=auth.client(client_id), is_admin=is_admin, has_right=has_right,
+                         reader=reader)
 
 
 def configured_processes(settings: Settings) -> list[Process]:

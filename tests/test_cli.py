@@ -17,7 +17,7 @@ import pystac
 import pytest
 
 from tests.support.cli import run_cli
-from tests.support.http import free_port
+from tests.support.http import free_port, http_client
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -33,7 +33,7 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     assert out.stdout.splitlines() == [
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
-        "geocatalog 008 (up to date)", "catalogs 003 (up to date)",
+        "geocatalog 009 (up to date)", "catalogs 004 (up to date)",
         "processes 004 (up to date)",
         "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 
@@ -71,6 +71,27 @@ def _item_doc(collection: str, item_id: str) -> dict:
     doc["bbox"] = [0, 0, 1, 1]
     doc["links"] = []
     return doc
+
+
+async def test_load_with_a_visibility(app, issuer, db_env, tmp_path: Path) -> None:
+    """`--visibility` (and `--project`) set on every loaded item: readers are as the API's."""
+    collection = unique("test_conv-hidden_")
+    path = tmp_path / "hidden.ndjson"
+    lines = [make_collection(collection), _item_doc(collection, "h0")]
+    path.write_text("\n".join(json.dumps(doc) for doc in lines))
+    out = run_cli("load", str(path), "--owner", "alice", "--visibility", "project", env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (
+        1, "--visibility project and --project go together: the project names the group "
+           "whose members read the items.")
+    out = run_cli("load", str(path), "--owner", "alice", "--visibility", "project",
+                  "--project", "ocean-lab", env=db_env)
+    assert out.returncode == 0, out.stderr
+    url = f"/data/collections/{collection}/items/h0"
+    for token, status in ((None, 404), (issuer.token("bob"), 404),
+                          (issuer.token("carol", groups=["ocean-lab"]), 200),
+                          (issuer.token("alice"), 200)):
+        async with http_client(app, token) as client:
+            assert (await client.get(url)).status_code == status, token
 
 
 async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, tmp_path: Path):

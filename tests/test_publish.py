@@ -88,6 +88,24 @@ async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_end
         assert SECRET not in place
 
 
+async def test_publish_private_items(alice_processes, alice_data, anon, s3_endpoint,
+                                    user_data) -> None:
+    """`visibility: private`: the items are alice's to read; `project` needs the job's
+    project (a job of none fails saying so, nothing written)."""
+    inputs = {"source": f"s3://{user_data}/campaign/sst.nc", "s3": s3_inputs(s3_endpoint),
+              "visibility": "project"}
+    r = await execute(alice_processes, "publish-dataset", inputs)
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert (job["status"], job["message"]) == (
+        "failed", "PublishError: visibility `project` shares the items with the job's "
+                  "project: run the job in a project (`metadata.project`).")
+    result = await publish(alice_processes, {**inputs, "visibility": "private"})
+    [item] = result["created"]
+    assert (await anon.get(item["url"])).status_code == 404
+    r = await alice_data.get(item["url"])
+    assert (r.status_code, r.json()["properties"]["visibility"]) == (200, "private")
+
+
 async def publish(client: httpx.AsyncClient, inputs: dict) -> dict:
     """Run publish-dataset to success; its results."""
     r = await execute(client, "publish-dataset", inputs)

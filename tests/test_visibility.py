@@ -1,5 +1,5 @@
 """Private and project items: who reads what, on every read path, decided in the SQL that
-answers it. A matrix of callers × visibilities × read paths, each asserting the exact status
+answers it. A matrix of callers by visibilities by read paths, each asserting the exact status
 and the exact set of ids (and `numberMatched`)."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ READS = {
 
 @pytest.fixture
 async def callers(app, issuer: TestIssuer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
-    tokens = {"anonymous": None, "alice": issuer.token("alice", groups=[PROJECT]),
+    tokens = {"anonymous": None,
+              "alice": issuer.token("alice", groups=[PROJECT], rights=["updateCatalog"]),
               "bob": issuer.token("bob"), "carol": issuer.token("carol", groups=[PROJECT]),
               "dave": issuer.token("dave", groups=["land-lab"]),
               "root": issuer.token("root", rights=[ADMIN_RIGHT])}
@@ -67,7 +68,8 @@ async def test_every_read_path_shows_each_caller_what_it_may_read(
         "items page": lambda h: h.get(f"/data/collections/{c}/items"),
         "GET /search": lambda h: h.get("/data/search", params={"collections": c}),
         "POST /search": lambda h: h.post("/data/search", json={"collections": [c]}),
-        "ids": lambda h: h.post("/data/search", json={"ids": list(ITEMS)}),
+        "ids": lambda h: h.post("/data/search", json={"ids": list(ITEMS),
+                                                      "collections": [c]}),
         "filter": lambda h: h.post("/data/search", json={
             "collections": [c], "filter-lang": "cql2-json",
             "filter": {"op": "=", "args": [{"property": "owner"}, "alice"]}}),
@@ -97,9 +99,8 @@ async def test_every_read_path_shows_each_caller_what_it_may_read(
             r = await search(client)
             assert r.status_code == 200, (caller, name, r.text)
             page = r.json()
-            assert ids(page) == (expected if name != "ids" else expected), (caller, name)
-            if name != "ids":  # (`ids` finds alice's items of other tests' collections too)
-                assert page["numberMatched"] == len(expected), (caller, name)
+            assert ids(page) == expected, (caller, name)
+            assert page["numberMatched"] == len(expected), (caller, name)
         # aggregations count what the caller reads
         r = await client.get(f"/data/collections/{c}/aggregate",
                              params={"aggregations": "total_count"})
@@ -221,3 +222,71 @@ async def test_a_bad_token_on_a_read_is_refused(app, issuer: TestIssuer, shared:
         r = await c.get(url)
         assert (r.status_code, r.json()["description"]) == (
             403, "This API needs a token issued to the client 'geocatalog'.")
+
+
+def linked(document: dict[str, Any], rel: str) -> set[str]:
+    return {link["href"].rsplit("/", 1)[1] for link in document["links"] if link["rel"] == rel}
+
+
+async def test_catalogs_show_each_caller_what_it_may_read(
+        callers: dict[str, httpx.AsyncClient], shared: str) -> None:
+    """A public catalog of alice's with a private and a project sub-catalog, and links to
+    her three items: each caller sees the catalogs and links it may read; a hidden catalog
+    is 404 everywhere (document, `_search`, writes), as a missing one."""
+    top = unique("vis-")
+    alice = callers["alice"]
+    items = [{"rel": "item", "href": f"http://testserver/data/collections/{shared}/items/{i}"}
+             for i in ITEMS]
+    r = await alice.post("/data/catalogs", json={
+        "type": "Catalog", "id": top, "description": "shared", "links": items})
+    assert r.status_code == 201, r.text
+    for child, fields in (("secret", {"visibility": "private"}),
+                          ("team", {"visibility": "project", "project": PROJECT})):
+        r = await alice.post(f"/data/catalogs/{top}", json={
+            "type": "Catalog", "id": child, "description": child, **fields,
+            "links": items})
+        assert r.status_code == 201, r.text
+        assert r.json()["visibility"] == fields["visibility"]
+    r = await alice.post("/data/catalogs", json={
+        "type": "Catalog", "id": f"{top}-own", "description": "mine",
+        "visibility": "private"})
+    assert r.status_code == 201, r.text
+    catalogs = {"anonymous": set(), "alice": {"secret", "team"}, "bob": set(),
+                "carol": {"team"}, "dave": set(), "root": {"secret", "team"}}
+    for caller, children in catalogs.items():
+        client = callers[caller]
+        document = (await client.get(f"/data/catalogs/{top}")).json()
+        assert linked(document, "child") == children, caller
+        assert linked(document, "item") == READS[caller], caller
+        r = await client.get(f"/data/catalogs/{top}/_search")
+        assert ids(r.json()) == READS[caller], caller
+        root = (await client.get("/data/catalogs")).json()
+        assert (f"{top}-own" in linked(root, "child")) == (caller in ("alice", "root")), caller
+        assert top in linked(root, "child")
+        for child in ("secret", "team"):
+            path = f"/data/catalogs/{top}/{child}"
+            for url in (path, f"{path}/_search"):
+                r = await client.get(url)
+                if child in children:
+                    assert r.status_code == 200, (caller, url)
+                else:  # as a missing catalog
+                    assert (r.status_code, r.json()) == (404, {
+                        "code": "NotFoundError",
+                        "description": f"Catalog {top}/{child} does not exist."}), (caller, url)
+    # a write to a hidden catalog is a 404 too (never a 403 saying it exists)
+    r = await callers["bob"].put(f"/data/catalogs/{top}/secret", json={
+        "type": "Catalog", "id": "secret", "description": "bob's now"})
+    assert (r.status_code, r.json()["description"]) == (
+        404, f"Catalog {top}/secret does not exist.")
+    r = await callers["carol"].delete(f"/data/catalogs/{top}/secret")
+    assert r.status_code == 404
+    # changing a catalog's visibility is a write like any other, seen at once
+    r = await alice.put(f"/data/catalogs/{top}/secret", json={
+        "type": "Catalog", "id": "secret", "description": "open now", "visibility": "public"})
+    assert r.status_code == 200, r.text
+    assert (await callers["anonymous"].get(f"/data/catalogs/{top}/secret")).status_code == 200
+    r = await alice.put(f"/data/catalogs/{top}/secret", json={
+        "type": "Catalog", "id": "secret", "description": "x", "visibility": "project"})
+    assert (r.status_code, r.json()["description"]) == (
+        400, "visibility `project`: the catalog belongs to no project (name one with "
+             "`project` when creating it).")

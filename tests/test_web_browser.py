@@ -40,6 +40,8 @@ DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
 SST = "climate_forecast-sea_surface_temperature"
 NORTH_SEA_2022 = "Sea surface temperature, north sea, 2022"
+#: alice's private item: in STAC Browser for her signed in, for nobody else
+DRAFT, DRAFT_TITLE = "alices-draft", "Alice's draft, north sea"
 PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -66,6 +68,13 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         assert r.status_code == 201, r.text
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {carol}"},
                        json={"id": "carols", "type": "Catalog", "description": "Carol's"})
+        assert r.status_code == 201, r.text
+        alice = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
+            "alice", settings.data_client_id)
+        draft = make_item(DRAFT, x=3, day=16)
+        draft["properties"].update(title=DRAFT_TITLE, visibility="private")
+        r = httpx.post(f"{base}/data/collections/{SST}/items", json=draft,
+                       headers={"Authorization": f"Bearer {alice}"})
         assert r.status_code == 201, r.text
         yield base
 
@@ -110,7 +119,9 @@ class Session:
         # what the stopped requests to the outside leave behind
         if "net::ERR_FAILED" in text or any(host in text for host in OUTSIDE_ALLOWED):
             return
-        if any(f"status of {status} " in text for status in self.provoked):
+        # the browser's own line, and STAC Browser's (axios) for the same answer
+        if any(f"status of {status} " in text or f"status code {status}" in text
+               for status in self.provoked):
             return
         self.errors.append(f"{text} ({message.location.get('url')})")
 
@@ -289,6 +300,13 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     assert "code=" not in page.url and "token" not in page.url
     s.shot("signed-in")
 
+    # her private item among her search's results on the service's page (anyone's: 2)
+    s.goto('/ui/search?q="north sea" temperature -air')
+    expect(page.locator("#results tbody tr")).to_have_count(3)
+    expect(page.locator("#results")).to_contain_text(DRAFT_TITLE)
+    expect(page.locator("#matched")).to_have_text("3 items match; 3 on this page.")
+    s.shot("private-signed-in")
+
     # a project catalog, and a child linking a collection and an item
     page.get_by_role("link", name="Catalogs", exact=True).click()
     create = page.locator("#create-catalog")
@@ -457,17 +475,36 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_text("Sign in to see your jobs.")).to_be_visible()
     expect(page.locator("#jobs tbody tr")).to_have_count(0)
     s.shot("signed-out")
+    # signed out, her private item is gone: the API answers as for a missing item
+    s.provoked = {404}
+    s.goto(f"/browser/collections/{SST}/items/{DRAFT}")
+    expect(page.get_by_text("The requested resource does not exist.")).to_be_visible()
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_have_count(0)
+    s.provoked = set()
+    s.shot("private-signed-out")
 
     # STAC Browser's own Log in: the same issuer and client, and our pages see the session
     s.goto("/browser/")
     page.get_by_role("button", name="Log in").click()
-    page.get_by_label("User name").fill("bob")
+    page.get_by_label("User name").fill("alice")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
     assert urlsplit(page.url).path.startswith("/browser/")
     s.shot("stac-browser-signed-in")
+    # signed in, STAC Browser reads with her token: her private item is found (within
+    # the app: it keeps its sign-in in memory, a page load starts it signed out)
+    page.get_by_role("link", name="Search").first.click()
+    page.get_by_role("tab", name="Search for Items").click()
+    form = page.locator(".tab-pane.active")
+    form.locator(".multiselect:has(input[placeholder='Enter one or more search terms...'])"
+                 ).click()
+    page.keyboard.type("draft")
+    page.keyboard.press("Enter")
+    form.get_by_role("button", name="Submit").click()
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
+    s.shot("private-in-stac-browser")
     s.goto("/ui/jobs")
-    expect(page.get_by_text("Signed in as bob")).to_be_visible()
+    expect(page.get_by_text("Signed in as alice")).to_be_visible()
 
     # both APIs' documentation, from the service's own files (nothing outside is reached)
     for path, title in (("/data/api.html", "geocatalog"),

@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -145,12 +146,21 @@ def migrate_cmd() -> None:
 
 
 def _loaded(settings: Settings, path: Path, method: LoadMethod, owner: str | None = None,
-            workers: int = 1) -> tuple[int, int]:
+            workers: int = 1, visibility: str | None = None,
+            project: str | None = None) -> tuple[int, int]:
     """`load_path`, a refusal as one line and exit 1."""
     try:
-        return load_path(settings, path, method, owner, workers)
+        return load_path(settings, path, method, owner, workers, visibility, project)
     except LoadRefused as e:
         raise _fail(str(e)) from None
+
+
+class Visibility(StrEnum):
+    """Who reads an item (`properties.visibility`)."""
+
+    public = "public"
+    private = "private"
+    project = "project"
 
 
 LoadMethodOption = Annotated[LoadMethod, typer.Option(
@@ -167,12 +177,22 @@ def load_cmd(
              "may change the loaded items")] = None,
     workers: Annotated[int, typer.Option(
         min=1, max=64, help="processes loading items at once (whole collections each)")] = 2,
+    visibility: Annotated[Visibility | None, typer.Option(
+        help="set every item's visibility: public, private (its owner and administrators), "
+             "project (the members of --project)")] = None,
+    project: Annotated[str | None, typer.Option(
+        help="the project (group) whose members read the items (--visibility project)")]
+        = None,
 ) -> None:
     """Bulk load collections and items through pypgstac's loader."""
+    if (visibility == Visibility.project) != (project is not None):
+        raise _fail("--visibility project and --project go together: the project names "
+                    "the group whose members read the items.")
     settings = _settings()
     ensure_database(settings)
     with database_errors(settings.dsn):
-        collections, items = _loaded(settings, path, method, owner, workers)
+        collections, items = _loaded(settings, path, method, owner, workers,
+                                     visibility and visibility.value, project)
     typer.echo(f"loaded {counted(collections, 'collection')} and {counted(items, 'item')} "
                f"from {path}")
 

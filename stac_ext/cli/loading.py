@@ -19,7 +19,7 @@ from stac_ext.database.loader import (
     gc_paused,
     load,
     read_stac,
-    with_owner,
+    with_properties,
 )
 from stac_ext.settings import Settings
 
@@ -39,17 +39,21 @@ def collection_problems(collections: list[dict[str, Any]]) -> list[str | None]:
 
 
 def load_path(settings: Settings, path: Path, method: LoadMethod,
-               owner: str | None = None, workers: int = 1) -> tuple[int, int]:
-    """(collections, items) loaded from `path`; `LoadRefused` says why not."""
+               owner: str | None = None, workers: int = 1, visibility: str | None = None,
+               project: str | None = None) -> tuple[int, int]:
+    """(collections, items) loaded from `path`, each item's owner, visibility and project
+    set where given; `LoadRefused` says why not."""
     with gc_paused():
         try:
             collections, items = read_stac(path)
+            items = with_properties(items, owner=owner, visibility=visibility,
+                                    project=project)
             check(settings.dsn, path, collections, items, method,
                   item_rule=in_processes(ItemRules.from_settings(settings).problems, workers),
                   collection_rule=collection_problems)
         except LoadError as e:
             raise LoadRefused(str(e)) from None
-        _load_items(settings, path, collections, with_owner(items, owner), method, workers)
+        _load_items(settings, path, collections, items, method, workers)
     return len(collections), len(items)
 
 

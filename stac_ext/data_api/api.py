@@ -115,13 +115,13 @@ def build_data_api(
                 for method in sorted((route.methods or set()) & {"POST", "PUT", "PATCH"})],
         dependencies=[Depends(json_object_body)],
     )
-    # every read: its caller, from an optional token (the visibility of items)
-    searches = {f"{prefix}/search", f"{prefix}/aggregate",
-                f"{prefix}/catalogs/{{path:path}}/_search"}
+    # every read (GET, and the searches and aggregations POST takes): its caller, from an
+    # optional token (the visibility of items and catalogs)
     api.add_route_dependencies(
         scopes=[{"path": route.path, "method": method} for route in _endpoints(api.app.routes)
                 for method in sorted(route.methods or ())
-                if method == "GET" or (method == "POST" and route.path in searches)],
+                if method == "GET" or (method == "POST" and route.path.endswith(
+                    ("/search", "/_search", "/aggregate")))],
         dependencies=[Depends(extensions.policy.read_dependency())],
     )
     api.add_route_dependencies(

@@ -166,12 +166,14 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
                             "to replace, or --method ignore to keep what is stored")
 
 
-def with_owner(items: list[dict[str, Any]], owner: str | None) -> list[dict[str, Any]]:
-    """The items owned by `owner` (as the API sets `properties.owner` from the token)."""
-    if owner is None:
+def with_properties(items: list[dict[str, Any]], **properties: str | None
+                    ) -> list[dict[str, Any]]:
+    """The items with these properties set (those given, not None): `owner`, as the API
+    sets it from the token; `visibility` and `project`, as a writer chooses them."""
+    chosen = {k: v for k, v in properties.items() if v is not None}
+    if not chosen:
         return items
-    return [{**i, "properties": {**(i.get("properties") or {}), "owner": owner}}
-            for i in items]
+    return [{**i, "properties": {**(i.get("properties") or {}), **chosen}} for i in items]
 
 
 def load(

@@ -21,6 +21,11 @@ PUBLISH_DATASET = Process(
                        "description": "s3://bucket/prefix, or an https URL of one file"},
             "catalog": {"type": "string", "pattern": CATALOG_PATH,
                         "description": "path of a catalog of yours to link the items into"},
+            "visibility": {"type": "string", "enum": ["public", "private", "project"],
+                           "default": "public",
+                           "description": "who reads the items: anyone, you (and "
+                                          "administrators), or the members of the job's "
+                                          "project"},
             "s3": S3, "resources": RESOURCES, "display": DISPLAY,
         },
     },

@@ -123,7 +123,7 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
     conn = await asyncpg.connect(settings.dsn)
     try:
         writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),
-                        context.project)
+                        context.project, inputs.get("visibility", "public"))
         if inputs.get("catalog"):
             await writer.catalog_pk(inputs["catalog"])  # fail early: before any write
         for n, path in enumerate(paths, 1):

@@ -40,12 +40,20 @@ def new_collection(collection_id: str, standard_name: str) -> dict[str, Any]:
 
 class Writer:
     def __init__(self, conn: asyncpg.Connection, owner: str, may_create_collections: bool,
-                 rules: ItemRules, project: str | None = None) -> None:
+                 rules: ItemRules, project: str | None = None,
+                 visibility: str = "public") -> None:
         self.conn = conn
         self.owner = owner
         self.project = project
         self.may_create_collections = may_create_collections
         self.rules = rules
+        # who reads the items: a job of a project may share them with its project only
+        if visibility == "project" and project is None:
+            raise PublishError("visibility `project` shares the items with the job's "
+                               "project: run the job in a project (`metadata.project`).")
+        self.shared: dict[str, str] = {"visibility": visibility}
+        if visibility == "project" and project is not None:
+            self.shared["project"] = project
 
     async def catalog_pk(self, path: str) -> int:
         try:
@@ -78,6 +86,7 @@ class Writer:
                         outcome.skipped.append((item["id"], "an item of another user has "
                                                 "this id"))
                         continue
+                    item = {**item, "properties": {**item["properties"], **self.shared}}
                     try:
                         prepared.append(self.rules.prepare(item, collection, self.owner,
                                                            found["created"] if found else None))

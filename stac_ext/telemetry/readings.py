@@ -53,6 +53,7 @@ class Readings:
     kept: Callable[[], Mapping[str, int]] | None = None
     database: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _counted: dict[str, int] = field(default_factory=lambda: {"hits": 0, "misses": 0})
+    stopping: bool = False  # `run` ends at its next round (`sampling` sets it)
 
     def sample(self) -> None:
         """The process's own readings (no I/O)."""
@@ -77,9 +78,11 @@ class Readings:
             await read()
 
     async def run(self, every: float) -> None:
-        """Sample every `every` seconds until cancelled (a failed database reading is
-        logged and tried again next time: the database may be away)."""
-        while True:
+        """Sample every `every` seconds until stopped (`stopping`) or cancelled (a failed
+        database reading is logged and tried again next time: the database may be away).
+        The flag as well: a cancellation arriving as a pool hands over a connection can be
+        lost in Python 3.11's `asyncio.wait_for`, which psycopg_pool waits with."""
+        while not self.stopping:
             self.sample()
             try:
                 await self.sample_database()
@@ -93,10 +96,12 @@ class Readings:
 async def sampling(readings: Readings, every: float) -> AsyncIterator[None]:
     """`readings` sampled every `every` seconds while within; at the end, this process's
     live gauges leave the sums of multi-process mode."""
+    readings.stopping = False
     task = asyncio.create_task(readings.run(every))
     try:
         yield
     finally:
+        readings.stopping = True
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

@@ -115,7 +115,7 @@ def _link_scope(dsn: str) -> dict[str, Any]:
             "WITH ORDINALITY AS t(pk, c, i, n)",
             ([nodes[(n * 7) % len(nodes)] for n in range(len(targets))],
              [c for c, _ in targets], [i for _, i in targets]))
-        scope = conn.execute("SELECT catalogs.subtree_filter(%s)", (SCOPE,)).fetchone()
+        scope = conn.execute("SELECT catalogs.subtree_filter(%s, NULL)", (SCOPE,)).fetchone()
     assert scope is not None
     return {"filter": scope[0], "filter-lang": "cql2-json"}
 

@@ -32,6 +32,7 @@ def cpu_seconds(pid: int) -> float:
 class Slice:
     rps: float
     cpu_ms_per_request: float
+    errors: int
 
 
 def _slice(running: Running, requests: list[wrk.Request], seconds: float,
@@ -41,7 +42,7 @@ def _slice(running: Running, requests: list[wrk.Request], seconds: float,
     figures = wrk.run(running.url, requests, seconds=seconds, connections=connections,
                       token=token, tag=f"paired{time.time_ns()}")
     used = cpu_seconds(running.process.pid) - before
-    return Slice(figures.rps, 1000 * used / max(1, figures.requests))
+    return Slice(figures.rps, 1000 * used / max(1, figures.requests), figures.errors)
 
 
 def compare(a: Running, b: Running, requests: list[wrk.Request], *, pairs: int,
@@ -64,4 +65,5 @@ def compare(a: Running, b: Running, requests: list[wrk.Request], *, pairs: int,
         "rps": {k: statistics.median(s.rps for s in v) for k, v in slices.items()},
         "cpu_ms_per_request": {k: statistics.median(s.cpu_ms_per_request for s in v)
                                for k, v in slices.items()},
+        "errors": {k: sum(s.errors for s in v) for k, v in slices.items()},
     }

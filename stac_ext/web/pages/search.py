@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.public_api import get_json
@@ -52,22 +52,41 @@ def typed_datetime(value: str) -> str:
                      f"{end}T23:59:59Z" if _DAY.match(end) else end])
 
 
-@router.get("/ui/search")
-async def search_page(request: Request) -> HTMLResponse:
-    criteria = [(k, typed_datetime(v) if k == "datetime" else v)
-                for k, v in parse_qsl(request.url.query, keep_blank_values=True)
-                if k != "f" and (v or k not in FORM_FIELDS)]  # a field left empty: no criterion
+def _criteria(request: Request) -> list[tuple[str, str]]:
+    return [(k, typed_datetime(v) if k == "datetime" else v)
+            for k, v in parse_qsl(request.url.query, keep_blank_values=True)
+            if k != "f" and (v or k not in FORM_FIELDS)]  # a field left empty: no criterion
+
+
+async def _results(request: Request, criteria: list[tuple[str, str]],
+                   authorization: str | None = None) -> tuple[dict[str, Any], int]:
+    """What the API's search answers for `criteria` (to the caller of `authorization`,
+    else anyone), as the results' template shows it; and the status to answer."""
     query = urlencode(criteria)
     search = "/" + request.app.state.web.data_prefix.strip("/") + "/search"
-    status, body = await get_json(request, f"{search}?{query}")
+    status, body = await get_json(request, f"{search}?{query}", authorization=authorization)
     if status != 200 or not isinstance(body, dict):
         why = body.get("description") if isinstance(body, dict) else None
-        return page(request, "search.html", {"criteria": criteria, "rows": [], "pages": {},
-                                             "form": dict(criteria),
-                                             "error": why or f"The search failed ({status})."},
-                    status_code=status if status >= 400 else 502)
-    return page(request, "search.html", {
-        "criteria": criteria, "rows": [_row(f) for f in body.get("features", [])],
-        "matched": body.get("numberMatched"), "pages": _pages(body), "error": None,
-        "form": dict(criteria),
-        "as_json": f"{search.lstrip('/')}?{urlencode([*criteria, ('f', 'json')])}"})
+        return ({"rows": [], "pages": {}, "error": why or f"The search failed ({status})."},
+                status if status >= 400 else 502)
+    return {"rows": [_row(f) for f in body.get("features", [])],
+            "matched": body.get("numberMatched"), "pages": _pages(body), "error": None,
+            "as_json": f"{search.lstrip('/')}?{urlencode([*criteria, ('f', 'json')])}"}, 200
+
+
+@router.get("/ui/search")
+async def search_page(request: Request) -> HTMLResponse:
+    """The results as anyone may read them; signed in, its script shows the user's
+    (`search_fragment`, with their token: private and project items too)."""
+    criteria = _criteria(request)
+    results, status = await _results(request, criteria)
+    return page(request, "search.html", {"criteria": criteria, "form": dict(criteria),
+                                         "query": urlencode(criteria), **results},
+                status_code=status)
+
+
+@router.get("/ui/fragments/search")
+async def search_fragment(request: Request,
+                          authorization: str | None = Header(default=None)) -> HTMLResponse:
+    results, status = await _results(request, _criteria(request), authorization)
+    return page(request, "fragments/search_results.html", results, status_code=status)
