@@ -6,16 +6,15 @@ shutdown waited for it forever)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from process_api.tasks import cancelled
 from stac_ext.telemetry.readings import Readings, sampling
 
 
 async def _loses_one_cancellation(ended: list[str]) -> None:
-    try:
+    with contextlib.suppress(asyncio.CancelledError):  # lost, as wait_for may: it goes on
         await asyncio.sleep(3600)
-    except asyncio.CancelledError:  # as wait_for may lose it: the loop goes on
-        pass
     try:
         await asyncio.sleep(3600)
     finally:
@@ -35,10 +34,8 @@ async def test_sampling_ends_when_its_reading_loses_the_cancellation() -> None:
 
     async def read() -> None:  # a database reading during which the cancel is lost
         reads.append("read")
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            pass
 
     readings = Readings(database=[read])
     async with sampling(readings, every=0.05):
