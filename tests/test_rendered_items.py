@@ -115,8 +115,8 @@ async def test_kept_answers_are_rendered_ones_and_never_stale(
     def is_kept() -> bool:
         with psycopg.connect(database_url) as conn:  # as the API's connections are set
             conn.execute("SET search_path TO pgstac, public")
-            row = conn.execute(queries.STORED_ITEM.replace("$1", "%s").replace("$2", "%s"),
-                               (collection_id, "kept")).fetchone()
+            row = conn.execute(queries.STORED_ITEM.replace("$1", "%s").replace("$2", "%s")
+                               .replace("$3", "%s"), (collection_id, "kept", "null")).fetchone()
         assert row is not None
         return kept.get(kept.key(ROOT, row[0])) is not None
 

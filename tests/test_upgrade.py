@@ -28,13 +28,14 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from stac_ext.app import create_app
+from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import MigrationSet, migrate
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import http_client
-from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
+from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
@@ -151,44 +152,57 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
             "SELECT count(*) FROM information_schema.columns WHERE table_schema = "
             "'processes' AND column_name = 'trace_context'").fetchone() == (0,)
 
+    # what the previous release's API wrote: a collection, alice's items, her catalogs
+    # (in SQL: today's API reads and writes the shape the migrations below make)
     collection = unique("test_conv-release_")
-    admin = issuer.token("root", rights=[ADMIN_RIGHT])
     alice = issuer.token("alice")
-    async with serving(settings, url, admin) as c:
-        assert (await c.post("/data/collections", json=make_collection(collection))
-                ).status_code == 201
-    async with serving(settings, url, alice) as c:
-        for n in range(4):
-            r = await c.post(f"/data/collections/{collection}/items",
-                             json=make_item(f"r-{n}", x=n))
-            assert r.status_code == 201, r.text
-        r = await c.post("/data/catalogs", json={
-            "id": "campaign", "type": "Catalog", "description": "A campaign",
-            "links": [{"rel": "child", "href": f"{API}collections/{collection}"},
-                      {"rel": "item", "href": f"{API}collections/{collection}/items/r-1",
-                       "title": "The first"}]})
-        assert r.status_code == 201, r.text
-        r = await c.post("/data/catalogs/campaign", json={
-            "id": "leg-1", "type": "Catalog", "description": "Leg 1",
-            "links": [{"rel": "item", "href": f"{API}collections/{collection}/items/r-2"}]})
-        assert r.status_code == 201, r.text
-        before = {path: (await c.get(path)).json() for path in (
-            "/data/catalogs/campaign", "/data/catalogs/campaign/leg-1",
-            *(f"/data/collections/{collection}/items/r-{n}" for n in range(4)))}
+    rules = ItemRules()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        conn.execute("SELECT create_collection(%s::jsonb)",
+                     (json.dumps(make_collection(collection)),))
+        conn.execute("SELECT create_items(%s::jsonb)", (json.dumps(
+            [rules.prepare(make_item(f"r-{n}", x=n), collection, "alice")
+             for n in range(4)]),))
+        campaign = conn.execute(
+            "INSERT INTO catalogs.catalogs (id, path, description, owner) "
+            "VALUES ('campaign', 'campaign', 'A campaign', 'alice') RETURNING pk").fetchone()
+        leg = conn.execute(
+            "INSERT INTO catalogs.catalogs (parent_pk, id, path, description, owner) "
+            "VALUES (%s, 'leg-1', 'campaign/leg-1', 'Leg 1', 'alice') RETURNING pk",
+            campaign).fetchone()
+        conn.execute("INSERT INTO catalogs.links (catalog_pk, position, collection_id, "
+                     "item_id, title) VALUES (%s, 1, %s, NULL, NULL), "
+                     "(%s, 2, %s, 'r-1', 'The first'), (%s, 1, %s, 'r-2', NULL)",
+                     (*campaign, collection, *campaign, collection, *leg, collection))
     job_id = str(uuid.uuid4())
     with psycopg.connect(url) as conn:
         conn.execute(PREVIOUS_JOB, {"id": job_id, "inputs": Jsonb({"message": "kept"}),
                                     "results": Jsonb({"message": "kept", "object": None})})
 
     out = _migrate_cli(url)
-    assert "applied processes 004_job_trace_context" in out, out
-    assert "applied geocatalog 007_free_text" in out, out
-    assert "applied geocatalog 008_aggregate" in out, out
-    assert "applied catalogs" not in out, out
+    for applied in ("processes 004_job_trace_context", "geocatalog 007_free_text",
+                    "geocatalog 008_aggregate", "geocatalog 009_visibility",
+                    "catalogs 004_visibility"):
+        assert f"applied {applied}" in out, out
 
     async with serving(settings, url, alice) as c:
-        after = {path: (await c.get(path)).json() for path in before}
-        assert after == before
+        for n in range(4):  # every item, as written, public
+            item = (await c.get(f"/data/collections/{collection}/items/r-{n}")).json()
+            assert (item["id"], item["properties"]["owner"]) == (f"r-{n}", "alice")
+            assert "visibility" not in item["properties"]
+        async with serving(settings, url) as anyone:  # and anyone reads them
+            r = await anyone.get(f"/data/collections/{collection}/items")
+            assert sorted(f["id"] for f in r.json()["features"]) == [f"r-{n}" for n in range(4)]
+        top = (await c.get("/data/catalogs/campaign")).json()
+        assert [(link["rel"], link["href"].removeprefix(API), link.get("title"))
+                for link in top["links"] if link["rel"] in ("child", "item")] == [
+            ("child", "catalogs/campaign/leg-1", None),
+            ("child", f"collections/{collection}", None),
+            ("item", f"collections/{collection}/items/r-1", "The first")]
+        leg = (await c.get("/data/catalogs/campaign/leg-1")).json()
+        assert [link["href"].removeprefix(API) for link in leg["links"]
+                if link["rel"] == "item"] == [f"collections/{collection}/items/r-2"]
         scoped = await c.get("/data/catalogs/campaign/_search")
         assert sorted(f["id"] for f in scoped.json()["features"]) == [
             "r-0", "r-1", "r-2", "r-3"]

@@ -18,7 +18,15 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Locator,
+    Page,
+    Route,
+    expect,
+    sync_playwright,
+)
 
 from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
@@ -138,6 +146,19 @@ class Session:
         self.page.goto(self.base + path)
 
 
+def search_by_words(page: Page, words: str) -> Locator:
+    """STAC Browser's item search by free text (`q`), submitted: its form."""
+    page.get_by_role("tab", name="Search for Items").click()
+    form = page.locator(".tab-pane.active")
+    # its input shows once the field is opened
+    form.locator(".multiselect:has(input[placeholder='Enter one or more search terms...'])"
+                 ).click()
+    page.keyboard.type(words)
+    page.keyboard.press("Enter")
+    form.get_by_role("button", name="Submit").click()
+    return form
+
+
 def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     s = Session(context.new_page(), web_server)
@@ -246,14 +267,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
 
     # free text in STAC Browser: it offers search terms (the API claims free text)
     page.get_by_role("button", name="Reset").click()
-    page.get_by_role("tab", name="Search for Items").click()
-    form = page.locator(".tab-pane.active")
-    # its input shows once the field is opened
-    form.locator(".multiselect:has(input[placeholder='Enter one or more search terms...'])"
-                 ).click()
-    page.keyboard.type("baltic")
-    page.keyboard.press("Enter")
-    form.get_by_role("button", name="Submit").click()
+    form = search_by_words(page, "baltic")
     expect(page.get_by_text("Sea surface temperature, baltic, 2022")).to_be_visible()
     expect(page.get_by_text(NORTH_SEA_2022)).to_have_count(0)
     s.shot("search-words")
@@ -494,13 +508,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # signed in, STAC Browser reads with her token: her private item is found (within
     # the app: it keeps its sign-in in memory, a page load starts it signed out)
     page.get_by_role("link", name="Search").first.click()
-    page.get_by_role("tab", name="Search for Items").click()
-    form = page.locator(".tab-pane.active")
-    form.locator(".multiselect:has(input[placeholder='Enter one or more search terms...'])"
-                 ).click()
-    page.keyboard.type("draft")
-    page.keyboard.press("Enter")
-    form.get_by_role("button", name="Submit").click()
+    search_by_words(page, "draft")
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
     s.shot("private-in-stac-browser")
     s.goto("/ui/jobs")

@@ -19,6 +19,7 @@ from starlette.routing import Route
 _PARAM = re.compile(r"{([^}:]+)(?::[^}]+)?}")
 _READ_ERRORS = {"400": "Bad request", "404": "Not found", "500": "Internal error",
                 "503": "Database unavailable"}
+_TOKEN_ERRORS = {"401": "Invalid or expired token", "403": "A token of another client"}
 _WRITE_ERRORS = {"401": "No or invalid token", "403": "Not allowed for this token",
                  "409": "Conflicts with the current state", "413": "Body too large"}
 
@@ -43,6 +44,8 @@ def _complete(document: dict[str, Any], error_schema: dict[str, Any],
             errors = dict(_READ_ERRORS)
             if protected(path, method):
                 errors |= _WRITE_ERRORS
+            elif operation.get("security"):  # a read that takes a token: a bad one is refused
+                errors |= _TOKEN_ERRORS
             for status, text in errors.items():
                 responses.setdefault(status, {"description": text, "content": {
                     "application/json": {"schema": error_ref}}})
