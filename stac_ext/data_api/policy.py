@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import HTTPException, Request
 
 from stac_ext.auth import AuthDependencies, Principal
 
@@ -57,11 +57,10 @@ class DataPolicy:
         """The dependency of every read route: the caller (an optional token of the data
         API's client; a bad one is a 401) as `request.state.reader`, which every read's
         SQL takes (`reader_of`)."""
-        optional = self.auth.optional_client(self.client_id)
+        caller = self.auth.optional_client(self.client_id)
 
-        async def dependency(request: Request,
-                             principal: Principal | None = Depends(optional)) -> None:
-            request.state.reader = self.reader(principal)
+        async def dependency(request: Request) -> None:  # one dependency: reads are hot
+            request.state.reader = self.reader(await caller(request))
 
         return dependency
 

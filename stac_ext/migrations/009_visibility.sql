@@ -26,34 +26,50 @@ $$;
 
 ALTER TABLE geocatalog.search_items ADD COLUMN readers text
     GENERATED ALWAYS AS (geocatalog.item_readers(content->'properties')) STORED;
+-- one collection's count for a reader stays an index-only scan (items pages count theirs)
+DROP INDEX geocatalog.search_items_collection_idx;
+CREATE INDEX search_items_collection_idx
+    ON geocatalog.search_items (collection, datetime DESC) INCLUDE (readers);
 
 -- The caller of a read, as the API puts it in a search (`_search->'reader'`, never the
 -- client's): absent or {} anonymous; {"user": name, "groups": [...]}; {"all": true} an
 -- administrator. What it reads beyond public items: those `readers` keys (NULL: all).
+-- (plpgsql: its plans are kept by the session, where an SQL function that cannot be inlined
+-- is planned at each call: a quarter of a single item's read)
 CREATE FUNCTION geocatalog.reader_keys(reader jsonb) RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE
-        WHEN coalesce(reader->>'all', '') = 'true' THEN NULL
-        WHEN coalesce(reader->>'user', '') = '' THEN '{}'::text[]
-        ELSE ARRAY['user:' || (reader->>'user')] || ARRAY(
-            SELECT 'project:' || g FROM jsonb_array_elements_text(
-                CASE jsonb_typeof(reader->'groups') WHEN 'array' THEN reader->'groups'
-                     ELSE '[]' END) g)
-    END
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    IF coalesce(reader->>'all', '') = 'true' THEN
+        RETURN NULL;
+    ELSIF coalesce(reader->>'user', '') = '' THEN
+        RETURN '{}'::text[];
+    END IF;
+    RETURN ARRAY['user:' || (reader->>'user')] || ARRAY(
+        SELECT 'project:' || g FROM jsonb_array_elements_text(
+            CASE jsonb_typeof(reader->'groups') WHEN 'array' THEN reader->'groups'
+                 ELSE '[]' END) g);
+END;
 $$;
 
--- The reader's condition over the index, as SQL text: comparisons of columns the planner
--- sees, with the keys as a literal (no function called per row). An item's owner reads it
--- whatever its visibility (a project item, its owner out of the project since).
-CREATE FUNCTION geocatalog.readable(reader jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE
-        WHEN keys IS NULL THEN 'TRUE'
-        WHEN keys = '{}' THEN 'readers IS NULL'
-        ELSE format('(readers IS NULL OR readers = ANY (%L::text[]) '
-                    'OR content->''properties''->>''owner'' = %L)', keys, reader->>'user')
-    END
-    FROM (SELECT geocatalog.reader_keys(reader) AS keys) k
+-- The reader's condition, as SQL text over an item's readers and owner (by default the
+-- search index's columns): comparisons the planner sees, the keys a literal (no function
+-- called per row). An item's owner reads it whatever its visibility (a project item, its
+-- owner out of the project since).
+CREATE FUNCTION geocatalog.readable(
+    reader jsonb, readers text DEFAULT 'readers',
+    owner text DEFAULT 'content->''properties''->>''owner''') RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    keys text[] := geocatalog.reader_keys(reader);
+BEGIN
+    IF keys IS NULL THEN
+        RETURN 'TRUE';
+    ELSIF keys = '{}' THEN
+        RETURN format('%s IS NULL', readers);
+    END IF;
+    RETURN format('(%s IS NULL OR %s = ANY (%L::text[]) OR %s = %L)', readers, readers, keys,
+                  owner, reader->>'user');
+END;
 $$;
 
 -- The same rule for one item's properties (a single item read, a catalog's item links).
@@ -81,6 +97,15 @@ BEGIN
 END;
 $$;
 
+-- The reader's condition over a row of pgstac.items named `i` (its own properties).
+CREATE FUNCTION geocatalog.item_readable(reader jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    RETURN geocatalog.readable(reader, 'geocatalog.item_readers(i.content->''properties'')',
+                               'i.content->''properties''->>''owner''');
+END;
+$$;
+
 -- One item as stored, if `_reader` may read it (else NULL, as for a missing item).
 DROP FUNCTION geocatalog.stored_item(text, text);
 CREATE FUNCTION geocatalog.stored_item(_collection text, _id text, _reader jsonb)
@@ -90,9 +115,8 @@ DECLARE
     found_item text;
 BEGIN
     EXECUTE format('SELECT content_nonhydrated(i)::text FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L '
-                   'AND geocatalog.may_read(i.content->''properties'', %L::jsonb)',
-                   _collection, _id, _reader)
+                   'WHERE i.collection = %L AND i.id = %L AND %s', _collection, _id,
+                   geocatalog.item_readable(_reader))
         INTO found_item;
     RETURN found_item;
 END;
@@ -106,9 +130,8 @@ DECLARE
     found_item jsonb;
 BEGIN
     EXECUTE format('SELECT content_hydrate(i) FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L '
-                   'AND geocatalog.may_read(i.content->''properties'', %L::jsonb)',
-                   _collection, _id, _reader)
+                   'WHERE i.collection = %L AND i.id = %L AND %s', _collection, _id,
+                   geocatalog.item_readable(_reader))
         INTO found_item;
     RETURN found_item;
 END;

@@ -25,9 +25,13 @@ _WRITE_ERRORS = {"401": "No or invalid token", "403": "Not allowed for this toke
 
 
 def _complete(document: dict[str, Any], error_schema: dict[str, Any],
-              protected: Callable[[str, str], bool]) -> dict[str, Any]:
+              protected: Callable[[str, str], bool], token_reads: bool) -> dict[str, Any]:
     components = document.setdefault("components", {}).setdefault("schemas", {})
     components["Error"] = error_schema
+    if token_reads:
+        document["components"].setdefault("securitySchemes", {}).setdefault(
+            "HTTPBearer", {"type": "http", "scheme": "bearer",
+                           "description": "An OIDC access token (JWT)."})
     error_ref = {"$ref": "#/components/schemas/Error"}
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
@@ -44,7 +48,8 @@ def _complete(document: dict[str, Any], error_schema: dict[str, Any],
             errors = dict(_READ_ERRORS)
             if protected(path, method):
                 errors |= _WRITE_ERRORS
-            elif operation.get("security"):  # a read that takes a token: a bad one is refused
+            elif token_reads:  # reads take an optional token: a bad one is refused
+                operation.setdefault("security", [{"HTTPBearer": []}, {}])
                 errors |= _TOKEN_ERRORS
             for status, text in errors.items():
                 responses.setdefault(status, {"description": text, "content": {
@@ -78,13 +83,14 @@ def serve_openapi_as(app: FastAPI, media_type: str = OPENAPI_MEDIA_TYPE) -> None
 
 
 def complete_openapi(app: FastAPI, error_schema: dict[str, Any],
-                     protected: Callable[[str, str], bool]) -> None:
-    """Replace `app.openapi` by one that completes the generated document once."""
+                     protected: Callable[[str, str], bool], token_reads: bool = False) -> None:
+    """Replace `app.openapi` by one that completes the generated document once;
+    `token_reads`: every other operation takes an optional bearer token."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = _complete(generate(), error_schema, protected)
+            app.openapi_schema = _complete(generate(), error_schema, protected, token_reads)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way

@@ -124,7 +124,9 @@ def main(
     collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
     pg_port: Annotated[int, typer.Option()] = 5451,
+    scenario: Annotated[list[str] | None, typer.Option(help="only these scenarios")] = None,
 ) -> None:
+    names = [name for name in SCENARIOS if not scenario or name in scenario]
     folder = data_dir.resolve() / "cf"
     cluster = Cluster(datadir=folder / "pg", port=pg_port, settings={})
     cluster.start()
@@ -144,7 +146,7 @@ def main(
     old = old_server(checkout(before, data_dir.resolve() / "checkouts"), old_dsn, folder)
     new = servers.geocatalog("geocatalog", new_dsn, folder)
     with servers.serving(new, cf_scale.PORT) as a, servers.serving(old, cf_scale.PORT + 1) as b:
-        for name in SCENARIOS:
+        for name in names:
             reqs = cf_scale.requests(name, collections, items)
             for who, with_token in (("anonymous", ""), ("token", token)):
                 pair = paired.compare(a, b, reqs, pairs=pairs, seconds=seconds,
@@ -159,7 +161,7 @@ def main(
     results["shape"]["hidden"] = hidden
     print(f"{hidden} of {items} items hidden", flush=True)
     with servers.serving(new, cf_scale.PORT) as ours:
-        for name in SCENARIOS[:3]:
+        for name in [n for n in names if n != "single item"]:
             pair = abba(ours, cf_scale.requests(name, collections, items), pairs=pairs,
                         seconds=seconds, connections=connections, tokens=(token, ""))
             results["hidden_half"][name] = pair
