@@ -330,3 +330,8 @@ BEGIN
     );
 END;
 $$;
+
+-- The new column's statistics (its null fraction: most items are public), before any
+-- search plans with it: unknown, `readers IS NULL` would read as rare and an items page
+-- scan its whole collection instead of the first of its index.
+ANALYZE geocatalog.search_items;
