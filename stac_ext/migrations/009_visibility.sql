@@ -51,13 +51,10 @@ BEGIN
 END;
 $$;
 
--- The reader's condition, as SQL text over an item's readers and owner (by default the
--- search index's columns): comparisons the planner sees, the keys a literal (no function
--- called per row). An item's owner reads it whatever its visibility (a project item, its
--- owner out of the project since).
-CREATE FUNCTION geocatalog.readable(
-    reader jsonb, readers text DEFAULT 'readers',
-    owner text DEFAULT 'content->''properties''->>''owner''') RETURNS text
+-- The reader's condition over the search index, as SQL text: comparisons of its columns the
+-- planner sees, the keys a literal (no function called per row). An item's owner reads it
+-- whatever its visibility (a project item, its owner out of the project since).
+CREATE FUNCTION geocatalog.readable(reader jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     keys text[] := geocatalog.reader_keys(reader);
@@ -65,10 +62,10 @@ BEGIN
     IF keys IS NULL THEN
         RETURN 'TRUE';
     ELSIF keys = '{}' THEN
-        RETURN format('%s IS NULL', readers);
+        RETURN 'readers IS NULL';
     END IF;
-    RETURN format('(%s IS NULL OR %s = ANY (%L::text[]) OR %s = %L)', readers, readers, keys,
-                  owner, reader->>'user');
+    RETURN format('(readers IS NULL OR readers = ANY (%L::text[]) '
+                  'OR content->''properties''->>''owner'' = %L)', keys, reader->>'user');
 END;
 $$;
 
@@ -97,28 +94,25 @@ BEGIN
 END;
 $$;
 
--- The reader's condition over a row of pgstac.items named `i` (its own properties).
-CREATE FUNCTION geocatalog.item_readable(reader jsonb) RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-BEGIN
-    RETURN geocatalog.readable(reader, 'geocatalog.item_readers(i.content->''properties'')',
-                               'i.content->''properties''->>''owner''');
-END;
-$$;
-
--- One item as stored, if `_reader` may read it (else NULL, as for a missing item).
+-- One item as stored, if `_reader` may read it (else NULL, as for a missing item). The
+-- item's row and who reads it in one statement; a public item (most) is answered without
+-- looking at the reader, a hidden one by `may_read`'s rule.
 DROP FUNCTION geocatalog.stored_item(text, text);
 CREATE FUNCTION geocatalog.stored_item(_collection text, _id text, _reader jsonb)
 RETURNS text
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
 DECLARE
     found_item text;
+    properties jsonb;
 BEGIN
-    EXECUTE format('SELECT content_nonhydrated(i)::text FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L AND %s', _collection, _id,
-                   geocatalog.item_readable(_reader))
-        INTO found_item;
-    RETURN found_item;
+    EXECUTE format('SELECT content_nonhydrated(i)::text, i.content->''properties'' '
+                   'FROM items i WHERE i.collection = %L AND i.id = %L', _collection, _id)
+        INTO found_item, properties;
+    IF found_item IS NULL OR geocatalog.item_readers(properties) IS NULL
+            OR geocatalog.may_read(properties, _reader) THEN
+        RETURN found_item;
+    END IF;
+    RETURN NULL;
 END;
 $$;
 
@@ -130,10 +124,12 @@ DECLARE
     found_item jsonb;
 BEGIN
     EXECUTE format('SELECT content_hydrate(i) FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L AND %s', _collection, _id,
-                   geocatalog.item_readable(_reader))
+                   'WHERE i.collection = %L AND i.id = %L', _collection, _id)
         INTO found_item;
-    RETURN found_item;
+    IF found_item IS NULL OR geocatalog.may_read(found_item->'properties', _reader) THEN
+        RETURN found_item;
+    END IF;
+    RETURN NULL;
 END;
 $$;
 
