@@ -290,3 +290,20 @@ async def test_catalogs_show_each_caller_what_it_may_read(
     assert (r.status_code, r.json()["description"]) == (
         400, "visibility `project`: the catalog belongs to no project (name one with "
              "`project` when creating it).")
+
+
+async def test_a_write_to_a_hidden_item_is_a_404(
+        callers: dict[str, httpx.AsyncClient], shared: str) -> None:
+    """As to a missing item: a caller who may not read it learns nothing of it; one who
+    reads it but does not own it is refused (403), as for public items."""
+    url = f"/data/collections/{shared}/items"
+    missing = (await callers["bob"].delete(f"{url}/none")).json()
+    for method, body in (("PUT", make_item("priv")), ("PATCH", {"properties": {"a": 1}}),
+                         ("DELETE", None)):
+        r = await callers["bob"].request(method, f"{url}/priv", json=body)
+        assert (r.status_code, r.json()) == (404, {
+            **missing, "description": missing["description"].replace("none", "priv")}), method
+    r = await callers["carol"].patch(f"{url}/proj", json={"properties": {"a": 1}})
+    assert (r.status_code, r.json()["description"]) == (
+        403, "Only the item's owner or an administrator may change it.")
+    assert (await callers["alice"].get(f"{url}/priv")).json()["properties"].get("a") is None

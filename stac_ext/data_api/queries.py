@@ -11,8 +11,6 @@ COLLECTION_HAS_ITEMS = (
     "SELECT EXISTS (SELECT 1 FROM geocatalog.populated_collections WHERE collection = $1)"
 )
 
-#: The stored item as the API serves it (hydrated): $1 collection id, $2 item id.
-GET_ITEM = "SELECT geocatalog.get_item($1, $2)"
 
 #: One item as `search()` renders it without hydration (its base item beside it), as JSON
 #: text (as the items of `PAGE`): $1 collection id, $2 item id; NULL unless the reader ($3,

@@ -84,8 +84,12 @@ async def require_collection(request: Request, collection_id: str) -> None:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
 
 
-async def stored_item(conn: Connection, collection_id: str, item_id: str) -> dict[str, Any]:
-    item = await conn.fetchval(queries.GET_ITEM, collection_id, item_id)
+async def stored_item(conn: Connection, collection_id: str, item_id: str,
+                      reader: dict[str, Any] | None) -> dict[str, Any]:
+    """The item as stored, if `reader` reads it: a write to an item hidden from its caller
+    is a 404, as to a missing one (never a 403 saying it exists)."""
+    item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
+                               json_bytes(reader).decode())
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
@@ -139,6 +143,9 @@ class TransactionsClient(StockTransactionsClient):
         self.policy.check_visibility(self.policy.principal(request), body["properties"])
         return body
 
+    def _reader(self, request: Request) -> dict[str, Any] | None:
+        return self.policy.reader(self.policy.principal(request))
+
     async def _respond_item(self, request: Request, item: dict[str, Any]) -> dict[str, Any]:
         base_url = get_base_url(request)
         item["links"] = ItemLinker(base_url).links(item["collection"], item["id"],
@@ -173,7 +180,7 @@ class TransactionsClient(StockTransactionsClient):
         under the same rules as a POST; the owner and `created` stay."""
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             await lock_ids(conn, collection_id, [item_id])
-            existing = await stored_item(conn, collection_id, item_id)
+            existing = await stored_item(conn, collection_id, item_id, self._reader(request))
             owner = existing["properties"].get("owner")
             self.policy.require_item_owner(request, owner)
             existing.pop("links", None)  # generated on the way out, not stored
@@ -199,7 +206,7 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Response:
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             await lock_ids(conn, collection_id, [item_id])
-            existing = await stored_item(conn, collection_id, item_id)
+            existing = await stored_item(conn, collection_id, item_id, self._reader(request))
             self.policy.require_item_owner(request, existing["properties"].get("owner"))
             # delete first: it waits for any transaction holding the item (a catalog
             # linking it), whose links the statements below then see and remove
