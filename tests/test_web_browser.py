@@ -50,6 +50,7 @@ SST = "climate_forecast-sea_surface_temperature"
 NORTH_SEA_2022 = "Sea surface temperature, north sea, 2022"
 #: alice's private item: in STAC Browser for her signed in, for nobody else
 DRAFT, DRAFT_TITLE = "alices-draft", "Alice's draft, north sea"
+NOTES = "Alice's notes"  # her private catalog
 PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -83,6 +84,10 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         draft["properties"].update(title=DRAFT_TITLE, visibility="private")
         r = httpx.post(f"{base}/data/collections/{SST}/items", json=draft,
                        headers={"Authorization": f"Bearer {alice}"})
+        assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {alice}"},
+                       json={"id": "alices-notes", "type": "Catalog", "title": NOTES,
+                             "description": "Not for anyone yet", "visibility": "private"})
         assert r.status_code == 201, r.text
         yield base
 
@@ -321,8 +326,10 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#matched")).to_have_text("3 items match; 3 on this page.")
     s.shot("private-signed-in")
 
-    # a project catalog, and a child linking a collection and an item
+    # a project catalog, and a child linking a collection and an item; her private
+    # catalog is listed for her (the list again with her token)
     page.get_by_role("link", name="Catalogs", exact=True).click()
+    expect(page.locator("#top-catalogs")).to_contain_text(NOTES)
     create = page.locator("#create-catalog")
     create.get_by_label("Id").fill("ocean")
     create.get_by_label("Title").fill("Ocean lab")
@@ -496,6 +503,9 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_have_count(0)
     s.provoked = set()
     s.shot("private-signed-out")
+    s.goto("/ui/catalogs")
+    expect(page.locator("#top-catalogs")).to_contain_text("carols")
+    expect(page.locator("#top-catalogs")).not_to_contain_text(NOTES)
 
     # STAC Browser's own Log in: the same issuer and client, and our pages see the session
     s.goto("/browser/")

@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.public_api import get_json
@@ -63,13 +63,29 @@ async def _subtree(request: Request, children: list[str]) -> list[str]:
     return found
 
 
+async def _top_level(request: Request, authorization: str | None = None
+                     ) -> tuple[list[dict[str, Any]], int]:
+    """The top-level catalogs the caller of `authorization` (else anyone) reads."""
+    prefix = request.app.state.web.data_prefix
+    status, body = await get_json(request, f"{prefix}/catalogs", authorization=authorization)
+    return _split(body or {}, _catalogs_url(request))["catalogs"], status
+
+
 @router.get("/ui/catalogs")
 async def top_level(request: Request) -> HTMLResponse:
-    prefix = request.app.state.web.data_prefix
-    status, body = await get_json(request, f"{prefix}/catalogs")
-    catalogs_url = _catalogs_url(request)
-    return page(request, "catalogs.html", {
-        "catalogs": _split(body or {}, catalogs_url)["catalogs"]}, status_code=status)
+    """The catalogs anyone reads; signed in, its script shows the user's too
+    (`top_level_fragment`, with their token: private and project catalogs)."""
+    catalogs, status = await _top_level(request)
+    return page(request, "catalogs.html", {"catalogs": catalogs}, status_code=status)
+
+
+@router.get("/ui/fragments/catalogs")
+async def top_level_fragment(request: Request,
+                             authorization: str | None = Header(default=None)
+                             ) -> HTMLResponse:
+    catalogs, status = await _top_level(request, authorization)
+    return page(request, "fragments/catalog_list.html", {"catalogs": catalogs},
+                status_code=status)
 
 
 @router.get("/ui/catalogs/{path:path}")
