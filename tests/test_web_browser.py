@@ -330,6 +330,13 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # catalog is listed for her (the list again with her token)
     page.get_by_role("link", name="Catalogs", exact=True).click()
     expect(page.locator("#top-catalogs")).to_contain_text(NOTES)
+    s.provoked = {404}  # the page as anyone gets it: its shell, a 404
+    page.locator("#top-catalogs").get_by_role("link", name=NOTES).click()
+    expect(page.get_by_role("heading", name=NOTES)).to_be_visible()  # with her token
+    expect(page.locator("#catalog-actions")).to_be_visible()  # hers: its forms bound
+    s.provoked = set()
+    s.shot("private-catalog")
+    page.get_by_role("banner").get_by_role("link", name="Catalogs", exact=True).click()
     create = page.locator("#create-catalog")
     create.get_by_label("Id").fill("ocean")
     create.get_by_label("Title").fill("Ocean lab")
@@ -506,6 +513,12 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     s.goto("/ui/catalogs")
     expect(page.locator("#top-catalogs")).to_contain_text("carols")
     expect(page.locator("#top-catalogs")).not_to_contain_text(NOTES)
+    s.provoked = {404}
+    s.goto("/ui/catalogs/alices-notes")
+    expect(page.locator("#catalog-page")).to_contain_text(
+        "Catalog alices-notes does not exist.")
+    expect(page.get_by_role("heading", name=NOTES)).to_have_count(0)
+    s.provoked = set()
 
     # STAC Browser's own Log in: the same issuer and client, and our pages see the session
     s.goto("/browser/")

@@ -47,14 +47,16 @@ def _catalogs_url(request: Request) -> str:
     return client_settings(request)["data"] + "catalogs/"
 
 
-async def _subtree(request: Request, children: list[str]) -> list[str]:
+async def _subtree(request: Request, children: list[str],
+                   authorization: str | None = None) -> list[str]:
     """The paths under a catalog whose sub-catalogs are `children`, breadth first, as the
-    public API shows them."""
+    API shows them to the caller of `authorization` (else anyone)."""
     prefix = request.app.state.web.data_prefix
     found, queue = list(children), list(children)
     catalogs_url = _catalogs_url(request)
     while queue and len(found) < SUBTREE_SHOWN:
-        status, body = await get_json(request, f"{prefix}/catalogs/{api_path(queue.pop(0))}")
+        status, body = await get_json(request, f"{prefix}/catalogs/{api_path(queue.pop(0))}",
+                                      authorization=authorization)
         if status != 200:
             continue
         for link in _split(body, catalogs_url)["catalogs"]:
@@ -88,21 +90,47 @@ async def top_level_fragment(request: Request,
                 status_code=status)
 
 
-@router.get("/ui/catalogs/{path:path}")
-async def catalog_page(path: str, request: Request) -> HTMLResponse:
+async def _catalog(request: Request, path: str, authorization: str | None = None
+                   ) -> tuple[dict[str, Any] | None, Any, int]:
+    """A catalog's page context as the caller of `authorization` (else anyone) reads it,
+    or None with the API's error body; and the status."""
     face = request.app.state.web
     if not re.fullmatch(face.catalog_path, path):  # e.g. `a?_force=true`: not a catalog
-        return page(request, "error.html", {"error": {
-            "description": f"There is no catalog {path!r}: a catalog's address is its ids, "
-                           "separated by /."}}, status_code=404)
-    status, body = await get_json(request, f"{face.data_prefix}/catalogs/{api_path(path)}")
+        return None, {"description": f"There is no catalog {path!r}: a catalog's address is "
+                                     "its ids, separated by /."}, 404
+    status, body = await get_json(request, f"{face.data_prefix}/catalogs/{api_path(path)}",
+                                  authorization=authorization)
     if status != 200:
-        return page(request, "error.html", {"error": body}, status_code=status)
-    catalogs_url = _catalogs_url(request)
-    parts = _split(body, catalogs_url)
+        return None, body, status
+    parts = _split(body, _catalogs_url(request))
     ancestors = path.split("/")
-    return page(request, "catalog.html", {
+    return {
         "path": path, "catalog": body, **parts,
         "crumbs": [("/".join(ancestors[:i + 1]), ancestors[i]) for i in range(len(ancestors))],
-        "subtree": await _subtree(request, [c["path"] for c in parts["catalogs"]]),
-    })
+        "subtree": await _subtree(request, [c["path"] for c in parts["catalogs"]],
+                                  authorization),
+    }, body, status
+
+
+@router.get("/ui/catalogs/{path:path}")
+async def catalog_page(path: str, request: Request) -> HTMLResponse:
+    """The catalog as anyone reads it. One that anyone may not read is a shell whose script,
+    signed in, fetches it with the user's token (`catalog_fragment`): a catalog shared with
+    them only. (A page anyone reads is not fetched again: its forms would be replaced under
+    a person already typing.)"""
+    context, body, status = await _catalog(request, path)
+    if context is None:
+        if status == 404 and re.fullmatch(request.app.state.web.catalog_path, path):
+            return page(request, "catalog_hidden.html", {"path": path, "error": body},
+                        status_code=404)
+        return page(request, "error.html", {"error": body}, status_code=status)
+    return page(request, "catalog.html", context)
+
+
+@router.get("/ui/fragments/catalogs/{path:path}")
+async def catalog_fragment(path: str, request: Request,
+                           authorization: str | None = Header(default=None)) -> HTMLResponse:
+    context, body, status = await _catalog(request, path, authorization)
+    if context is None:
+        return page(request, "fragments/error.html", {"error": body}, status_code=status)
+    return page(request, "fragments/catalog_main.html", context)

@@ -4,12 +4,21 @@
 (() => {
   const { api, message, showError, settings, ready, groups, rights } = window.geocatalog;
   const catalogs = settings.data + "catalogs";
-  const actions = document.getElementById("catalog-actions");
   // a catalog's path of ids, each encoded: an id can never carry a query into the URL
   const encoded = (p) => p.split("/").map(encodeURIComponent).join("/");
-  const path = actions ? encoded(actions.dataset.path) : "";
   const json = { "Content-Type": "application/json" };
   const pageOf = (p) => settings.ui + "catalogs/" + encoded(p);
+
+  // the page's forms, bound once it is there: at load, or (a catalog only the user may
+  // read) once it came with their token (session.js's fragment)
+  setup();
+  document.addEventListener("geocatalog:fragment", (event) => {
+    if (event.target.id === "catalog-page") setup();
+  });
+
+  function setup() {
+  const actions = document.getElementById("catalog-actions");
+  const path = actions ? encoded(actions.dataset.path) : "";
 
   // the forms are offered to those the API lets change this catalog: its owner, the members
   // of its project, administrators (the API still decides each request)
@@ -100,4 +109,5 @@
     }
     return result;
   }, "Nothing was deleted: tick the box above to confirm what goes with this catalog.");
+  }
 })();
