@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from process_api.definitions import load_definitions as load_definitions
     from process_api.engine import JOB_REFUSALS as JOB_REFUSALS
     from process_api.engine import Engine as Engine
-    from process_api.engine import install_engine_schema as install_engine_schema
     from process_api.entry import load_entry as load_entry
     from process_api.errors import exception_body as exception_body
     from process_api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from process_api.processes.sections import DISPLAY as DISPLAY
     from process_api.processes.sections import RESOURCES as RESOURCES
     from process_api.processes.sections import S3 as S3
+    from process_api.queue import install_engine_schema as install_engine_schema
     from process_api.registry import Registry as Registry
     from process_api.sandbox import Sandbox as Sandbox
     from process_api.sandbox import SandboxError as SandboxError

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,6 +39,7 @@ from process_api.metrics import (
     QUEUE_STATE,
     WORKERS,
 )
+from process_api.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
 from process_api.registry import Registry
 from process_api.resources import ResourceError, plan
 from process_api.sandbox import Sandbox
@@ -51,7 +51,6 @@ from process_api.tasks import cancelled
 logger = logging.getLogger("geocatalog.jobs")
 
 TASK = "geocatalog.run_job"
-ENGINE_SCHEMA = "procrastinate"
 ENDED = ("successful", "failed", "dismissed")
 #: How often a waiting synchronous request looks at its job.
 SYNC_POLL_SECONDS = 0.02
@@ -65,41 +64,6 @@ Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]
                   Awaitable[Job]]
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
-
-
-def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:
-    """procrastinate's connections, as its own pool makes them (checked when taken, so a
-    restarted database is noticed) but in autocommit: each of its queries is one statement,
-    so a defer is not wrapped in BEGIN / COMMIT round trips."""
-    return AsyncConnectionPool(
-        dsn, min_size=1, max_size=max_size, open=False, timeout=timeout,
-        kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
-                "connect_timeout": connect_timeout(timeout)},
-        configure=_autocommit, check=AsyncConnectionPool.check_connection)
-
-
-async def _autocommit(conn: psycopg.AsyncConnection) -> None:
-    # not a connection keyword: procrastinate's listener adds `autocommit` to the pool's
-    await conn.set_autocommit(True)
-
-
-def connect_timeout(timeout: float) -> int:
-    """libpq's connect_timeout: whole seconds, at least 2 (it treats 1 as 2)."""
-    return max(2, math.ceil(timeout))
-
-
-class QuietAborts(logging.Filter):
-    """An aborted job (a worker shutting down) is an expected event: procrastinate logs it
-    with the CancelledError's traceback; one line says it all."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError
-                                          | procrastinate.exceptions.JobAborted):
-            record.exc_info = record.exc_text = None
-        return True
-
-
-_QUIET_ABORTS = QuietAborts()
 
 
 class Engine:
@@ -125,7 +89,7 @@ class Engine:
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
         # autocommit: every query of the job store is one statement
         self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
-                                        timeout=timeout, configure=_autocommit,
+                                        timeout=timeout, configure=autocommit,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
         self.notifier = notifier or Notifier()
@@ -137,7 +101,7 @@ class Engine:
                       for network in ((False, True) if sandbox is not None else (True,))}
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
-        logging.getLogger("procrastinate.worker").addFilter(_QUIET_ABORTS)  # idempotent
+        logging.getLogger("procrastinate.worker").addFilter(QUIET_ABORTS)  # idempotent
         self.app.task(name=TASK, queue=queue, pass_context=True)(self._run)
 
     async def __aenter__(self) -> Engine:
@@ -401,17 +365,3 @@ def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:
     """The link from a job's run to the request that submitted it (none if untraced)."""
     context = trace.get_current_span(propagate.extract(carrier or {})).get_span_context()
     return [trace.Link(context)] if context.is_valid else []
-
-
-def install_engine_schema(conn: Any) -> tuple[str, bool]:
-    """Create procrastinate's tables in their own schema, once (a psycopg connection):
-    (what the schema is, whether this call created it)."""
-    what = f"{ENGINE_SCHEMA}: procrastinate {procrastinate.__version__} schema"
-    exists = conn.execute("SELECT to_regclass(%s)", (f"{ENGINE_SCHEMA}.procrastinate_jobs",))
-    if exists.fetchone()[0] is not None:
-        return what, False
-    with conn.transaction():
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {ENGINE_SCHEMA}")
-        conn.execute(f"SET LOCAL search_path TO {ENGINE_SCHEMA}")
-        conn.execute(procrastinate.schema.SchemaManager.get_schema())
-    return what, True

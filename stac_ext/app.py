@@ -98,23 +98,21 @@ def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None
     return AuthDependencies(authenticator, settings.admin_right), local
 
 
-def catalog_access(settings: Settings, auth: AuthDependencies) -> CatalogAccess:
-    client_id = settings.data_client_id
+def catalog_access(policy: DataPolicy) -> CatalogAccess:
+    """The tree's rights checks and readers, as the data API decides them (`policy`)."""
 
     def is_admin(user: object) -> bool:
-        return isinstance(user, Principal) and auth.is_admin(user, client_id)
+        return isinstance(user, Principal) and policy.is_admin(user)
 
     def has_right(user: object, right: str) -> bool:
-        return isinstance(user, Principal) and right in user.rights_for(client_id)
-
-    policy = DataPolicy(auth=auth, client_id=client_id)
+        return isinstance(user, Principal) and right in user.rights_for(policy.client_id)
 
     def reader(request: Request) -> dict[str, Any] | None:
         # the principal a read's optional token or a write's token put (none: anonymous)
         return policy.reader(getattr(request.state, "principal", None))
 
-    return CatalogAccess(writer=auth.client(client_id), is_admin=is_admin, has_right=has_right,
-                         reader=reader)
+    return CatalogAccess(writer=policy.auth.client(policy.client_id), is_admin=is_admin,
+                         has_right=has_right, reader=reader)
 
 
 def configured_processes(settings: Settings) -> list[Process]:
@@ -156,18 +154,19 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
     """Stock's extensions and ours, in stock's maps (`ENABLED_EXTENSIONS` names keys)."""
     decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
         if settings.generated_content else None
+    policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
     extensions = DataExtensions(
         settings=settings, decorator=decorator,
         rendered=RenderedItems(settings.rendered_items_mb * 2**20)
         if settings.rendered_items_mb else None,
-        policy=DataPolicy(auth=auth, client_id=settings.data_client_id),
+        policy=policy,
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
         aggregation_properties=settings.aggregation_properties,
     )
     # a catalog's `_search` is the data API's search with the subtree's statement
     search = scoped_search(extensions, search_of(catalogs_ext.SUBTREE_BODY), scope_param="path")
     tree = CatalogTreeExtension(
-        access=catalog_access(settings, auth), search=search, href_problem=href_problem,
+        access=catalog_access(policy), search=search, href_problem=href_problem,
         paths=DataPaths(collection=collection_path, item=item_path,
                         search_conforms_to=search.conforms_to))
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import attr
-import orjson
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import PlainTextResponse
 from stac_fastapi.types.errors import NotFoundError
@@ -11,7 +10,7 @@ from stac_fastapi.types.extension import ApiExtension
 
 from stac_ext.content.example import render_example
 from stac_ext.data_api import queries
-from stac_ext.data_api.policy import reader_of
+from stac_ext.data_api.policy import reader_of, reader_text
 
 
 @attr.s
@@ -33,7 +32,7 @@ class ExampleExtension(ApiExtension):
         async def example(collection_id: str, item_id: str, request: Request) -> PlainTextResponse:
             async with request.app.state.get_connection(request, "r") as conn:
                 item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
-                                           orjson.dumps(reader_of(request)).decode())
+                                           reader_text(reader_of(request)))
             source = render_example(item) if item else None
             if source is None:
                 raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from fastapi import HTTPException, Request
 
 from stac_ext.auth import AuthDependencies, Principal
@@ -77,3 +78,8 @@ class DataPolicy:
 def reader_of(request: Request) -> dict[str, Any] | None:
     """The caller of a read (`DataPolicy.read_dependency`); anonymous where none was set."""
     return getattr(request.state, "reader", None)
+
+
+def reader_text(reader: dict[str, Any] | None) -> str:
+    """A reader as the SQL functions take it (JSON text; `null`: anonymous)."""
+    return orjson.dumps(reader).decode()

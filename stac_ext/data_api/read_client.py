@@ -33,7 +33,7 @@ from starlette.responses import Response
 from stac_ext.data_api import queries
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
-from stac_ext.data_api.policy import reader_of
+from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.filter_bounds import MAX_FILTER_DEPTH, bounded, cql2_json
 from stac_ext.data_api.search.free_text import bounded_words
@@ -201,7 +201,7 @@ class CoreClient(CoreCrudClient):
             return body
         # who reads, set here only (the search models have no `reader`: a client's is dropped)
         # (`conf` is always there: the body is never `{}`)
-        return f'{body[:-1]},"reader":{orjson.dumps(reader).decode()}}}'
+        return f'{body[:-1]},"reader":{reader_text(reader)}}}'
 
     def get_search_request(self, collections: list[str] | None = None,
                            ids: list[str] | None = None, bbox: BBox | None = None,
@@ -360,7 +360,7 @@ class CoreClient(CoreCrudClient):
         if settings.use_api_hydrate:
             async with request.app.state.get_connection(request, "r") as conn:
                 stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id,
-                                             orjson.dumps(reader_of(request)).decode())
+                                             reader_text(reader_of(request)))
             base_url = get_base_url(request)
             item = None if stored is None else \
                 self._served(stored, settings, ItemLinker(base_url), base_url, set(), set())

@@ -41,7 +41,7 @@ from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
-from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.policy import DataPolicy, reader_text
 from stac_ext.data_api.urls import item_path
 from stac_ext.database.group_commit import GroupCommit
 from stac_ext.service.errors import describe_errors
@@ -88,8 +88,7 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
                       reader: dict[str, Any] | None) -> dict[str, Any]:
     """The item as stored, if `reader` reads it: a write to an item hidden from its caller
     is a 404, as to a missing one (never a 403 saying it exists)."""
-    item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
-                               json_bytes(reader).decode())
+    item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id, reader_text(reader))
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
