@@ -22,11 +22,20 @@ WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s))
   AND status <> 'dismissed'
 """
 
+#: OGC Part 1's job list: `processID`, `status` (lists), `created` within [from, to], a
+#: duration (seconds: finished or now, minus started) within [min, max] (a job not started
+#: has none: out of such a list).
 LIST_JOBS = """
 SELECT * FROM processes.jobs
 WHERE (owner = %(owner)s OR project = ANY(%(projects)s)) AND status <> 'dismissed'
-  AND (%(process_id)s::text IS NULL OR process_id = %(process_id)s)
+  AND NOT %(none)s
+  AND (%(process_ids)s::text[] IS NULL OR process_id = ANY(%(process_ids)s))
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s))
+  AND (%(created_from)s::timestamptz IS NULL OR created >= %(created_from)s)
+  AND (%(created_to)s::timestamptz IS NULL OR created <= %(created_to)s)
+  AND (%(min_duration)s::float8 IS NULL AND %(max_duration)s::float8 IS NULL OR
+       started IS NOT NULL AND extract(epoch FROM coalesce(finished, now()) - started)
+           BETWEEN coalesce(%(min_duration)s, 0) AND coalesce(%(max_duration)s, 'Infinity'))
 ORDER BY created DESC, id
 LIMIT %(limit)s OFFSET %(offset)s
 """

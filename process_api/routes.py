@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,11 +22,14 @@ from process_api.documents import (
 )
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
+from process_api.job_list import job_query
 from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
+from process_api.outbound import OutboundPolicy, TargetRefused
 from process_api.preferences import ASYNC, sync_preference
 from process_api.resources import resource_problems
 from process_api.secrets import split_secrets
+from process_api.store import JobQuery
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -35,7 +39,6 @@ CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/callback",
 ]
-STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
 
 
 class User(Protocol):
@@ -50,6 +53,17 @@ def _schema_error(error: jsonschema.ValidationError) -> str:
         return f"{where}: {error.message}"
     rule = json.dumps(error.validator_value)
     return f"{where}: must satisfy {error.validator} {rule[:120]}"
+
+
+async def _check_subscriber(subscriber: dict[str, str]) -> None:
+    """A callback the outbound policy forbids is refused now, not dropped when it is due
+    (the worker checks again when it sends: an address can change)."""
+    policy = OutboundPolicy.from_env()
+    for which, url in subscriber.items():
+        try:
+            await asyncio.to_thread(policy.check, url)  # it resolves the host name
+        except TargetRefused as e:
+            raise OgcError(400, "invalid-input", f"subscriber.{which}: {e}") from None
 
 
 def _base(request: Request) -> str:
@@ -147,6 +161,7 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
                                 f"project {project!r}.")
         stored, secrets = split_secrets(inputs, process.inputs)
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
+        await _check_subscriber(subscriber or {})
         base = _base(request)
         # a database away answers 503 (errors.py) and leaves neither record nor queue entry
         job = await engine.submit(process.id, caller.username, project, stored,
@@ -185,25 +200,28 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
             raise no_such_job(job_id)
         return job
 
-    @router.get("", summary="Your jobs and your projects' jobs")
+    @router.get("", summary="Your jobs and your projects' jobs",
+                description="Newest first, `limit` per page with `next` and `prev` links. "
+                "Filters (OGC Part 1 `job-list`): `type`, `processID` and `status` (lists: "
+                "repeated or comma-separated), `datetime` (created within), `minDuration` "
+                "and `maxDuration` (seconds run so far or in all; jobs not started are "
+                "then left out).")
     async def list_jobs(
         request: Request, caller: User = Depends(user),
-        processID: Annotated[str | None, Query(max_length=256)] = None,
-        status: Annotated[list[str] | None, Query()] = None,
+        query: JobQuery = Depends(job_query),
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     ) -> dict:
-        statuses = [s for value in status or [] for s in value.split(",") if s]
-        if unknown := set(statuses) - set(STATUSES):
-            raise OgcError(400, "invalid-input", f"Unknown status {sorted(unknown)}; "
-                           f"one of {', '.join(STATUSES)}.")
-        rows = await engine.store.list(caller.username, sorted(caller.groups), processID,
-                                       statuses or None, limit + 1, offset)
+        rows = await engine.store.list(caller.username, sorted(caller.groups), query,
+                                       limit + 1, offset)
         base = _base(request)
         links = [{"rel": "self", "type": JSON, "href": str(request.url)}]
         if len(rows) > limit:
             links.append({"rel": "next", "type": JSON, "href": str(
                 request.url.include_query_params(offset=offset + limit, limit=limit))})
+        if offset > 0:
+            links.append({"rel": "prev", "type": JSON, "href": str(
+                request.url.include_query_params(offset=max(0, offset - limit), limit=limit))})
         return {"jobs": [status_info(row, base) for row in rows[:limit]], "links": links}
 
     @router.get("/{job_id}", summary="A job's status")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -30,6 +32,26 @@ def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, 
             "subscriber": subscriber or None, "trace_context": trace_context or None}
 
 
+@dataclass(frozen=True)
+class JobQuery:
+    """Which of a caller's jobs a job list shows (OGC Part 1 `job-list`); None: any."""
+
+    process_ids: tuple[str, ...] | None = None
+    statuses: tuple[str, ...] | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    min_duration: float | None = None  # seconds
+    max_duration: float | None = None
+    none: bool = False  # nothing matches (e.g. a job type this service has not)
+
+    def params(self) -> dict[str, Any]:
+        return {"process_ids": list(self.process_ids) if self.process_ids else None,
+                "statuses": list(self.statuses) if self.statuses else None,
+                "created_from": self.created_from, "created_to": self.created_to,
+                "min_duration": self.min_duration, "max_duration": self.max_duration,
+                "none": self.none}
+
+
 class JobStore:
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self.pool = pool
@@ -54,13 +76,12 @@ class JobStore:
         return await self._one(queries.GET_VISIBLE_JOB, id=job_id, owner=owner,
                                projects=list(projects))
 
-    async def list(self, owner: str, projects: Sequence[str], process_id: str | None,
-                   statuses: Sequence[str] | None, limit: int, offset: int) -> list[Job]:
+    async def list(self, owner: str, projects: Sequence[str], query: JobQuery, limit: int,
+                   offset: int) -> list[Job]:
         async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(queries.LIST_JOBS, {
-                "owner": owner, "projects": list(projects), "process_id": process_id,
-                "statuses": list(statuses) if statuses else None, "limit": limit,
-                "offset": offset})
+                "owner": owner, "projects": list(projects), **query.params(),
+                "limit": limit, "offset": offset})
             return await cur.fetchall()
 
     async def start(self, job_id: uuid.UUID | str, queue_job_id: int | None) -> Job | None:

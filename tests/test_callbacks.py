@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
+from process_api.callbacks import Notifier
 from stac_ext.app import create_app
 from tests.support.http import free_port, http_client
 from tests.support.issuer import PROCESS_CLIENT
@@ -100,19 +101,35 @@ async def test_failure_goes_to_failed_uri(alice_processes: httpx.AsyncClient,
     assert "tok-callback-secret" not in json.dumps(receiver.received)
 
 
-async def test_no_callback_to_a_forbidden_address(alice_processes: httpx.AsyncClient,
-                                                  receiver: Receiver, monkeypatch,
-                                                  caplog) -> None:
-    """Without OUTBOUND_ALLOW naming loopback (the tests allow it), loopback is refused:
-    the job runs, the receiver hears nothing, the log names only the host."""
+async def test_a_forbidden_callback_is_refused_at_submission(
+        alice_processes: httpx.AsyncClient, receiver: Receiver, monkeypatch) -> None:
+    """Without OUTBOUND_ALLOW naming loopback (the tests allow it), a loopback callback is a
+    400 naming it (and the policy's one text), and no job is made."""
+    monkeypatch.setenv("OUTBOUND_ALLOW", "")
+    before = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    r = await execute(alice_processes, "echo", {"message": "hush"}, subscriber={
+        # a public address literal (no DNS here); the loopback one is refused
+        "successUri": "https://192.0.32.10/fine", "failedUri": f"{receiver.url}/x?token=abc"})
+    assert r.status_code == 400
+    assert r.json()["detail"] == (
+        "subscriber.failedUri: The address cannot be reached from here: give a public "
+        "http(s) or S3 address (the service's OUTBOUND_ALLOW names the private networks it "
+        "may reach).")
+    after = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    assert after["jobs"] == before["jobs"]
+
+
+async def test_no_callback_to_an_address_forbidden_when_it_is_due(
+        receiver: Receiver, monkeypatch, caplog) -> None:
+    """The worker checks the target again when it sends (a host's address can change
+    between submission and the job's end): refused, logged by host only."""
     monkeypatch.setenv("OUTBOUND_ALLOW", "")
     caplog.set_level(logging.WARNING, logger="geocatalog.jobs")
-    r = await execute(alice_processes, "echo", {"message": "hush"},
-                      subscriber=subscriber(receiver, "hush?token=abc"))
-    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
-    assert job["status"] == "successful"
-    refused = "callback to 127.0.0.1 refused: not an allowed target"
-    assert await until(lambda: caplog.text.count(refused) == 2)
+    notifier = Notifier()
+    notifier.send("job-1", {"successUri": f"{receiver.url}/hush?token=abc"}, "successUri",
+                  {"message": "hush"})
+    await notifier.drain()
+    assert "callback to 127.0.0.1 refused: not an allowed target" in caplog.text
     assert receiver.received == [] and "abc" not in caplog.text
 
 

@@ -154,12 +154,56 @@ async def test_job_list_filters_and_paging(alice_processes: httpx.AsyncClient) -
     page = (await alice_processes.get("/processes/jobs",
                                       params={"processID": "echo", "limit": 2})).json()
     assert len(page["jobs"]) == 2 and all(j["processID"] == "echo" for j in page["jobs"])
+    assert [link["rel"] for link in page["links"]] == ["self", "next"]
     next_url = next(link["href"] for link in page["links"] if link["rel"] == "next")
-    second = (await alice_processes.get(next_url)).json()["jobs"]
-    assert not {j["jobID"] for j in second} & {j["jobID"] for j in page["jobs"]}
+    second = (await alice_processes.get(next_url)).json()
+    assert not {j["jobID"] for j in second["jobs"]} & {j["jobID"] for j in page["jobs"]}
+    prev_url = next(link["href"] for link in second["links"] if link["rel"] == "prev")
+    assert _ids(await alice_processes.get(prev_url)) == {j["jobID"] for j in page["jobs"]}
     r = await alice_processes.get("/processes/jobs", params={"status": "successful,failed"})
     assert all(j["status"] in ("successful", "failed") for j in r.json()["jobs"])
     assert_ogc(await alice_processes.get("/processes/jobs", params={"status": "sleeping"}), 400)
+
+
+def _ids(r: httpx.Response) -> set[str]:
+    assert r.status_code == 200, r.text
+    return {job["jobID"] for job in r.json()["jobs"]}
+
+
+async def test_job_list_by_type_datetime_and_duration(alice_processes: httpx.AsyncClient
+                                                      ) -> None:
+    """OGC Part 1's job list parameters: `type`, `processID` (repeated or comma-separated),
+    `datetime` (created within), `minDuration`/`maxDuration` (seconds run)."""
+    quick = (await execute(alice_processes, "echo", {"message": "quick"})).headers["Location"]
+    slow = (await execute(alice_processes, "sleep", {"seconds": 2})).headers["Location"]
+    quick_job = await wait_for(alice_processes, quick, "successful")
+    slow_job = await wait_for(alice_processes, slow, "successful")
+    ours = {quick_job["jobID"], slow_job["jobID"]}
+    since = quick_job["created"]
+
+    async def listed(**params: object) -> set[str]:
+        return _ids(await alice_processes.get("/processes/jobs",
+                                              params={"limit": 1000, **params})) & ours
+
+    assert await listed() == ours
+    assert await listed(type="process") == ours
+    assert await listed(type="provider") == set()
+    assert await listed(processID="echo,sleep") == ours
+    assert await listed(processID=["sleep", "nothing"]) == {slow_job["jobID"]}
+    assert await listed(datetime=f"{since}/..") == ours
+    assert await listed(datetime=since) == {quick_job["jobID"]}
+    assert await listed(datetime=f"../{slow_job['created']}") == ours
+    assert await listed(datetime="2000-01-01T00:00:00Z/2001-01-01T00:00:00Z") == set()
+    assert await listed(minDuration=1.5) == {slow_job["jobID"]}
+    assert await listed(maxDuration=1.5) == {quick_job["jobID"]}
+    assert await listed(minDuration=0, maxDuration=60) == ours
+    for params, name in (({"datetime": "yesterday"}, "datetime 'yesterday'"),
+                         ({"datetime": "2001-01-01Z/2000-01-01Z"}, "datetime"),
+                         ({"minDuration": 5, "maxDuration": 1}, "minDuration"),
+                         ({"minDuration": -1}, "minDuration")):
+        r = await alice_processes.get("/processes/jobs", params=params)
+        assert r.status_code == 400, (params, r.text)
+        assert name in r.text, r.text
 
 
 async def test_dismiss_running_and_queued(alice_processes: httpx.AsyncClient, settings) -> None:
