@@ -1,21 +1,22 @@
 """Runs one job in its own OS process, forked by the worker's fork server (`forkserver`).
 
 The request is `{"entry" or "command", "inputs", "limits", "job"}`; the process applies the
-limits, runs the job and writes protocol lines (`{"progress"...}`, then `{"result"...}` or
-`{"error"...}`) to its protocol stream. The process's own prints go to stderr, so they
-cannot break the protocol.
+limits, runs the job and writes protocol lines (`{"progress"...}`, `{"log"...}`, then
+`{"result"...}` or `{"error"...}`) to its protocol stream. What the process (and what it
+starts) writes to stdout and stderr is relayed as `log` lines (`protocol`), so it cannot
+break the protocol.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from process_api.command import run_command
 from process_api.entry import load_entry
+from process_api.protocol import Protocol, relayed_output
 
 EXIT_ERROR, EXIT_MEMORY = 1, 3
 
@@ -23,16 +24,15 @@ EXIT_ERROR, EXIT_MEMORY = 1, 3
 class Context:
     """What the process learns of its job, and how it reports progress."""
 
-    def __init__(self, out: TextIO, job: dict[str, Any]) -> None:
-        self._out = out
+    def __init__(self, protocol: Protocol, job: dict[str, Any]) -> None:
+        self._protocol = protocol
         self.job_id: str | None = job.get("id")
         self.owner: str = job.get("owner") or ""
         self.project: str | None = job.get("project")
         self.service_url: str | None = job.get("service_url")
 
     def progress(self, percent: int, message: str | None = None) -> None:
-        self._out.write(json.dumps({"progress": int(percent), "message": message}) + "\n")
-        self._out.flush()
+        self._protocol.send({"progress": int(percent), "message": message})
 
 
 def job_folder(pid: int) -> Path:
@@ -41,14 +41,23 @@ def job_folder(pid: int) -> Path:
     return Path(tempfile.gettempdir()) / f"job-{pid}"
 
 
-def run(request: dict[str, Any], protocol: TextIO) -> int:
-    """Apply the limits, run the job in a folder of its own, report on `protocol`: the exit
-    status."""
+def run(request: dict[str, Any], protocol: Protocol) -> int:
+    """Apply the limits, run the job in a folder of its own, its output relayed, report on
+    `protocol`: the exit status."""
     limits = request.get("limits") or {}
+    folder = job_folder(os.getpid())
+    folder.mkdir(mode=0o700)
+    os.chdir(folder)
+    # the relay's thread starts before the memory limit (its stack counts against it)
+    with relayed_output(protocol):
+        outcome, code = _run(request, protocol, limits)
+    protocol.send(outcome)
+    return code
+
+
+def _run(request: dict[str, Any], protocol: Protocol,
+         limits: dict[str, Any]) -> tuple[dict[str, Any], int]:
     try:
-        folder = job_folder(os.getpid())
-        folder.mkdir(mode=0o700)
-        os.chdir(folder)
         if limits.get("memory_bytes"):
             import resource
 
@@ -62,13 +71,7 @@ def run(request: dict[str, Any], protocol: TextIO) -> int:
             entry = load_entry(request["entry"])
             result = entry(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
-        protocol.write(json.dumps({"error": "memory"}) + "\n")
-        protocol.flush()
-        return EXIT_MEMORY
+        return {"error": "memory"}, EXIT_MEMORY
     except Exception as e:  # the job's failure, reported to its record
-        protocol.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
-        protocol.flush()
-        return EXIT_ERROR
-    protocol.write(json.dumps({"result": result}) + "\n")
-    protocol.flush()
-    return 0
+        return {"error": f"{type(e).__name__}: {e}"}, EXIT_ERROR
+    return {"result": result}, 0

@@ -62,7 +62,9 @@ def ogc_description(process: Process, base: str) -> dict[str, Any]:
 def status_info(job: Job, base: str) -> dict[str, Any]:
     url = f"{base}jobs/{job['id']}"
     links = [{"rel": "self", "type": JSON, "title": "Job status", "href": url},
-             {"rel": "up", "type": JSON, "title": "Job list", "href": f"{base}jobs"}]
+             {"rel": "up", "type": JSON, "title": "Job list", "href": f"{base}jobs"},
+             {"rel": "logs", "type": "text/plain", "title": "Output of the job's process",
+              "href": f"{url}/logs"}]
     if job["status"] == "successful":
         links.append({"rel": "http://www.opengis.net/def/rel/ogc/1.0/results", "type": JSON,
                       "title": "Results", "href": f"{url}/results"})

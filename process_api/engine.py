@@ -287,7 +287,7 @@ class Engine:
                  "project": started["project"], "service_url": started.get("service_url")}
         forks = self._forks(network=process.network or process.database)
         outcome = await Supervisor(self.store, job_id, context, self.job_dsn, forks).run(
-            process, inputs, limits.child_limits(), about)
+            process, inputs, limits.child_limits(), about, hide)
         await self._ended(started, await self._record(job_id, process, outcome, hide,
                                                       resources, limits.record))
 

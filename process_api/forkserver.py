@@ -31,6 +31,7 @@ from typing import Any
 
 from process_api import child
 from process_api.orphans import die_with_parent
+from process_api.protocol import Protocol
 
 #: Children being run: their pidfd -> (pid, the connection their return code goes to).
 _running: dict[int, tuple[int, socket.socket]] = {}
@@ -71,12 +72,10 @@ def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
         os.setpgid(0, 0)  # a group of its own: what the job starts dies with it
         _killed_on_request(conn)
         os.environ.update(request.pop("env", None) or {})
-        protocol = conn.makefile("w")
-        protocol.write(json.dumps({"pid": os.getpid()}) + "\n")
-        protocol.flush()
-        sys.stdout = sys.stderr  # the process's prints: not the protocol
+        protocol = Protocol(conn.makefile("w"))
+        protocol.send({"pid": os.getpid()})
+        sys.stdout = sys.stderr  # the process's prints: relayed as its log, never the protocol
         code = child.run(request, protocol)
-        protocol.flush()
     finally:
         os._exit(code)
 

@@ -83,3 +83,15 @@ RETURNING *
 """
 
 JOB_STATUS = "SELECT status FROM processes.jobs WHERE id = %(id)s"
+
+#: More of a job's output, its tail kept up to %(max)s characters.
+APPEND_LOG = """
+INSERT INTO processes.job_logs AS l (job_id, text, dropped)
+VALUES (%(id)s, right(%(text)s, %(max)s), %(dropped)s + greatest(0, length(%(text)s) - %(max)s))
+ON CONFLICT (job_id) DO UPDATE
+SET text = right(l.text || excluded.text, %(max)s),
+    dropped = l.dropped + %(dropped)s
+        + greatest(0, length(l.text) + length(%(text)s) - %(max)s)
+"""
+
+GET_LOG = "SELECT text, dropped FROM processes.job_logs WHERE job_id = %(id)s"

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from process_api.documents import (
     JSON,
@@ -23,12 +23,13 @@ from process_api.documents import (
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
 from process_api.job_list import job_query
+from process_api.job_log import LOG_CHARS
 from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.outbound import OutboundPolicy, TargetRefused
 from process_api.preferences import ASYNC, sync_preference
 from process_api.resources import resource_problems
-from process_api.secrets import split_secrets
+from process_api.secrets import PLACEHOLDER, split_secrets
 from process_api.store import JobQuery
 
 CONFORMANCE = [
@@ -236,6 +237,20 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
         if job["status"] == "failed":
             raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
         raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
+
+    @router.get("/{job_id}/logs", summary="What the job's process wrote, so far",
+                response_class=PlainTextResponse,
+                description="stdout and stderr of the job's process and of what it starts, "
+                "as text, while it runs and after; the job's secret inputs are replaced by "
+                f"`{PLACEHOLDER}`, and only the last {LOG_CHARS:,} characters are kept (a "
+                "first line then says how many went before).",
+                responses={200: {"content": {"text/plain": {}}}})
+    async def logs(job_id: str, caller: User = Depends(user)) -> PlainTextResponse:
+        job = await visible(job_id, caller)
+        text, dropped = await engine.store.log(job["id"])
+        if dropped:
+            text = f"[{dropped} earlier characters not kept]\n{text}"
+        return PlainTextResponse(text)
 
     @router.delete("/{job_id}", summary="Dismiss a job",
                    description="Stops a queued or running job, drops a finished job's "

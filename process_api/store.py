@@ -113,6 +113,16 @@ class JobStore:
     async def dismiss(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.DISMISS_JOB, id=job_id)
 
+    async def append_log(self, job_id: uuid.UUID | str, text: str, dropped: int,
+                         keep: int) -> None:
+        """More of a job's output; its record keeps the last `keep` characters."""
+        await self._one(queries.APPEND_LOG, id=job_id, text=text, dropped=dropped, max=keep)
+
+    async def log(self, job_id: uuid.UUID | str) -> tuple[str, int]:
+        """A job's output so far, and how many characters before it were let go."""
+        row = await self._one(queries.GET_LOG, id=job_id)
+        return (row["text"], row["dropped"]) if row else ("", 0)
+
     async def status(self, job_id: uuid.UUID | str) -> str | None:
         row = await self._one(queries.JOB_STATUS, id=job_id)
         return row["status"] if row else None

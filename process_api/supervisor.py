@@ -1,19 +1,22 @@
 """One job's process, supervised by the worker running the job: started through the
-worker's fork server, its progress relayed into the job record, ended when the job is
-dismissed."""
+worker's fork server, its progress and output relayed into the job record, ended when the
+job is dismissed."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import procrastinate
 
 from process_api.definition import Process
+from process_api.job_log import JobLog
 from process_api.launcher import ForkServer
 from process_api.metrics import JOB_PROCESSES
 from process_api.store import JobStore
+from process_api.tasks import cancelled
 
 
 class Supervisor:
@@ -35,13 +38,17 @@ class Supervisor:
         return {"DATABASE_URL": self.dsn} if process.database else {}
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
-                  about: dict[str, Any]) -> dict[str, Any]:
+                  about: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
+        """The job's outcome (`result` or `error`, and `returncode`); its output in its
+        record's log meanwhile, `secrets` scrubbed."""
         reader, writer = await self.forks.connect()
         writer.write(json.dumps({
             "entry": process.entry, "command": process.command, "inputs": inputs,
             "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
         await writer.drain()
         watcher: asyncio.Task[None] | None = None
+        log = JobLog(self.store, self.job_id, secrets)
+        flushing = asyncio.create_task(log.flushing())
         outcome: dict[str, Any] = {}
         JOB_PROCESSES.inc()
         try:
@@ -49,6 +56,8 @@ class Supervisor:
                 message = json.loads(line)
                 if "pid" in message:  # started (its pid is the sandbox's, not ours)
                     watcher = asyncio.create_task(self._watch_dismissal(writer))
+                elif "log" in message:
+                    log.add(str(message["log"]))
                 elif "progress" in message:
                     await self.store.progress(self.job_id, message["progress"],
                                               message.get("message"))
@@ -61,6 +70,8 @@ class Supervisor:
             if watcher is not None:
                 watcher.cancel()
             writer.close()  # a job still running (the worker is stopping) then ends
+            await cancelled(flushing)
+            await asyncio.shield(log.flush())
         return outcome
 
     async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:

@@ -407,13 +407,20 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     page.locator("#execute").get_by_role("button", name="Run").click()
     progress = page.locator("#job-progress")
     expect(page.locator("#job-status")).to_have_text("running", timeout=20_000)
-    seen = set()
-    while page.locator("#job-status").inner_text() not in ("successful", "failed"):
+    seen, logged_while_running = set(), False
+    while (status := page.locator("#job-status").inner_text()) not in ("successful", "failed"):
         seen.add(int(progress.get_attribute("value") or 0))
+        logged_while_running |= status == "running" and "slept" in (
+            page.locator("#job-log").text_content() or "")
         page.wait_for_timeout(200)
     expect(page.locator("#job-status")).to_have_text("successful")
     assert any(0 < v < 100 for v in seen), seen
     expect(progress).to_have_attribute("value", "100")
+    # its log, shown as it grew
+    assert logged_while_running
+    expect(page.locator("#job-log")).to_be_visible()
+    expect(page.locator("#job-log")).to_contain_text("slept 0.25s of 3s\n")
+    assert page.locator("#job-log").text_content().endswith("slept 3.00s of 3s\n")
     s.shot("sleep-done")
     s.goto("/ui/processes/sleep")
     page.locator("#execute").get_by_label("seconds").fill("120")

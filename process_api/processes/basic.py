@@ -1,4 +1,5 @@
-"""`echo` (returns its inputs) and `sleep` (waits, reporting progress): for clients and tests."""
+"""`echo` (returns its inputs) and `sleep` (waits, reporting progress and writing a line
+to its log at each step): for clients and tests."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def sleep(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
         time.sleep(seconds / steps)
         done = (step + 1) / steps
         context.progress(int(100 * done), f"slept {seconds * done:.2f}s")
+        print(f"slept {seconds * done:.2f}s of {seconds:g}s", flush=True)
     return {"slept": seconds}
 
 

@@ -145,3 +145,30 @@ NAP = Process(
 )
 
 TEST_PROCESSES.append(NAP)
+
+
+def chatty(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Writes its secret, a child process's line, `flood` characters, then waits `seconds`."""
+    import subprocess
+    import sys
+    import time
+
+    print(f"token is {inputs.get('token')}", flush=True)
+    subprocess.run(["sh", "-c", "echo from a child process >&2"], check=True)
+    if inputs.get("flood"):
+        sys.stderr.write("x" * int(inputs["flood"]) + "\n")
+    print("waiting", flush=True)
+    time.sleep(float(inputs.get("seconds", 0)))
+    print("the end")
+    return {}
+
+
+CHATTY = Process(
+    id="test-chatty", version="1", title="Chatty", description="Writes to its log.",
+    inputs={"type": "object", "properties": {
+        "token": {"type": "string", "writeOnly": True}, "flood": {"type": "integer"},
+        "seconds": {"type": "number"}}},
+    outputs={"type": "object"}, entry="tests.support.processes:chatty",
+)
+
+TEST_PROCESSES.append(CHATTY)

@@ -1,7 +1,8 @@
-// A job's page: its status info polled until it ends, its results once successful, dismiss.
+// A job's page: its status info and log polled until it ends, its results once successful,
+// dismiss.
 "use strict";
 (() => {
-  const { api, message, showError, settings, ready } = window.geocatalog;
+  const { api, apiText, message, showError, settings, ready } = window.geocatalog;
   const id = document.getElementById("job-id").dataset.job;
   const url = settings.processes + "jobs/" + encodeURIComponent(id);
   const error = document.getElementById("job-error");
@@ -30,6 +31,17 @@
     document.getElementById("results").hidden = false;
   }
 
+  // The log as the API has it now; the view follows its end unless the reader scrolled up.
+  async function showLog() {
+    const result = await apiText(url + "/logs");
+    if (!result.ok) return;
+    const view = document.getElementById("job-log");
+    const atEnd = view.scrollTop + view.clientHeight >= view.scrollHeight - 4;
+    if (view.textContent !== result.text) view.textContent = result.text;
+    if (atEnd) view.scrollTop = view.scrollHeight;
+    document.getElementById("log").hidden = !result.text;
+  }
+
   async function poll() {
     const result = await api(url);
     if (!result.ok) {
@@ -49,6 +61,7 @@
     document.getElementById("job-progress").value = progress;
     text("job-percent", progress + " %");
     dismiss.hidden = ENDED.includes(job.status);
+    await showLog();
     if (job.status === "successful") {
       const results = await api(url + "/results");
       if (results.ok) showResults(results.body); else showError(error, message(results));

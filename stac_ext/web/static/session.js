@@ -43,6 +43,12 @@
     return { status: response.status, ok: response.ok, body, headers: response.headers };
   }
 
+  // A text resource of the API (a job's log).
+  async function apiText(url) {
+    const response = await authorized(url, { headers: { Accept: "text/plain" } });
+    return { status: response.status, ok: response.ok, text: await response.text() };
+  }
+
   // The API's own words: OGC exceptions have `detail`, STAC errors `description`.
   function message(result) {
     const body = result.body || {};
@@ -122,6 +128,6 @@
   document.getElementById("sign-in").addEventListener("click", () => signIn());
   document.getElementById("sign-out").addEventListener("click", () => signOut());
 
-  window.geocatalog = { settings, manager, user, api, message, showError, sameOrigin, ready,
+  window.geocatalog = { settings, manager, user, api, apiText, message, showError, sameOrigin, ready,
     groups, rights };
 })();

@@ -1,0 +1,52 @@
+"""A job's output on its way from its process to its record (`processes.job_logs`): the
+job's secrets scrubbed, written in batches while it runs, its tail kept up to a bound."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from process_api.secrets import PLACEHOLDER
+from process_api.store import JobStore
+
+logger = logging.getLogger("geocatalog.jobs")
+
+#: The most of a job's output its record keeps (the end of it).
+LOG_CHARS = 200_000
+#: How often a running job's new output is written.
+FLUSH_SECONDS = 0.5
+
+
+class JobLog:
+    def __init__(self, store: JobStore, job_id: str, secrets: Sequence[str]) -> None:
+        self.store = store
+        self.job_id = job_id
+        self.secrets = [s for s in secrets if s]
+        self._pending = ""
+        self._dropped = 0
+
+    def add(self, text: str) -> None:
+        text = text.replace("\x00", "\ufffd")  # PostgreSQL text has no NUL
+        for secret in self.secrets:  # never stored, nor shown to anyone
+            text = text.replace(secret, PLACEHOLDER)
+        self._pending += text
+        if len(self._pending) > LOG_CHARS:  # a flood between two writes
+            self._dropped += len(self._pending) - LOG_CHARS
+            self._pending = self._pending[-LOG_CHARS:]
+
+    async def flush(self) -> None:
+        if not self._pending and not self._dropped:
+            return
+        text, dropped = self._pending, self._dropped
+        self._pending, self._dropped = "", 0
+        try:
+            await self.store.append_log(self.job_id, text, dropped, LOG_CHARS)
+        except Exception as e:  # the job goes on; its log misses this part
+            logger.warning("job %s: output not recorded (%s)", self.job_id, type(e).__name__)
+
+    async def flushing(self) -> None:
+        """Write new output every `FLUSH_SECONDS` until cancelled."""
+        while True:
+            await asyncio.sleep(FLUSH_SECONDS)
+            await self.flush()

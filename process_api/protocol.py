@@ -1,0 +1,70 @@
+"""A job's process's side of its protocol stream (`forkserver`): one line-writer shared by
+the job (progress, result) and the relay of its output, which turns what the process and
+what it starts write to stdout and stderr into `{"log": text}` lines, a line at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+#: A line longer than this is relayed in pieces.
+LINE_BYTES = 16384
+#: How long the end of a job waits for the last of its output (a process it started and
+#: left running may hold the pipe open).
+DRAIN_SECONDS = 1.0
+
+
+class Protocol:
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message) + "\n"
+        with self._lock:
+            self._stream.write(line)
+            self._stream.flush()
+
+
+def _relay(fd: int, protocol: Protocol) -> None:
+    """Whole lines as they come (a secret on one line is scrubbed whole by the worker)."""
+    pending = b""
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(65536):
+            pending += chunk
+            cut = pending.rfind(b"\n") + 1 or (len(pending) if len(pending) >= LINE_BYTES
+                                               else 0)
+            if cut:
+                protocol.send({"log": pending[:cut].decode(errors="replace")})
+                pending = pending[cut:]
+    if pending:
+        protocol.send({"log": pending.decode(errors="replace")})
+
+
+@contextmanager
+def relayed_output(protocol: Protocol) -> Iterator[None]:
+    """The process's file descriptors 1 and 2 (inherited by what it starts) relayed as
+    `log` lines until the block ends."""
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(write_end, 1)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    relay = threading.Thread(target=_relay, args=(read_end, protocol), daemon=True)
+    relay.start()
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        os.close(quiet)
+        relay.join(DRAIN_SECONDS)
