@@ -10,6 +10,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from process_api.deploy_routes import CONFORMANCE as DEPLOY_CONFORMANCE
+from process_api.deploy_routes import deploy_router
 from process_api.engine import Engine
 from process_api.errors import add_error_handlers
 from process_api.openapi30 import VERSION, openapi30
@@ -21,6 +23,9 @@ from process_api.tasks import cancelled
 class ProcessesConfig:
     engine: Engine
     user: Callable[..., Any]  # FastAPI dependency: a token of the process client
+    optional_user: Callable[..., Any]  # the same, or None without a token
+    deployer: Callable[..., Any]  # a token of the process client with the right to deploy
+    is_admin: Callable[[Any], bool]  # a caller who governs every deployed process
     in_process_worker: bool = True
     worker_concurrency: int = 2
     sync_wait_seconds: float = 30  # the longest a synchronous execution waits
@@ -48,10 +53,13 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
                   # `api.html` is the composition root's documentation page
                   openapi_url="/api", docs_url=None, redoc_url=None,
-                  description="OGC API Processes - Part 1: Core.")
-    app.include_router(service_router(config.conformance))
-    app.include_router(processes_router(engine, config.user, config.sync_wait_seconds,
+                  description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
+                  "Replace, Undeploy (OGC application packages in CWL).")
+    app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
+    app.include_router(processes_router(engine, config.user, config.optional_user,
+                                        config.is_admin, config.sync_wait_seconds,
                                         config.body_checks))
+    app.include_router(deploy_router(engine, config.deployer, config.user, config.is_admin))
     app.include_router(jobs_router(engine, config.user))
     add_error_handlers(app)
     generate = app.openapi

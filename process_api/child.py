@@ -1,8 +1,9 @@
 """Runs one job in its own OS process, forked by the worker's fork server (`forkserver`).
 
-The request is `{"entry" or "command", "inputs", "limits", "job"}`; the process applies the
-limits, runs the job and writes protocol lines (`{"progress"...}`, `{"log"...}`, then
-`{"result"...}` or `{"error"...}`) to its protocol stream. What the process (and what it
+The request is `{"entry" or "command", "files", "inputs", "limits", "job"}`; the process
+writes the files into its working folder, applies the limits, runs the job and writes
+protocol lines (`{"progress"...}`, `{"log"...}`, then `{"result"...}` or `{"error"...}`)
+to its protocol stream. What the process (and what it
 starts) writes to stdout and stderr is relayed as `log` lines (`protocol`), so it cannot
 break the protocol.
 """
@@ -48,6 +49,8 @@ def run(request: dict[str, Any], protocol: Protocol) -> int:
     folder = job_folder(os.getpid())
     folder.mkdir(mode=0o700)
     os.chdir(folder)
+    for name, text in (request.get("files") or {}).items():
+        (folder / Path(name).name).write_text(text)
     # the relay's thread starts before the memory limit (its stack counts against it)
     with relayed_output(protocol):
         outcome, code = _run(request, protocol, limits)

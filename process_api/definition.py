@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
 import jsonschema
 
-_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
 #: Every process runs asynchronously and can be dismissed (OGC job control options); a
 #: process that declares `sync` may also answer with its results (`sync-execute`).
 JOB_CONTROL_OPTIONS = ["async-execute", "dismiss"]
@@ -30,6 +30,12 @@ class Context(Protocol):
 
 
 RunFunction = Callable[[dict[str, Any], Context], dict[str, Any]]
+
+
+def id_problem(process_id: str) -> str | None:
+    """Why `process_id` cannot name a process, or None."""
+    return None if _ID.match(process_id) else \
+        f"process id {process_id!r}: use [A-Za-z0-9_.-], at most 256 characters"
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,11 @@ class Process:
     # A process defined as data runs this argv instead (`definitions.py`, `command.py`)
     command: tuple[str, ...] = ()
     resources: Mapping[str, Any] | None = None  # `resources` of jobs that give none
+    # Written into the job's working folder before it runs (a deployed process's package)
+    files: Mapping[str, str] = field(default_factory=dict)
+    # Deployed through the API: its owner may replace or undeploy it (OGC `mutable`), and
+    # each of its jobs runs in a sandbox of its own (`launcher.OwnSandbox`)
+    mutable: bool = False
 
     # Made once per process (a cached property writes the instance's __dict__, which a
     # frozen dataclass allows): building a validator checks the schema itself, which cost
@@ -69,7 +80,7 @@ class Process:
         return ["sync-execute", *JOB_CONTROL_OPTIONS] if self.sync else JOB_CONTROL_OPTIONS
 
     def __post_init__(self) -> None:
-        if not _ID.match(self.id):
-            raise ValueError(f"process id {self.id!r}: use [A-Za-z0-9_.-]")
+        if problem := id_problem(self.id):
+            raise ValueError(problem)
         if not self.command and ":" not in self.entry:
             raise ValueError(f"process {self.id}: entry must be 'module:function'")

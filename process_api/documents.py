@@ -19,6 +19,8 @@ def summary(process: Process, base: str) -> dict[str, Any]:
         "id": process.id, "title": process.title, "description": process.description,
         "version": process.version, "jobControlOptions": process.job_control_options,
         "outputTransmission": ["value"],
+        # OGC Part 2: deployed through the API (replaceable, undeployable) or not
+        "mutable": process.mutable,
         "links": [{"rel": "self", "type": JSON, "title": "Process description",
                    "href": f"{base}processes/{process.id}"},
                   {"rel": "http://www.opengis.net/def/rel/ogc/1.0/execute", "type": JSON,

@@ -28,8 +28,9 @@ from psycopg_pool import AsyncConnectionPool
 from process_api.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
+from process_api.deployed import Deployed
 from process_api.documents import status_info
-from process_api.launcher import ForkServer
+from process_api.launcher import ForkServer, OwnSandbox
 from process_api.metrics import (
     JOB_DURATION,
     JOBS,
@@ -92,6 +93,8 @@ class Engine:
                                         timeout=timeout, configure=autocommit,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
+        self.deployed = Deployed(dsn, self.pool)
+        self._listening: asyncio.Task[None] | None = None
         self.notifier = notifier or Notifier()
         # what every job would import, imported once by the fork server
         modules = ["process_api.child", *(process.entry.partition(":")[0]
@@ -99,6 +102,8 @@ class Engine:
         # in a sandbox, jobs without network and jobs with it have a fork server each
         self.forks = {network: ForkServer(modules, sandbox, network)
                       for network in ((False, True) if sandbox is not None else (True,))}
+        # deployed processes: each job in a sandbox of its own, never with network
+        self.own_sandbox = OwnSandbox(sandbox)
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
         logging.getLogger("procrastinate.worker").addFilter(QUIET_ABORTS)  # idempotent
@@ -108,9 +113,12 @@ class Engine:
         await self.pool.open()
         await self.queue_pool.open()
         await self.app.open_async(pool=self.queue_pool)
+        self._listening = asyncio.create_task(self.deployed.listening())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._listening is not None:
+            await cancelled(self._listening)
         await self.notifier.drain()
         await self.app.close_async()
         await self.queue_pool.close()
@@ -267,7 +275,7 @@ class Engine:
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
                        started: Job) -> None:
         self._callback(started, IN_PROGRESS)
-        process = self.registry.get(started["process_id"])
+        process = await self.process_of(started)
         if process is None:
             await self._ended(started, await self.store.finish(
                 job_id, "failed", f"Process {started['process_id']} is not offered by this "
@@ -285,8 +293,9 @@ class Engine:
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
-        forks = self._forks(network=process.network or process.database)
-        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, forks).run(
+        launcher = self.own_sandbox if process.mutable else \
+            self._forks(network=process.network or process.database)
+        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, launcher).run(
             process, inputs, limits.child_limits(), about, hide)
         await self._ended(started, await self._record(job_id, process, outcome, hide,
                                                       resources, limits.record))
@@ -305,6 +314,13 @@ class Engine:
             logger.warning("job %s: worker stopping, queued again", job_id)
             return
         await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
+
+    async def process_of(self, job: Job) -> Process | None:
+        """The process a job runs: a deployed one at the revision it was submitted with."""
+        if job.get("process_revision") is not None:
+            found = await self.deployed.revision(job["process_id"], job["process_revision"])
+            return found.process if found else None
+        return self.registry.get(job["process_id"])
 
     def _forks(self, network: bool) -> ForkServer:
         """The fork server of jobs with (or without) network."""

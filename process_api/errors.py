@@ -16,6 +16,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 logger = logging.getLogger("geocatalog.processes")
 
 OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+#: Part 2's exceptions (deploy, replace, undeploy): OgcError names them by their whole URI.
+OGC2 = "http://www.opengis.net/def/exceptions/ogcapi-processes-2/1.0/"
 _BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden", 404: "not-found",
               405: "method-not-allowed", 409: "conflict", 413: "payload-too-large",
               503: "unavailable"}
@@ -42,8 +44,8 @@ def exception_body(status: int, detail: str, name: str | None = None) -> dict:
 
 
 def _body(status: int, name: str, detail: str) -> dict:
-    return {"type": OGC + name, "title": HTTPStatus(status).phrase, "status": status,
-            "detail": detail}
+    return {"type": name if "://" in name else OGC + name,
+            "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
 
 
 def add_error_handlers(app: FastAPI) -> None:

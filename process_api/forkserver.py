@@ -13,6 +13,7 @@ by that signal). The worker ends a job by writing `kill` on its connection, or b
 it: the child then kills its process group (itself and what it started).
 
     python -m process_api.forkserver SOCKET_PATH [module ...]
+    python -m process_api.forkserver --one FD   (one job, on an inherited socket)
 """
 
 from __future__ import annotations
@@ -122,5 +123,29 @@ def serve(path: str, modules: list[str]) -> None:
                 _reaped(key.fd)
 
 
+def serve_one(fd: int) -> None:
+    """One job on the inherited socket `fd`, as a connection of `serve` would run it: for a
+    job in a sandbox of its own (`launcher.OwnSandbox`)."""
+    die_with_parent()
+    conn = socket.socket(fileno=fd)
+    try:
+        with conn.makefile("rb") as incoming:
+            request = json.loads(incoming.readline())
+    except (OSError, ValueError):
+        return
+    pid = os.fork()
+    if pid == 0:
+        _run_child(conn, request)
+    _, status = os.waitpid(pid, 0)
+    shutil.rmtree(child.job_folder(pid), ignore_errors=True)
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)})
+                     .encode() + b"\n")
+    conn.close()
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--one":
+        serve_one(int(sys.argv[2]))
+    else:
+        serve(sys.argv[1], sys.argv[2:])

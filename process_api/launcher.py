@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from process_api.sandbox import Sandbox
 
@@ -20,6 +22,15 @@ WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
                   "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
+
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class Launcher(Protocol):
+    async def connect(self) -> Streams:
+        """A connection for one job, speaking the fork server's protocol."""
+        ...
 
 
 def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
@@ -81,3 +92,34 @@ class ForkServer:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+class OwnSandbox:
+    """Each job in a process (and sandbox) of its own, started for it: a deployed process
+    runs code nobody here reviewed, so it shares nothing with other jobs, not even a `/tmp`
+    (jobs of a fork server share its sandbox). Python starts per job (about a second with
+    cwltool's imports)."""
+
+    def __init__(self, sandbox: Sandbox | None, network: bool = False) -> None:
+        self.sandbox = sandbox
+        self.network = network
+        self._started: set[asyncio.Task[int]] = set()
+
+    async def connect(self) -> Streams:
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", "process_api.forkserver", "--one",
+                   str(theirs.fileno())]
+        if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
+            command = self.sandbox.wrap(command, writable=[], network=self.network,
+                                        modules=["process_api"])
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+                env=without_secrets(os.environ), pass_fds=(theirs.fileno(),))
+        finally:
+            theirs.close()
+        reaped = asyncio.create_task(process.wait())  # reaped once it ends
+        self._started.add(reaped)
+        reaped.add_done_callback(self._started.discard)
+        return await asyncio.open_unix_connection(sock=ours, limit=2**26)

@@ -3,12 +3,12 @@
 #: New jobs in one statement (`jobs`: a JSON array of their records).
 INSERT_JOBS = """
 INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
-                           service_url, api_url, subscriber, trace_context)
+                           service_url, api_url, subscriber, trace_context, process_revision)
 SELECT id, process_id, owner, project, inputs, secrets, resources, service_url, api_url,
-       subscriber, trace_context
+       subscriber, trace_context, process_revision
 FROM jsonb_to_recordset(%(jobs)s) AS j(id uuid, process_id text, owner text, project text,
     inputs jsonb, secrets text, resources jsonb, service_url text, api_url text,
-    subscriber jsonb, trace_context jsonb)
+    subscriber jsonb, trace_context jsonb, process_revision int)
 RETURNING *
 """
 
@@ -95,3 +95,33 @@ SET text = right(l.text || excluded.text, %(max)s),
 """
 
 GET_LOG = "SELECT text, dropped FROM processes.job_logs WHERE job_id = %(id)s"
+
+# -- deployed processes (processes.deployed) ----------------------------------------------
+
+#: Every process deployed now (its current revision).
+CURRENT_DEPLOYED = "SELECT * FROM processes.deployed WHERE retired IS NULL"
+
+DEPLOYED_NOW = "SELECT * FROM processes.deployed WHERE id = %(id)s AND retired IS NULL"
+
+DEPLOYED_REVISION = """
+SELECT * FROM processes.deployed WHERE id = %(id)s AND revision = %(revision)s
+"""
+
+#: The current revision, locked: a replacement or undeployment waits for another one.
+LOCK_DEPLOYED = """
+SELECT * FROM processes.deployed WHERE id = %(id)s AND retired IS NULL FOR UPDATE
+"""
+
+RETIRE_DEPLOYED = """
+UPDATE processes.deployed SET retired = now() WHERE id = %(id)s AND retired IS NULL
+"""
+
+#: A new revision (the first, or after the last one ever, retired or not).
+INSERT_DEPLOYED = """
+INSERT INTO processes.deployed (id, revision, owner, project, visibility, media_type, package,
+                                cwl, description)
+SELECT %(id)s, coalesce(max(revision), 0) + 1, %(owner)s, %(project)s, %(visibility)s,
+       %(media_type)s, %(package)s, %(cwl)s, %(description)s
+FROM processes.deployed WHERE id = %(id)s
+RETURNING *
+"""

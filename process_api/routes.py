@@ -12,6 +12,7 @@ import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from process_api.definition import Process
 from process_api.documents import (
     JSON,
     OGC_PROFILE,
@@ -102,22 +103,40 @@ def service_router(also_conforms_to: tuple[str, ...] = ()) -> APIRouter:
     return router
 
 
-def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
+def processes_router(engine: Engine, user: Any, optional_user: Any,
+                     is_admin: Callable[[Any], bool], sync_wait_seconds: float = 30,
                      body_checks: Sequence[Callable[..., Any]] = ()) -> APIRouter:
-    """`sync_wait_seconds`: the longest a synchronous execution request waits;
-    `body_checks`: dependencies run before a body is used."""
+    """`user`: the caller (process client token); `optional_user`: the caller or None;
+    `is_admin`: whether a caller sees every deployed process; `sync_wait_seconds`: the
+    longest a synchronous execution request waits; `body_checks`: dependencies run before a
+    body is used."""
     router = APIRouter(prefix="/processes", tags=["Processes"])
 
-    def find(process_id: str):
+    async def find(process_id: str, caller: User) -> tuple[Process, int | None]:
+        """The process and, deployed, the revision a job of it runs now."""
         process = engine.registry.get(process_id)
-        if process is None:
+        if process is not None:
+            return process, None
+        deployed = await engine.deployed.current(process_id)
+        if deployed is None or not deployed.visible_to(caller.username, caller.groups,
+                                                       is_admin(caller)):
             raise no_such_process(process_id)
-        return process
+        return deployed.process, deployed.revision
 
-    @router.get("", summary="The processes offered (public)")
-    async def list_processes(request: Request) -> dict:
+    @router.get("", summary="The processes offered",
+                description="Without a token: the built-in processes and the public deployed "
+                "ones; with one, also those deployed for the caller and their projects.")
+    async def list_processes(request: Request,
+                             caller: User | None = Depends(optional_user)) -> dict:
         base = _base(request)
-        return {"processes": [summary(p, base) for p in engine.registry],
+        offered = list(engine.registry)
+        if caller is not None:
+            admin = is_admin(caller)
+            offered += [d.process for d in engine.deployed.all()
+                        if d.visible_to(caller.username, caller.groups, admin)]
+        else:
+            offered += [d.process for d in engine.deployed.all() if d.visibility == "public"]
+        return {"processes": [summary(p, base) for p in offered],
                 "links": [{"rel": "self", "type": JSON, "href": f"{base}processes"}]}
 
     @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas",
@@ -127,9 +146,10 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
                 "schema).")
     async def describe(process_id: str, request: Request, caller: User = Depends(user),
                        profile: Annotated[Literal["ogc"] | None, Query()] = None) -> dict:
+        process, _ = await find(process_id, caller)
         if profile == OGC_PROFILE:
-            return ogc_description(find(process_id), _base(request))
-        return description(find(process_id), _base(request))
+            return ogc_description(process, _base(request))
+        return description(process, _base(request))
 
     @router.post("/{process_id}/execution", status_code=201,
                  summary="Execute a process: creates a job",
@@ -145,7 +165,7 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
                       caller: User = Depends(user),
                       prefer: Annotated[str | None, Header(max_length=1024)] = None,
                       ) -> JSONResponse:
-        process = find(process_id)
+        process, revision = await find(process_id, caller)
         inputs = body.process_inputs()
         errors = sorted(process.inputs_validator.iter_errors(inputs),
                         key=lambda e: list(e.absolute_path))
@@ -168,7 +188,7 @@ def processes_router(engine: Engine, user: Any, sync_wait_seconds: float = 30,
         job = await engine.submit(process.id, caller.username, project, stored,
                                   engine.box.seal(secrets), inputs.get("resources"),
                                   service_url=str(request.base_url), api_url=base,
-                                  subscriber=subscriber)
+                                  subscriber=subscriber, process_revision=revision)
         location = f"{base}jobs/{job['id']}"
         wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None
         if wait is None:

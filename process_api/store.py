@@ -24,12 +24,15 @@ def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, 
             secrets: str | None, resources: dict[str, Any] | None,
             service_url: str | None = None, api_url: str | None = None,
             subscriber: dict[str, Any] | None = None,
-            trace_context: dict[str, str] | None = None) -> NewJob:
-    """The record of a job to submit, its id chosen."""
+            trace_context: dict[str, str] | None = None,
+            process_revision: int | None = None) -> NewJob:
+    """The record of a job to submit, its id chosen (`process_revision`: of a deployed
+    process, the revision it runs)."""
     return {"id": str(uuid.uuid4()), "process_id": process_id, "owner": owner,
             "project": project, "inputs": inputs, "secrets": secrets,
             "resources": resources or {}, "service_url": service_url, "api_url": api_url,
-            "subscriber": subscriber or None, "trace_context": trace_context or None}
+            "subscriber": subscriber or None, "trace_context": trace_context or None,
+            "process_revision": process_revision}
 
 
 @dataclass(frozen=True)

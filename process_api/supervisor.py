@@ -13,7 +13,7 @@ import procrastinate
 
 from process_api.definition import Process
 from process_api.job_log import JobLog
-from process_api.launcher import ForkServer
+from process_api.launcher import Launcher
 from process_api.metrics import JOB_PROCESSES
 from process_api.store import JobStore
 from process_api.tasks import cancelled
@@ -24,7 +24,7 @@ class Supervisor:
     ends it on dismissal."""
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
-                 dsn: str, forks: ForkServer) -> None:
+                 dsn: str, forks: Launcher) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
@@ -43,7 +43,8 @@ class Supervisor:
         record's log meanwhile, `secrets` scrubbed."""
         reader, writer = await self.forks.connect()
         writer.write(json.dumps({
-            "entry": process.entry, "command": process.command, "inputs": inputs,
+            "entry": process.entry, "command": process.command, "files": process.files,
+            "inputs": inputs,
             "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
         await writer.drain()
         watcher: asyncio.Task[None] | None = None

@@ -185,6 +185,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     process_app = create_process_app(ProcessesConfig(
         engine=engine,
         user=auth.client(settings.process_client_id),
+        optional_user=auth.optional_client(settings.process_client_id),
+        deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
+        is_admin=partial(auth.is_admin, client_id=settings.process_client_id),
         in_process_worker=settings.in_process_worker,
         worker_concurrency=settings.worker_concurrency,
         sync_wait_seconds=settings.sync_wait_seconds,

@@ -115,6 +115,8 @@ class Settings(PgstacApiSettings):
     endpoints."""
     admin_right: str = "manageCollections"
     """The right of administrators: collection writes, and any item."""
+    deploy_right: str = "deployProcess"
+    """The right to deploy processes through the process API (OGC API Processes Part 2)."""
     web_client_id: str = "geocatalog-web"
     """The web face's public OIDC client (code flow + PKCE), for our pages and STAC Browser;
     its tokens must name the data and process clients in `aud` (the local issuer's do)."""

@@ -1,0 +1,140 @@
+"""CWL packages the tests deploy: a CommandLineTool running a Python script given in
+`InitialWorkDirRequirement`, and a two-step Workflow."""
+
+from __future__ import annotations
+
+import json
+
+
+def shout_tool(process_id: str, word: str = "") -> str:
+    """Upper-cases `message` `times` times (and appends `word`: a replacement's mark),
+    after `seconds` of sleep; its log says when it starts."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+label: Shout
+doc: Upper-cases a message.
+requirements:
+  InitialWorkDirRequirement:
+    listing:
+      - entryname: shout.py
+        entry: |
+          import sys, time
+          print("started", sys.argv[3], file=sys.stderr, flush=True)
+          time.sleep(float(sys.argv[3]))
+          print((sys.argv[1].upper() + " ") * int(sys.argv[2]) + "{word}")
+baseCommand: [python3, shout.py]
+inputs:
+  message:
+    type: string
+    label: What to shout
+    inputBinding: {{position: 1}}
+  times:
+    type: int
+    default: 2
+    inputBinding: {{position: 2}}
+  seconds:
+    type: float
+    default: 0
+    inputBinding: {{position: 3}}
+outputs:
+  shouted:
+    type: stdout
+  times_shouted:
+    type: int
+    outputBinding:
+      outputEval: $(inputs.times)
+stdout: shouted.txt
+"""
+
+
+TWO_STEPS = """\
+cwlVersion: v1.2
+$graph:
+  - id: main
+    class: Workflow
+    label: Shout, then exclaim
+    inputs:
+      message: string
+    outputs:
+      final:
+        type: File
+        outputSource: exclaim/out
+    steps:
+      shout:
+        run: "#upper"
+        in: {message: message}
+        out: [out]
+      exclaim:
+        run: "#exclaim"
+        in: {text: shout/out}
+        out: [out]
+  - id: upper
+    class: CommandLineTool
+    baseCommand: [python3, -c, "import sys; print(sys.argv[1].upper())"]
+    inputs:
+      message: {type: string, inputBinding: {position: 1}}
+    outputs:
+      out: stdout
+  - id: exclaim
+    class: CommandLineTool
+    baseCommand: [python3, -c, "import sys; print(open(sys.argv[1]).read().strip() + '!')"]
+    inputs:
+      text: {type: File, inputBinding: {position: 1}}
+    outputs:
+      out: stdout
+"""
+
+
+def application_package(process_id: str, cwl: str, **description: str) -> str:
+    """An OGC application package holding `cwl` (YAML) by value."""
+    return json.dumps({"processDescription": {"id": process_id, **description},
+                       "executionUnit": {"value": cwl, "mediaType": "application/cwl+yaml"}})
+
+
+def prober(process_id: str) -> str:
+    """Tries what a job must not do (`reads`, `connects`: [host, port], writes a `secret`
+    in its own folder), and reports each attempt: "ok" or the error's name."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+requirements:
+  InitialWorkDirRequirement:
+    listing:
+      - entryname: probe.py
+        entry: |
+          import glob, json, os, socket, sys, time
+          asked = json.loads(sys.argv[1])
+          def attempt(action):
+              try:
+                  action()
+                  return "ok"
+              except OSError as e:
+                  return type(e).__name__
+          def read(path):
+              with open(path, "rb") as f:
+                  f.read()
+          def connect(host, port):
+              socket.create_connection((host, port), timeout=2).close()
+          with open("secret.txt", "w") as f:
+              f.write(asked["secret"])
+          print("folder", os.getcwd(), file=sys.stderr, flush=True)
+          report = {{
+              "cwd": os.getcwd(),
+              "tmp": sorted(os.listdir("/tmp")),
+              "read": {{p: attempt(lambda p=p: read(p)) for p in asked["reads"]}},
+              "connect": {{f"{{h}}:{{p}}": attempt(lambda h=h, p=p: connect(h, p))
+                          for h, p in asked["connects"]}},
+          }}
+          print(json.dumps(report))
+          time.sleep(asked.get("seconds", 0))
+baseCommand: [python3, probe.py]
+inputs:
+  asked:
+    type: string
+    inputBinding: {{position: 1}}
+outputs:
+  report: stdout
+"""

@@ -1,0 +1,274 @@
+"""OGC API Processes Part 2 on the real engine: CWL packages deployed, run (async and sync),
+watched, dismissed, replaced and undeployed through the API; each of their jobs in a
+sandbox of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from process_api.errors import OGC, OGC2
+from stac_ext.app import create_app
+from tests.support.cwl import TWO_STEPS, application_package, prober, shout_tool
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
+from tests.support.processes import TEST_PROCESSES
+
+ROOT = Path(__file__).resolve().parent.parent
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+PACKAGE = {"Content-Type": "application/ogcapppkg+json"}
+
+
+@pytest.fixture
+async def service(settings, issuer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
+    """The service with a data dir of its own (a password file in it, as the embedded
+    cluster keeps them) and a worker; clients: dora deploys (right `deployProcess`, project
+    ocean-lab), alice is in ocean-lab, bob in nothing, carol deploys in ocean-lab too, and
+    an admin."""
+    data_dir = ROOT / ".artifacts" / f"deploy-{uuid.uuid4().hex[:8]}"
+    data_dir.mkdir(parents=True)
+    (data_dir / "pg.password").write_text("superuser-secret")
+    app = create_app(settings.model_copy(update={
+        "geocatalog_data_dir": data_dir, "job_queue": f"deploy-{uuid.uuid4().hex[:8]}",
+        "in_process_worker": True}), processes=TEST_PROCESSES)
+    tokens = {
+        "dora": issuer.token("dora", client=PROCESS_CLIENT, groups=["ocean-lab"],
+                             rights=["deployProcess"]),
+        "carol": issuer.token("carol", client=PROCESS_CLIENT, groups=["ocean-lab"],
+                              rights=["deployProcess"]),
+        "alice": issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"]),
+        "bob": issuer.token("bob", client=PROCESS_CLIENT),
+        "admin": issuer.token("root", client=PROCESS_CLIENT, rights=["manageCollections"]),
+    }
+    async with app.router.lifespan_context(app):
+        clients = {name: http_client(app, token) for name, token in tokens.items()}
+        clients["anonymous"] = http_client(app)
+        try:
+            yield {**clients, "data_dir": data_dir}  # type: ignore[dict-item]
+        finally:
+            for client in clients.values():
+                await client.aclose()
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+async def finished(client: httpx.AsyncClient, url: str) -> dict:
+    job = await wait_for(client, url, "successful", "failed", "dismissed")
+    assert job["status"] == "successful", job
+    return (await client.get(f"{url}/results")).json()
+
+
+async def log_until(client: httpx.AsyncClient, url: str, text: str) -> str:
+    """The job's log once it holds `text` (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + 60
+    while text not in (seen := (await client.get(f"{url}/logs")).text) and \
+            time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    return seen
+
+
+def listed(r: httpx.Response) -> set[str]:
+    return {p["id"] for p in r.json()["processes"]}
+
+
+async def test_deploy_run_replace_undeploy_a_tool(service) -> None:
+    dora, alice, bob, anonymous = (service[n] for n in ("dora", "alice", "bob", "anonymous"))
+    name = unique("shout")
+    r = await dora.post("/processes/processes", params={"visibility": "project",
+                                                        "project": "ocean-lab"},
+                        content=shout_tool(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    assert r.headers["Location"] == f"http://testserver/processes/processes/{name}"
+    assert (r.json()["id"], r.json()["title"], r.json()["mutable"]) == (name, "Shout", True)
+    assert r.json()["jobControlOptions"] == ["sync-execute", "async-execute", "dismiss"]
+
+    # seen and run by the project (alice), not by others, nor anonymously
+    assert name in listed(await alice.get("/processes/processes"))
+    assert name not in listed(await bob.get("/processes/processes"))
+    assert name not in listed(await anonymous.get("/processes/processes"))
+    builtin = (await anonymous.get("/processes/processes")).json()["processes"]
+    assert {p["id"]: p["mutable"] for p in builtin}["echo"] is False
+    r = await bob.get(f"/processes/processes/{name}")
+    assert (r.status_code, r.json()["type"]) == (404, OGC + "no-such-process")
+    assert (await execute(bob, name, {"message": "hi"})).status_code == 404
+
+    described = (await alice.get(f"/processes/processes/{name}")).json()
+    assert described["inputs"]["required"] == ["message"]
+    assert described["inputs"]["properties"]["message"] == {"type": "string",
+                                                            "title": "What to shout"}
+    assert described["inputs"]["properties"]["times"] == {"type": "integer", "default": 2}
+    assert set(described["outputs"]["properties"]) == {"shouted", "times_shouted"}
+    r = await execute(alice, name, {"message": "hi", "times": "x"})
+    assert r.status_code == 400 and "times" in r.json()["detail"]
+
+    # run: asynchronously, then synchronously
+    r = await execute(alice, name, {"message": "hi", "times": 3})
+    assert r.status_code == 201, r.text
+    results = await finished(alice, r.headers["Location"])
+    assert results["times_shouted"] == 3
+    assert results["shouted"]["contents"] == "HI HI HI \n"
+    assert results["shouted"]["basename"] == "shouted.txt"
+    assert "started 0" in (await alice.get(f"{r.headers['Location']}/logs")).text
+    r = await execute(alice, name, {"message": "now"}, headers={"Prefer": "respond-sync"})
+    assert r.status_code == 200, r.text
+    assert r.json()["shouted"]["contents"] == "NOW NOW \n"
+
+    # replaced while a job runs: that job ends on the old package, new jobs use the new one
+    slow = (await execute(alice, name, {"message": "old", "seconds": 4})).headers["Location"]
+    assert "started 4" in await log_until(alice, slow, "started 4")
+    r = await alice.put(f"/processes/processes/{name}", content=shout_tool(name, "v2"),
+                        headers=CWL_YAML)
+    assert r.status_code == 403  # a member, without the right to deploy
+    r = await service["carol"].put(f"/processes/processes/{name}",
+                                   content=shout_tool(name, "v2"), headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (
+        403, "Only its owner (dora) and administrators may change the process.")
+    r = await dora.put(f"/processes/processes/{name}", content=shout_tool(name, "v2"),
+                       headers=CWL_YAML)
+    assert r.status_code == 204, r.text
+    new = (await execute(alice, name, {"message": "new"})).headers["Location"]
+    assert (await finished(alice, new))["shouted"]["contents"] == "NEW NEW v2\n"
+    assert (await finished(alice, slow))["shouted"]["contents"] == "OLD OLD \n"
+    package = await alice.get(f"/processes/processes/{name}/package")
+    assert (package.status_code, package.text) == (200, shout_tool(name, "v2"))
+    assert package.headers["content-type"] == "application/cwl+yaml"
+
+    # undeployed: no new jobs; the old jobs and their results stay
+    assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
+    assert (await alice.get(f"/processes/processes/{name}")).status_code == 404
+    r = await execute(alice, name, {"message": "late"})
+    assert (r.status_code, r.json()["type"]) == (404, OGC + "no-such-process")
+    assert name not in listed(await alice.get("/processes/processes"))
+    assert (await alice.get(f"{new}/results")).json()["shouted"]["contents"] == "NEW NEW v2\n"
+    assert (await dora.delete(f"/processes/processes/{name}")).status_code == 404
+
+
+async def test_a_two_step_workflow_from_an_application_package(service) -> None:
+    dora, admin, bob = service["dora"], service["admin"], service["bob"]
+    name = unique("shout-twice")
+    body = application_package(name, TWO_STEPS, title="Shout twice", version="2.1.0")
+    r = await dora.post("/processes/processes", content=body, headers=PACKAGE,
+                        params={"visibility": "public"})
+    assert (r.status_code, r.json()["detail"]) == (
+        403, "Only administrators deploy public processes.")
+    r = await admin.post("/processes/processes", content=body, headers=PACKAGE,
+                         params={"visibility": "public"})
+    assert r.status_code == 201, r.text
+    assert (r.json()["title"], r.json()["version"]) == ("Shout twice", "2.1.0")
+    assert name in listed(await service["anonymous"].get("/processes/processes"))
+    r = await execute(bob, name, {"message": "hey"})
+    assert (await finished(bob, r.headers["Location"]))["final"]["contents"] == "HEY!\n"
+    r = await execute(bob, name, {"message": "sync"}, headers={"Prefer": "respond-sync"})
+    assert (r.status_code, r.json()["final"]["contents"]) == (200, "SYNC!\n")
+    r = await admin.post("/processes/processes", content=body, headers=PACKAGE)
+    assert (r.status_code, r.json()["type"]) == (409, OGC2 + "duplicated-process")
+    assert r.headers["Location"].endswith(f"/processes/processes/{name}")
+    assert (await admin.delete(f"/processes/processes/{name}")).status_code == 204
+
+
+async def test_dismissing_a_deployed_job_ends_its_processes(service) -> None:
+    dora = service["dora"]
+    name = unique("shout")
+    r = await dora.post("/processes/processes", content=shout_tool(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    marker = f"marker{uuid.uuid4().hex[:8]}"
+    url = (await execute(dora, name, {"message": marker, "seconds": 300})).headers["Location"]
+    assert "started 300" in await log_until(dora, url, "started 300")
+
+    def running() -> list[str]:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        return found.stdout.split()
+
+    assert running()  # the tool, in the job's sandbox
+    assert (await dora.delete(url)).json()["status"] == "dismissed"
+    deadline = time.monotonic() + 30
+    while running() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert running() == []
+
+
+async def test_every_deployed_job_is_sandboxed(service, database_url: str) -> None:
+    dora = service["dora"]
+    name = unique("probe")
+    r = await dora.post("/processes/processes", content=prober(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    database = urlsplit(database_url)
+    # a first job keeps a secret in its folder while a second one looks for it
+    first = (await execute(dora, name, {"asked": json.dumps({
+        "secret": "first-job-secret", "reads": [], "connects": [],
+        "seconds": 300})})).headers["Location"]
+    folder = (await log_until(dora, first, "folder ")).split("folder ", 1)[1].split()[0]
+    asked = {"secret": "second", "connects": [[database.hostname, database.port],
+                                              ["127.0.0.1", 22]],
+             "reads": [str(service["data_dir"] / "pg.password"), f"{folder}/secret.txt",
+                       f"/proc/{os.getpid()}/environ", "/etc/shadow"]}
+    second = (await execute(dora, name, {"asked": json.dumps(asked)})).headers["Location"]
+    report = json.loads((await finished(dora, second))["report"]["contents"])
+    assert (await dora.delete(first)).status_code == 200
+    assert report["read"] == {
+        str(service["data_dir"] / "pg.password"): "FileNotFoundError",  # hidden
+        f"{folder}/secret.txt": "FileNotFoundError",  # another job's /tmp is not its own
+        f"/proc/{os.getpid()}/environ": "FileNotFoundError",  # the worker is not there
+        "/etc/shadow": "PermissionError"}
+    # no network: not even the loopback the database listens on
+    assert report["connect"] == {f"{database.hostname}:{database.port}":
+                                 "ConnectionRefusedError",
+                                 "127.0.0.1:22": "ConnectionRefusedError"}
+    # its /tmp holds its own folder only (the same path as the first job's, another mount)
+    assert report["tmp"] == [folder.split("/")[2]] and folder.startswith("/tmp/job-")
+
+
+@pytest.mark.parametrize(("body", "kind", "status", "says"), [
+    ("cwlVersion: v1.2\nclass: CommandLineTool\nid: broken\ninputs: {a: strin}\n"
+     "outputs: {}\nbaseCommand: echo\n", "application/cwl+yaml", 400,
+     "Invalid CWL: package.cwl:4:1:"),
+    ("cwlVersion: v1.2\nclass: CommandLineTool\nid: boxed\n"
+     "hints: {DockerRequirement: {dockerPull: alpine}}\ninputs: {}\noutputs: {}\n"
+     "baseCommand: echo\n", "application/cwl+yaml", 400,
+     "DockerRequirement: this service runs no container runtime"),
+    ("cwlVersion: v1.2\nclass: Workflow\nid: elsewhere\ninputs: {}\noutputs: {}\n"
+     "steps:\n  s:\n    run: https://example.org/tool.cwl\n    in: {}\n    out: []\n",
+     "application/cwl+yaml", 400, "a package holds all it runs"),
+    ("cwlVersion: v1.2\nclass: CommandLineTool\nid: echo\ninputs: {}\noutputs: {}\n"
+     "baseCommand: echo\n", "application/cwl+yaml", 403, "is part of this service"),
+    ('{"executionUnit": {"href": "https://example.org/x.cwl"}}', "application/ogcapppkg+json",
+     400, "give the CWL by value"),
+    ("a: &x [1]\nb: *x\n", "application/cwl+yaml", 400, "YAML aliases"),
+    ("<xml/>", "application/xml", 415, "A package is application/ogcapppkg+json or CWL"),
+])
+async def test_a_package_that_cannot_be_deployed_says_why(service, body: str, kind: str,
+                                                          status: int, says: str) -> None:
+    r = await service["dora"].post("/processes/processes", content=body,
+                                   headers={"Content-Type": kind})
+    assert r.status_code == status, r.text
+    assert says in r.json()["detail"], r.json()
+
+
+async def test_deploying_needs_the_right_and_built_ins_stay(service) -> None:
+    r = await service["alice"].post("/processes/processes", content=shout_tool("mine"),
+                                    headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (403, "This needs the right 'deployProcess'.")
+    for method in ("put", "delete"):
+        r = await service["admin"].request(method, "/processes/processes/echo",
+                                           content=shout_tool("echo"), headers=CWL_YAML)
+        assert (r.status_code, r.json()["type"]) == (403, OGC2 + "immutable-process")
+    r = await service["dora"].post("/processes/processes", content=shout_tool("x"),
+                                   headers=CWL_YAML, params={"visibility": "project",
+                                                             "project": "not-mine"})
+    assert (r.status_code, r.json()["detail"]) == (
+        403, "You are not a member of the project 'not-mine'.")
