@@ -1,7 +1,8 @@
 """OGC API Processes under `/processes`: the sub-app, job store, engine, built-in processes.
 
 May import FastAPI, procrastinate, psycopg, jsonschema, joserfc, prometheus-client,
-OpenTelemetry and the standard library;
+OpenTelemetry, cwltool (and its loader's schema-salad and ruamel.yaml) and the standard
+library;
 never `stac_ext` or `catalogs_ext`: the composition root hands it the DSN, the secrets key
 and the auth dependency (`ProcessesConfig`).
 

@@ -106,7 +106,7 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
     tool = _load(text, target)
     _refuse_unsupported(tool)
     spec = tool.tool
-    inputs = _inputs_schema(spec["inputs"])
+    inputs = _inputs_schema(spec["inputs"], _secrets(tool))
     outputs = _outputs_schema(spec["outputs"])
     doc = spec.get("doc") or ""
     return CwlProcess(id=target, target=target, title=str(spec.get("label") or target),
@@ -193,6 +193,14 @@ def _refuse_unsupported(tool: Any) -> None:
                                    "here.")
 
 
+def _secrets(tool: Any) -> set[str]:
+    """The inputs cwltool's `Secrets` hint names: stored encrypted and scrubbed from logs
+    as any `writeOnly` input."""
+    return {_name(str(name)) for each in [*tool.requirements, *tool.hints]
+            if str(each.get("class", "")).endswith("Secrets")
+            for name in each.get("secrets") or []}
+
+
 def _name(identifier: str) -> str:
     """`file:///deployed/package.cwl#main/step/input` -> `input`."""
     return identifier.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
@@ -225,7 +233,7 @@ def _schema(kind: Any, where: str, output: bool) -> dict[str, Any]:
     raise PackageError(f"{where}: a type this service cannot read.")
 
 
-def _inputs_schema(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+def _inputs_schema(inputs: list[dict[str, Any]], secrets: set[str]) -> dict[str, Any]:
     properties: dict[str, Any] = {"resources": RESOURCES}
     required = []
     for given in inputs:
@@ -237,6 +245,8 @@ def _inputs_schema(inputs: list[dict[str, Any]]) -> dict[str, Any]:
                            ("default", given.get("default"))):
             if value is not None:
                 schema[key] = value
+        if name in secrets:
+            schema["writeOnly"] = True
         properties[name] = schema
         if not _optional(given["type"]) and "default" not in given:
             required.append(name)

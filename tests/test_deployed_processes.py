@@ -16,11 +16,20 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import owslib.ogcapi
+import psycopg
 import pytest
+from owslib.ogcapi.processes import Processes
 
 from process_api.errors import OGC, OGC2
 from stac_ext.app import create_app
-from tests.support.cwl import TWO_STEPS, application_package, prober, shout_tool
+from tests.support.cwl import (
+    TWO_STEPS,
+    application_package,
+    prober,
+    secretive,
+    shout_tool,
+)
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
@@ -272,3 +281,71 @@ async def test_deploying_needs_the_right_and_built_ins_stay(service) -> None:
                                                              "project": "not-mine"})
     assert (r.status_code, r.json()["detail"]) == (
         403, "You are not a member of the project 'not-mine'.")
+
+
+async def test_a_secret_input_is_kept_as_any_secret(service, database_url: str) -> None:
+    """An input cwltool's `Secrets` hint names is `writeOnly`: stored encrypted until the
+    job ends, never shown, scrubbed from the job's log."""
+    dora = service["dora"]
+    name = unique("secretive")
+    r = await dora.post("/processes/processes", content=secretive(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    described = (await dora.get(f"/processes/processes/{name}")).json()
+    assert described["inputs"]["properties"]["token"] == {"type": "string", "writeOnly": True}
+    url = (await execute(dora, name, {"token": "tok-cwl-3f9a"})).headers["Location"]
+    assert await finished(dora, url) == {}
+    log = (await dora.get(f"{url}/logs")).text
+    assert "using ***" in log and "tok-cwl-3f9a" not in log
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute("SELECT inputs::text, secrets FROM processes.jobs WHERE id = %s",
+                           (url.rsplit("/", 1)[1],)).fetchone()
+    assert row == ('{"token": "***"}', None)
+
+
+async def test_every_api_process_hears_of_a_deployment(service, app, issuer) -> None:
+    """Deployed through one app (an API process of its own), listed at once by another
+    (the session's), which reads deployments from memory: LISTEN/NOTIFY told it; gone
+    from it the same way when undeployed."""
+    name = unique("heard")
+    r = await service["dora"].post("/processes/processes", content=shout_tool(name),
+                                   headers=CWL_YAML, params={"visibility": "project",
+                                                             "project": "ocean-lab"})
+    assert r.status_code == 201, r.text
+    async with http_client(app, issuer.token("alice", client=PROCESS_CLIENT,
+                                             groups=["ocean-lab"])) as other:
+        async def listed_there() -> bool:
+            return name in listed(await other.get("/processes/processes"))
+
+        assert await poll(listed_there, True)
+        assert (await service["dora"].delete(f"/processes/processes/{name}")).status_code == 204
+        assert await poll(listed_there, False)
+
+
+async def poll(check, wanted: bool) -> bool:
+    """Whether `check()` came to say `wanted` (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + 30
+    while await check() != wanted and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return await check() == wanted
+
+
+async def test_owslib_lists_and_runs_a_deployed_process(app, live_server: str,
+                                                        issuer) -> None:
+    """Deployed through a real uvicorn (no worker); the session app's worker runs it."""
+    token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
+    name = unique("ows-shout")
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        r = await http.post(f"{live_server}/processes/processes", content=shout_tool(name),
+                            headers=CWL_YAML)
+        assert r.status_code == 201, r.text
+    defaults = dict(owslib.ogcapi.REQUEST_HEADERS)
+    client = Processes(f"{live_server}/processes/",
+                       headers={"Authorization": f"Bearer {token}"})
+    client.headers = dict(client.headers)  # OWSLib shares its headers module-wide
+    owslib.ogcapi.REQUEST_HEADERS.clear()
+    owslib.ogcapi.REQUEST_HEADERS.update(defaults)
+    assert name in {p["id"] for p in await asyncio.to_thread(client.processes)}
+    described = await asyncio.to_thread(client.process, name)
+    assert described["mutable"] is True
+    results = await asyncio.to_thread(client.execute, name, {"message": "ows"})
+    assert results["shouted"]["contents"] == "OWS OWS \n"  # synchronous: OWSLib waits

@@ -42,7 +42,8 @@ async def test_logs_while_running_scrubbed_then_gone_with_the_job(
 
 
 async def test_a_flood_keeps_its_end(alice_processes: httpx.AsyncClient) -> None:
-    r = await execute(alice_processes, "test-chatty", {"token": "tok-flood", "flood": 3 * LOG_CHARS})
+    r = await execute(alice_processes, "test-chatty",
+                      {"token": "tok-flood", "flood": 3 * LOG_CHARS})
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "successful", job
     text = (await alice_processes.get(f"{r.headers['Location']}/logs")).text

@@ -48,8 +48,11 @@ async def test_landing_and_conformance(anon: httpx.AsyncClient) -> None:
                         f"{ogc}job-list": 401}  # jobs are their owners' only
     classes = (await anon.get("/processes/conformance")).json()["conformsTo"]
     spec = "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/"
+    part2 = "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/"
     assert classes == [spec + name for name in (
-        "core", "json", "job-list", "dismiss", "oas30", "callback", "html")]
+        "core", "json", "job-list", "dismiss", "oas30", "callback")] + [
+        part2 + name for name in ("deploy-replace-undeploy", "ogcapppkg", "cwl")] + [
+        spec + "html"]
 
 
 async def test_the_openapi_document_is_openapi_3_0(anon: httpx.AsyncClient) -> None:

@@ -32,6 +32,7 @@ from stac_ext.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
+from tests.support.cwl import shout_tool
 from tests.support.http import free_port, uvicorn_serving
 from tests.support.stac import make_item
 
@@ -88,6 +89,13 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {alice}"},
                        json={"id": "alices-notes", "type": "Catalog", "title": NOTES,
                              "description": "Not for anyone yet", "visibility": "private"})
+        assert r.status_code == 201, r.text
+        dora = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
+            "dora", settings.process_client_id, groups=["ocean-lab"], rights=["deployProcess"])
+        r = httpx.post(f"{base}/processes/processes", content=shout_tool("lab-shout"),
+                       params={"visibility": "project", "project": "ocean-lab"},
+                       headers={"Authorization": f"Bearer {dora}",
+                                "Content-Type": "application/cwl+yaml"})
         assert r.status_code == 201, r.text
         yield base
 
@@ -394,6 +402,18 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     assert page.evaluate("window.__pwned") is None
     s.shot("echo-result")
 
+    # a process deployed for her project (CWL): listed for her, run from its form
+    s.goto("/ui/processes")
+    deployed = page.locator("#process-list tr", has_text="Shout")
+    expect(deployed).to_contain_text("deployed")
+    deployed.get_by_role("link").click()
+    page.locator("#execute").get_by_label("What to shout").fill("ahoy")
+    page.locator("#execute").get_by_role("button", name="Run").click()
+    expect(page.locator("#job-status")).to_have_text("successful", timeout=60_000)
+    expect(page.locator("#result-values")).to_contain_text("AHOY AHOY")
+    expect(page.locator("#job-log")).to_contain_text("started 0")
+    s.shot("deployed-process")
+
     # sleep: the progress bar moves; another sleep is dismissed while it runs
     s.goto("/ui/processes/sleep")
     page.locator("#execute").get_by_label("seconds").fill("99999")  # over its maximum
@@ -433,12 +453,13 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # the job list, filtered
     page.get_by_role("link", name="All your jobs").click()
     rows = page.locator("#jobs tbody tr")
-    expect(rows).to_have_count(2)  # a dismissed job is gone (OGC)
+    # echo, the deployed process and sleep; a dismissed job is gone (OGC)
+    expect(rows).to_have_count(3)
     expect(rows.first).to_contain_text("sleep")  # newest first
     page.get_by_label("Status").select_option("failed")
     expect(rows).to_have_count(0)
     page.get_by_label("Status").select_option("successful")
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(3)
     s.shot("jobs")
 
     # someone else's catalog: no form to change it, and a sentence saying who may

@@ -138,3 +138,20 @@ inputs:
 outputs:
   report: stdout
 """
+
+
+def secretive(process_id: str) -> str:
+    """Writes its `token` (named secret by cwltool's `Secrets` hint) to its log."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+$namespaces: {{cwltool: "http://commonwl.org/cwltool#"}}
+hints:
+  cwltool:Secrets:
+    secrets: [token]
+baseCommand: [python3, -c, "import sys; print('using', sys.argv[1], file=sys.stderr)"]
+inputs:
+  token: {{type: string, inputBinding: {{position: 1}}}}
+outputs: []
+"""

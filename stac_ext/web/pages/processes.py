@@ -14,9 +14,20 @@ router = APIRouter()
 
 @router.get("/ui/processes")
 async def process_list(request: Request) -> HTMLResponse:
+    """The processes anyone sees; signed in, its script shows the user's too
+    (`process_list_fragment`, with their token: deployed for them or their projects)."""
     status, body = await get_json(request, "/processes/processes")
     return page(request, "processes.html", {"processes": (body or {}).get("processes", [])},
                 status_code=status)
+
+
+@router.get("/ui/fragments/processes")
+async def process_list_fragment(request: Request,
+                                authorization: str | None = Header(default=None)
+                                ) -> HTMLResponse:
+    status, body = await get_json(request, "/processes/processes", authorization=authorization)
+    return page(request, "fragments/process_list.html",
+                {"processes": (body or {}).get("processes", [])}, status_code=status)
 
 
 @router.get("/ui/processes/{process_id}")
