@@ -49,12 +49,15 @@ class OutboundPolicy:
 
     def check(self, url: str) -> None:
         """TargetRefused unless every address the URL's host resolves to may be reached."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:  # a malformed address (`https://[x`) raises as its parts are read
+            parts = urlsplit(url)
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            raise TargetRefused() from None
+        if parts.scheme not in ("http", "https") or not host:
             raise TargetRefused()
         try:
-            infos = socket.getaddrinfo(parts.hostname, parts.port or 443,
-                                       type=socket.SOCK_STREAM)
+            infos = socket.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError):
             raise TargetRefused() from None
         for info in infos:

@@ -26,7 +26,7 @@ DEFAULT = OutboundPolicy()
     "http://127.0.0.1:8080/data", "https://localhost/x.nc", "http://10.1.2.3/x",
     "http://192.168.0.1/x", "http://169.254.169.254/latest/meta-data/", "http://[::1]/x",
     "http://[::ffff:127.0.0.1]/x", "http://0.0.0.0/x", "ftp://example.org/x", "file:///etc/x",
-    "http://no-such-host.invalid/x"])
+    "http://no-such-host.invalid/x", "https://[\xccU", "http://example.org:99999/x"])
 def test_refused_by_default(url: str) -> None:
     with pytest.raises(TargetRefused) as refused:
         DEFAULT.check(url)

@@ -2,7 +2,8 @@
 write clients and routes (`write_client`, `write_routes`; single-item POSTs written together
 while others are in flight, by `stac_ext.database.group_commit`), stock's `StacApi` with
 endpoints that build request models in the event loop (`stac_api`, `endpoints`), the rules
-every item write follows (`item_rules`, `policy`), item links and URLs, items kept as
+every item write follows (`item_rules`: what an item is; `item_writers`: who may write which
+id, under its lock; `policy`: the caller), item links and URLs, items kept as
 served (`rendered_items`), request bodies, named SQL, the search extensions (`search/`),
 what finding data adds to them (`aggregation`: counts and facets of a search; `sortables`),
 and the pages our own conformance URIs resolve to (`spec_pages`).

@@ -45,7 +45,8 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def stamp(item: dict[str, Any], owner: str, created: str | None = None) -> dict[str, Any]:
+def stamp(item: dict[str, Any], owner: str | None, created: str | None = None
+          ) -> dict[str, Any]:
     """Server-set properties: the owner, creation and update times."""
     now = utc_now()
     properties = item.setdefault("properties", {})
@@ -71,7 +72,7 @@ class ItemRules:
     def from_settings(cls, settings: RuleSettings) -> ItemRules:
         return cls(settings.invalid_id_chars, settings.validate_extensions)
 
-    def prepare(self, item: dict[str, Any] | ItemIn, collection_id: str, owner: str,
+    def prepare(self, item: dict[str, Any] | ItemIn, collection_id: str, owner: str | None,
                 created: str | None = None, expected_id: str | None = None
                 ) -> dict[str, Any]:
         """A validated, stamped copy of `item`, ready for pgstac."""

@@ -1,5 +1,5 @@
-"""Who may read and write what in the data API: items by their visibility, item owners,
-and admins for collections."""
+"""Who may read and write what in the data API: items by their visibility, admins for
+collections; a request's caller as the item write rule takes them (`item_writers`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import orjson
 from fastapi import HTTPException, Request
 
 from stac_ext.auth import AuthDependencies, Principal
+from stac_ext.data_api.item_writers import ItemWriter
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,9 @@ class DataPolicy:
                                 f"administrators: this needs the right '{self.auth.admin_right}'.")
         return principal
 
-    def require_item_owner(self, request: Request, owner: str | None) -> Principal:
-        principal = self.principal(request)
-        if principal.username != owner and not self.is_admin(principal):
-            raise HTTPException(status_code=403, detail="Only the item's owner or an "
-                                "administrator may change it.")
-        return principal
+    def writer(self, principal: Principal) -> ItemWriter:
+        """The caller as the item write rule takes them (`item_writers`)."""
+        return ItemWriter(principal.username, principal.groups, self.is_admin(principal))
 
     def reader(self, principal: Principal | None) -> dict[str, Any] | None:
         """Who reads, as the database's visibility rule takes it (`reader` of a search,
@@ -64,15 +62,6 @@ class DataPolicy:
             request.state.reader = self.reader(await caller(request))
 
         return dependency
-
-    def check_visibility(self, principal: Principal, properties: dict[str, Any]) -> None:
-        """An item may be put in a project (`visibility: project`) only by one of its
-        members, or an administrator (403)."""
-        project = properties.get("project")
-        if properties.get("visibility") == "project" and project not in principal.groups \
-                and not self.is_admin(principal):
-            raise HTTPException(status_code=403, detail=f"You are not a member of the "
-                                f"project {project!r}: only its members share items with it.")
 
 
 def reader_of(request: Request) -> dict[str, Any] | None:

@@ -33,7 +33,6 @@ from stac_pydantic import Collection
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import JSONResponse, Response
 
-from stac_ext.auth import Principal
 from stac_ext.data_api import queries
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
 from stac_ext.data_api.collection_ids import collection_id_problem
@@ -41,6 +40,7 @@ from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
+from stac_ext.data_api.item_writers import ItemWriter, Stored, lock_ids, locked_items
 from stac_ext.data_api.policy import DataPolicy, reader_text
 from stac_ext.data_api.urls import item_path
 from stac_ext.database.group_commit import GroupCommit
@@ -94,6 +94,8 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
     return item
 
 
+NOT_OWNER = "Only the item's owner or an administrator may change it."
+
 #: What a write raises when the database refuses an item (not when it is away): items
 #: posted together are then written one by one, each for its own answer.
 REFUSALS = (StacApiError, PostgresError)
@@ -115,11 +117,6 @@ async def _create_posted(request: Request, collection_id: str,
     return [await _create_items(request, collection_id, features)] * len(features)
 
 
-async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:
-    """Serialise this transaction's check-and-write of these ids with every other one's."""
-    await conn.execute(queries.LOCK_ITEM_IDS, collection_id, item_ids)
-
-
 @attr.s
 class TransactionsClient(StockTransactionsClient):
     # `type: ignore[override]` below: our bodies (minimal items: `ItemIn`) and answers
@@ -139,8 +136,16 @@ class TransactionsClient(StockTransactionsClient):
             body = rules(request).prepare(item, collection_id, owner, created, expected_id)
         except ItemRuleError as e:
             raise HTTPException(status_code=400, detail=str(e)) from e
-        self.policy.check_visibility(self.policy.principal(request), body["properties"])
+        if problem := self._writer(request).sharing_problem(body["properties"]):
+            raise HTTPException(status_code=403, detail=problem)
         return body
+
+    def _writer(self, request: Request) -> ItemWriter:
+        return self.policy.writer(self.policy.principal(request))
+
+    def _require_change(self, request: Request, owner: str | None) -> None:
+        if not self._writer(request).may_change(owner):
+            raise HTTPException(status_code=403, detail=NOT_OWNER)
 
     def _reader(self, request: Request) -> dict[str, Any] | None:
         return self.policy.reader(self.policy.principal(request))
@@ -181,7 +186,7 @@ class TransactionsClient(StockTransactionsClient):
             await lock_ids(conn, collection_id, [item_id])
             existing = await stored_item(conn, collection_id, item_id, self._reader(request))
             owner = existing["properties"].get("owner")
-            self.policy.require_item_owner(request, owner)
+            self._require_change(request, owner)
             existing.pop("links", None)  # generated on the way out, not stored
             body = self._prepare(request, change(existing), collection_id, owner,
                                  existing["properties"].get("created"), expected_id=item_id)
@@ -206,7 +211,7 @@ class TransactionsClient(StockTransactionsClient):
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             await lock_ids(conn, collection_id, [item_id])
             existing = await stored_item(conn, collection_id, item_id, self._reader(request))
-            self.policy.require_item_owner(request, existing["properties"].get("owner"))
+            self._require_change(request, existing["properties"].get("owner"))
             # delete first: it waits for any transaction holding the item (a catalog
             # linking it), whose links the statements below then see and remove
             await conn.fetchval(queries.DELETE_ITEM, collection_id, item_id)
@@ -270,16 +275,16 @@ class BulkTransactionsClient(StockBulkClient):
 
     async def bulk_item_insert(self, items: Items, **kwargs: Any) -> Any:
         request: Request = kwargs["request"]
-        principal = self.policy.principal(request)
+        writer = self.policy.writer(self.policy.principal(request))
         collection_id = request.path_params["collection_id"]
         await require_collection(request, collection_id)
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
-            await lock_ids(conn, collection_id, list(items.items))
-            existing: dict[str, dict[str, Any]] = {}
+            existing: dict[str, Stored] = {}
             if items.method == BulkTransactionMethod.UPSERT:
-                rows = await conn.fetch(queries.ITEM_OWNERS, collection_id, list(items.items))
-                existing = {row["id"]: dict(row) for row in rows}
-            accepted, refused = self._sort(items, existing, principal, rules(request),
+                existing = await locked_items(conn, collection_id, list(items.items))
+            else:  # an id stored already makes the insert fail whole, whoever owns it
+                await lock_ids(conn, collection_id, list(items.items))
+            accepted, refused = self._sort(items, existing, writer, rules(request),
                                            collection_id)
             if accepted:
                 function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
@@ -288,7 +293,8 @@ class BulkTransactionsClient(StockBulkClient):
         return {"received": len(items.items), "success": len(accepted), "skipped": 0,
                 "errors": refused}
 
-    def _sort(self, items: Items, existing: dict[str, dict[str, Any]], principal: Principal,
+    @staticmethod
+    def _sort(items: Items, existing: dict[str, Stored], writer: ItemWriter,
               item_rules: ItemRules, collection_id: str
               ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
         """(prepared items to write, refused ids with why)."""
@@ -296,20 +302,18 @@ class BulkTransactionsClient(StockBulkClient):
         accepted: list[dict[str, Any]] = []
         for item_id, raw in items.items.items():
             found = existing.get(item_id)
-            if found and found["owner"] != principal.username and not self.policy.is_admin(
-                principal
-            ):
+            if found and not writer.may_change(found.owner):
                 refused.append({"id": item_id, "msg": "owned by another user"})
                 continue
             try:  # the same rules as a single POST (minimal items, derived bbox)
                 prepared = item_rules.prepare(
-                    raw, collection_id, found["owner"] if found else principal.username,
-                    found["created"] if found else None, expected_id=item_id)
-                self.policy.check_visibility(principal, prepared["properties"])
+                    raw, collection_id, found.owner if found else writer.username,
+                    found.created if found else None, expected_id=item_id)
             except ItemRuleError as e:
                 refused.append({"id": item_id, "msg": str(e)})
-            except HTTPException as e:
-                refused.append({"id": item_id, "msg": str(e.detail)})
+                continue
+            if problem := writer.sharing_problem(prepared["properties"]):
+                refused.append({"id": item_id, "msg": problem})
             else:
                 accepted.append(prepared)
         return accepted, refused

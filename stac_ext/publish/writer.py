@@ -12,6 +12,7 @@ import asyncpg
 from catalogs_ext import CatalogRefused, catalog_for_items, link_items
 from stac_ext.data_api import queries
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
+from stac_ext.data_api.item_writers import ItemWriter, locked_items
 
 
 class PublishError(RuntimeError):
@@ -44,6 +45,8 @@ class Writer:
                  visibility: str = "public") -> None:
         self.conn = conn
         self.owner = owner
+        # the job runs as its caller, whose rights it does not know: never an administrator
+        self.writer = ItemWriter(owner)
         self.project = project
         self.may_create_collections = may_create_collections
         self.rules = rules
@@ -76,20 +79,18 @@ class Writer:
                                          "exist and your project may not create it")
                                         for item in group]
                     continue
-                ids = [item["id"] for item in group]
-                await self.conn.execute(queries.LOCK_ITEM_IDS, collection, ids)
-                existing = {row["id"]: row for row in await self.conn.fetch(
-                    queries.ITEM_OWNERS, collection, ids)}
+                existing = await locked_items(self.conn, collection,
+                                              [item["id"] for item in group])
                 for item in group:
                     found = existing.get(item["id"])
-                    if found and found["owner"] != self.owner:
+                    if found and not self.writer.may_change(found.owner):
                         outcome.skipped.append((item["id"], "an item of another user has "
                                                 "this id"))
                         continue
                     item = {**item, "properties": {**item["properties"], **self.shared}}
                     try:
                         prepared.append(self.rules.prepare(item, collection, self.owner,
-                                                           found["created"] if found else None))
+                                                           found.created if found else None))
                     except ItemRuleError as e:
                         outcome.skipped.append((item["id"], str(e)))
                         continue
