@@ -32,7 +32,7 @@ WEB          := .web/stac-browser-$(STAC_BROWSER)
 SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
-.PHONY: run test lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
+.PHONY: run test test-fast lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
         telemetry-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
@@ -45,6 +45,11 @@ demo-s3: $(VENV)/.demo-$(HASH)
 test: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) \
       $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
+
+# The loop for an edit: every test but the browser's, the validators' and fuzzers' and the
+# slow drills (markers in pyproject.toml); about 2 minutes. `make test` runs them all.
+test-fast: system-deps $(VENV)/.test-$(HASH)
+	$(BIN)/pytest -m "not browser and not conformance and not slow"
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
 docs: $(VENV)/.test-$(HASH)

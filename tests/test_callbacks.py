@@ -188,6 +188,7 @@ class Silent:
                         self.open -= 1
 
 
+@pytest.mark.slow
 async def test_callbacks_to_a_silent_target_are_bounded(settings, issuer) -> None:
     """500 jobs whose callbacks went to a target that never answers opened ~430
     connections at once: a worker holds at most CALLBACKS_IN_FLIGHT, and none once they

@@ -177,6 +177,7 @@ def world_readable_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> None:
     tmp_path = world_readable_dir
     env = {"GEOCATALOG_DATA_DIR": str(tmp_path / "data"),
@@ -207,6 +208,7 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
     assert run_cli("db", "status", env=env).returncode == 1
 
 
+@pytest.mark.slow
 def test_load_with_workers_loads_every_item_once_and_reports_in_file_order(
         db_env, database_url: str, tmp_path: Path) -> None:
     """More items than one check task and one loader's share: the checks and the loads run
@@ -248,6 +250,7 @@ def test_load_with_workers_loads_every_item_once_and_reports_in_file_order(
         "upsert to replace, or --method ignore to keep what is stored"))
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_named_and_the_data_dir_remembers_its_port(
         world_readable_dir: Path) -> None:
     """Another checkout's database on the port: one line saying so and what to set; once

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.cli import run_cli
 from tests.support.jobs import execute, until, wait_for
@@ -76,6 +77,7 @@ async def test_a_failing_command_reports_its_stderr_without_secrets(
     assert "tok-8c1f-secret" not in json.dumps(job)
 
 
+@pytest.mark.slow
 def test_a_bad_definition_stops_the_start_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text(json.dumps({
         "id": "broken", "version": "1", "title": "t", "description": "d",

@@ -35,6 +35,8 @@ from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.processes import TEST_PROCESSES
 
+# a deployed job starts Python and cwltool: about a second each
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 PACKAGE = {"Content-Type": "application/ogcapppkg+json"}

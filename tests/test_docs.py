@@ -148,6 +148,7 @@ def test_every_setting_is_documented() -> None:
     assert all(f"| `{name.upper()}` |" in table for name in reference.own_fields())
 
 
+@pytest.mark.slow
 def test_examples_print_what_they_say(readme_service) -> None:
     found = [(page, example) for page in pages() for example in examples(page.read_text())]
     assert len(found) >= 9 and all(e.expected for _, e in found), \

@@ -29,6 +29,8 @@ from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
 from tests.support.stac import make_collection, make_item, unique
 from tests.support.uvicorn_process import uvicorn_process
 
+pytestmark = pytest.mark.slow
+
 COLLECTION = "test_conv-drill"
 
 

@@ -116,6 +116,7 @@ def _answers_again(base: str, old_worker: int, server: int) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_serve_survives_a_deep_filter_and_a_dead_worker(database_url: str,
                                                         tmp_path: Path) -> None:
     port = free_port()

@@ -5,8 +5,12 @@ alive after every request."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hostile import hostile_pass
 from tests.support.issuer import PROCESS_CLIENT
+
+pytestmark = pytest.mark.slow
 
 
 def test_hostile_inputs_get_client_errors(live_server: str, issuer) -> None:

@@ -42,6 +42,7 @@ def queue() -> Iterator[str]:
     yield f"test-{uuid.uuid4().hex[:8]}"
 
 
+@pytest.mark.slow
 async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
     """A job of a killed worker ends `failed`, or is retried when its process allows it."""
     submitter = create_app(settings.model_copy(update={"job_queue": queue,

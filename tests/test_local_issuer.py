@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from stac_ext.app import create_app
 from tests.support.stac import make_item
@@ -60,6 +61,7 @@ def _start_issuer(key_file: str, ready: Any) -> str:
         )["keys"][0]["n"]
 
 
+@pytest.mark.slow
 def test_processes_starting_together_share_one_key(tmp_path: Path) -> None:
     """Two API processes (or the API and `geocatalog token`) on a fresh data dir: one key
     is made, both use it; neither fails because the other made it first."""

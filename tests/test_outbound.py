@@ -138,6 +138,7 @@ def redirecting_elsewhere() -> Iterator[tuple[str, list[str]]]:
     inside.shutdown()
 
 
+@pytest.mark.slow
 def test_s3_redirects_cannot_reach_a_blocked_address(
         monkeypatch: pytest.MonkeyPatch, redirecting_elsewhere: tuple[str, list[str]]) -> None:
     """An allowed S3 endpoint answering 302 to an internal address made the worker fetch

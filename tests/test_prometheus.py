@@ -35,8 +35,9 @@ ALERTS = ROOT / "docker" / "prometheus" / "alerts.yml"
 SHOT = ROOT / "docs" / "img" / "prometheus-requests.jpg"
 CHROMIUM = "/usr/bin/chromium"
 
-pytestmark = pytest.mark.skipif(not Path(PROMETHEUS).exists(),
-                                reason="Debian's prometheus (make test installs it)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path(PROMETHEUS).exists(),
+                                 reason="Debian's prometheus (make test installs it)")]
 
 
 def _env(settings: Settings, **more: str) -> dict[str, str]:

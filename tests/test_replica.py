@@ -39,6 +39,7 @@ async def _eventually(get, seconds: float = 30):
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.slow
 async def test_reads_go_to_the_replica_and_writes_to_the_primary(
         settings, issuer, primary_and_replica: tuple[Cluster, Cluster]) -> None:
     primary, replica = primary_and_replica

@@ -21,6 +21,8 @@ from stac_ext.database.cluster import Cluster
 from tests.support.cli import run_cli
 from tests.support.http import free_port
 
+pytestmark = pytest.mark.slow
+
 COLLECTIONS = 5000
 
 

@@ -19,6 +19,8 @@ import pytest
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
 from tests.support.stac import make_collection, make_item
 
+pytestmark = pytest.mark.conformance
+
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 FINDINGS = re.compile(r"ST1\d\d [A-Z][a-z]+")  # e.g. "ST101 Server error"
 

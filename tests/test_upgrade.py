@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import psycopg
+import pytest
 from psycopg.types.json import Jsonb
 
 from stac_ext.app import create_app
@@ -38,6 +39,8 @@ from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_PYPGSTAC = ROOT / ".tools" / "pypgstac-previous" / "bin" / "pypgstac"

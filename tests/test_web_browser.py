@@ -54,8 +54,9 @@ DRAFT, DRAFT_TITLE = "alices-draft", "Alice's draft, north sea"
 NOTES = "Alice's notes"  # her private catalog
 PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason="Debian's chromium (make test installs it)")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason="Debian's chromium (make test installs it)")]
 
 
 @pytest.fixture(scope="module")
