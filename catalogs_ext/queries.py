@@ -42,6 +42,24 @@ WHERE parent_pk IS NULL AND catalogs.may_read(visibility, owner, project, $1::te
 ORDER BY id
 """
 
+#: The catalogs under the one at $1 that the reader ($2, JSON) reads, level by level and by
+#: id within a parent (a hidden one, and what is under it, left out), at most $3; `found`
+#: false when the catalog itself is missing or hidden from them.
+SUBTREE = """
+WITH RECURSIVE top AS (SELECT catalogs.readable_pk($1, $2::text::jsonb) AS pk),
+subtree AS (
+    SELECT c.pk, c.path, 1 AS depth FROM catalogs.catalogs c JOIN top ON c.parent_pk = top.pk
+    WHERE catalogs.may_read(c.visibility, c.owner, c.project, $2::text::jsonb)
+    UNION ALL
+    SELECT c.pk, c.path, s.depth + 1 FROM catalogs.catalogs c JOIN subtree s ON c.parent_pk = s.pk
+    WHERE catalogs.may_read(c.visibility, c.owner, c.project, $2::text::jsonb)
+)
+SELECT top.pk IS NOT NULL AS found,
+       ARRAY(SELECT path FROM subtree
+             ORDER BY depth, string_to_array(path, '/') LIMIT $3) AS paths
+FROM top
+"""
+
 #: Whether the reader ($2) reads the catalog at $1 (a write to a hidden one is a 404).
 READABLE = "SELECT catalogs.readable_pk($1, $2::text::jsonb) IS NOT NULL"
 

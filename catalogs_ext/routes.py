@@ -35,6 +35,16 @@ def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRout
             rows = await CatalogStore(conn).top_level(access.reader_json(request))
         return root_document(get_base_url(request), rows)
 
+    @router.get("/{path:path}/_subtree", summary="The paths of a catalog's sub-catalogs, at "
+                "every depth", description="Those the caller reads, level by level and by id "
+                "(a hidden catalog, and what is under it, left out), at most `limit`. What a "
+                "forced delete would remove, as far as the caller sees.")
+    async def get_subtree(path: CatalogPath, request: Request,
+                          limit: Annotated[int, Query(ge=1, le=10000)] = 1000) -> dict:
+        async with request.app.state.get_connection(request, "r") as conn:
+            paths = await CatalogStore(conn).subtree(path, access.reader_json(request), limit)
+        return {"catalogs": paths}
+
     @router.get("/{path:path}", summary="A catalog, by its path of ids")
     async def get_catalog(path: CatalogPath, request: Request) -> dict:
         async with request.app.state.get_connection(request, "r") as conn:

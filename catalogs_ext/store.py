@@ -31,6 +31,14 @@ class CatalogStore:
             raise NotFoundError(f"Catalog {path} does not exist.")
         return row
 
+    async def subtree(self, path: str, reader: str, limit: int) -> list[str]:
+        """The paths of the catalogs under it that `reader` reads (`queries.SUBTREE`); 404
+        if it is missing or hidden."""
+        row = await self.conn.fetchrow(queries.SUBTREE, path, reader, limit)
+        if row is None or not row["found"]:
+            raise NotFoundError(f"Catalog {path} does not exist.")
+        return list(row["paths"])
+
     async def top_level(self, reader: str) -> list[asyncpg.Record]:
         return await self.conn.fetch(queries.TOP_LEVEL, reader)
 

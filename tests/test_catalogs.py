@@ -294,3 +294,30 @@ def test_pystac_walks_the_tree(live_server: str, issuer) -> None:
         seen |= {c.get_self_href() for c in children}
     base = f"{live_server}/data/catalogs/{top}"
     assert {base, f"{base}/a", f"{base}/b", f"{base}/a/x", f"{base}/a/x/y"} <= seen
+
+
+async def test_a_subtree_in_one_request(alice_data: httpx.AsyncClient,
+                                        bob_data: httpx.AsyncClient,
+                                        anon: httpx.AsyncClient) -> None:
+    """`/catalogs/{path}/_subtree`: the paths under a catalog its caller reads, level by
+    level and by id; a hidden catalog and what is under it left out."""
+    top = unique("tree")
+    for parent, cid, fields in (("", top, {}), (top, "b", {}), (top, "b-c", {}),
+                                (f"{top}/b", "d", {}), (top, "c", {"visibility": "private"}),
+                                (f"{top}/c", "e", {})):
+        r = await alice_data.post(f"/data/catalogs/{parent}".rstrip("/"),
+                                  json=catalog(cid, **fields))
+        assert r.status_code == 201, r.text
+    url = f"/data/catalogs/{top}/_subtree"
+    everything = [f"{top}/b", f"{top}/b-c", f"{top}/c", f"{top}/b/d", f"{top}/c/e"]
+    assert (await alice_data.get(url)).json() == {"catalogs": everything}
+    for other in (bob_data, anon):
+        assert (await other.get(url)).json() == {
+            "catalogs": [f"{top}/b", f"{top}/b-c", f"{top}/b/d"]}
+    assert (await alice_data.get(url, params={"limit": 2})).json() == {
+        "catalogs": everything[:2]}
+    hidden = await bob_data.get(f"/data/catalogs/{top}/c/_subtree")
+    missing = await bob_data.get(f"/data/catalogs/{top}/x/_subtree")
+    assert (hidden.status_code, missing.status_code) == (404, 404)
+    assert hidden.json() == {**missing.json(), "description": f"Catalog {top}/c does not exist."}
+    assert (await anon.get(f"{url}?limit=0")).status_code == 400

@@ -47,22 +47,15 @@ def _catalogs_url(request: Request) -> str:
     return client_settings(request)["data"] + "catalogs/"
 
 
-async def _subtree(request: Request, children: list[str],
-                   authorization: str | None = None) -> list[str]:
-    """The paths under a catalog whose sub-catalogs are `children`, breadth first, as the
-    API shows them to the caller of `authorization` (else anyone)."""
+async def _subtree(request: Request, path: str, authorization: str | None = None
+                   ) -> list[str]:
+    """The paths under a catalog, as the API shows them to the caller of `authorization`
+    (else anyone): one request (`/catalogs/{path}/_subtree`)."""
     prefix = request.app.state.web.data_prefix
-    found, queue = list(children), list(children)
-    catalogs_url = _catalogs_url(request)
-    while queue and len(found) < SUBTREE_SHOWN:
-        status, body = await get_json(request, f"{prefix}/catalogs/{api_path(queue.pop(0))}",
-                                      authorization=authorization)
-        if status != 200:
-            continue
-        for link in _split(body, catalogs_url)["catalogs"]:
-            found.append(link["path"])
-            queue.append(link["path"])
-    return found
+    status, body = await get_json(request, f"{prefix}/catalogs/{api_path(path)}/_subtree",
+                                  params={"limit": str(SUBTREE_SHOWN)},
+                                  authorization=authorization)
+    return list((body or {}).get("catalogs", [])) if status == 200 else []
 
 
 async def _top_level(request: Request, authorization: str | None = None
@@ -107,8 +100,7 @@ async def _catalog(request: Request, path: str, authorization: str | None = None
     return {
         "path": path, "catalog": body, **parts,
         "crumbs": [("/".join(ancestors[:i + 1]), ancestors[i]) for i in range(len(ancestors))],
-        "subtree": await _subtree(request, [c["path"] for c in parts["catalogs"]],
-                                  authorization),
+        "subtree": await _subtree(request, path, authorization) if parts["catalogs"] else [],
     }, body, status
 
 
