@@ -223,19 +223,21 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     # our classes' URIs resolve whichever extensions are on (`spec_pages.py`)
     SpecPages(classes={OWNER_CONFORMANCE: OWNER_SPEC,
                        catalogs_ext.CONFORMANCE: catalogs_ext.SPEC}).register(app)
-    add_error_handlers(app)
+    add_error_handlers(app, settings.processes_prefix)
     expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
+                                   settings.processes_prefix,
                                    partial(readiness.check, expected=expected)))
     if settings.metrics and settings.metrics_port is None:
         app.include_router(metrics_router(readings))
-    app.mount("/processes", process_app)
+    app.mount(settings.processes_prefix, process_app)
     if local_issuer is not None:
         app.include_router(local_issuer.router(sign_in_router(
             local_issuer, settings.web_client_id,
             audiences=[settings.data_client_id, settings.process_client_id])))
     add_web_face(app, WebFace(
         title=settings.stac_fastapi_title, data_prefix=settings.prefix_path,
+        processes_prefix=settings.processes_prefix,
         stac_browser_dir=settings.stac_browser_dir, swagger_ui_dir=settings.swagger_ui_dir,
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id),
@@ -248,10 +250,11 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.add_middleware(RouteRecorder)  # innermost: the routers' scope, not a copy
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
-    app.add_middleware(FormatParameterMiddleware)
-    app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path)
+    app.add_middleware(FormatParameterMiddleware, ogc_prefix=settings.processes_prefix)
+    app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path,
+                       processes_prefix=settings.processes_prefix)
     app.add_middleware(HtmlProtectionMiddleware)
-    app.add_middleware(UnexpectedErrorMiddleware)
+    app.add_middleware(UnexpectedErrorMiddleware, ogc_prefix=settings.processes_prefix)
     app.add_middleware(RequestIdMiddleware)
     if settings.metrics:
         app.add_middleware(RequestMetricsMiddleware)  # outermost of ours: all answers counted

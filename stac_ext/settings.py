@@ -191,6 +191,8 @@ class Settings(PgstacApiSettings):
     """Stock stac-fastapi's landing page id."""
     prefix_path: str = "/data"
     """Where the data API is mounted."""
+    processes_prefix: str = Field(default="/processes", pattern=r"^(/[A-Za-z0-9_.-]+)+$")
+    """Where the process API is mounted."""
     openapi_url: str = "/data/api"
     """The data API's OpenAPI document."""
     docs_url: str = "/data/api.html"

@@ -73,13 +73,16 @@ def describe_errors(errors: Sequence[Mapping[str, Any]], first_only: bool = Fals
     return "; ".join(parts) or "invalid request"
 
 
-def add_error_handlers(app: FastAPI) -> None:
+def add_error_handlers(app: FastAPI, ogc_prefix: str) -> None:
+    """The root app's error bodies: STAC API's, OGC's under `ogc_prefix` (the process API's
+    mount: a path it did not match)."""
+
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(400, describe_errors(exc.errors()), "InvalidRequest")
 
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        if request.url.path.startswith("/processes"):  # a path the process API did not match
+        if within(request.url.path, ogc_prefix):  # a path the process API did not match
             return JSONResponse(exception_body(exc.status_code, detail),
                                 status_code=exc.status_code, headers=exc.headers)
         return error_response(exc.status_code, detail,
@@ -166,14 +169,20 @@ def add_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(exc_type, on_stock)
 
 
+def within(path: str, prefix: str) -> bool:
+    """Whether a request path is under a mount point (`/processes`: OGC's error bodies)."""
+    return path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
 class UnexpectedErrorMiddleware:
     """A request that fails unexpectedly gets a 500 with the API's error body, and its
     connection stays usable: Starlette's outermost error handler answers, then raises the
     error again, and uvicorn closed the connection (clients saw it reset). Logged once,
-    with its traceback."""
+    with its traceback. Under `ogc_prefix` (the process API's mount), OGC's body."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, ogc_prefix: str) -> None:
         self.app = app
+        self.ogc_prefix = ogc_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -193,7 +202,7 @@ class UnexpectedErrorMiddleware:
                 return
             logger.exception("unexpected error on %s %s", scope["method"], scope["path"])
             body = (exception_body(500, "Internal error; it has been logged.")
-                    if scope["path"].startswith("/processes/") else
+                    if within(scope["path"], self.ogc_prefix) else
                     {"code": "InternalServerError",
                      "description": "Internal error; it has been logged."})
             await JSONResponse(body, status_code=500)(scope, receive, send)

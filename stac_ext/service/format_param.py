@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from process_api import exception_body
+from stac_ext.service.errors import within
 
 FORMATS = ("json",)
 
@@ -27,8 +28,11 @@ def without_f(query: bytes) -> tuple[bytes, list[str]]:
 
 
 class FormatParameterMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    """`ogc_prefix`: the process API's mount, whose errors are OGC's."""
+
+    def __init__(self, app: ASGIApp, ogc_prefix: str) -> None:
         self.app = app
+        self.ogc_prefix = ogc_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and b"f=" in scope.get("query_string", b""):
@@ -36,7 +40,7 @@ class FormatParameterMiddleware:
             if unknown := [v for v in values if v not in FORMATS]:
                 detail = (f"Unknown output format f={unknown[0]!r}: this endpoint answers "
                           f"{', '.join(f'f={f}' for f in FORMATS)}.")
-                if scope["path"].startswith("/processes"):
+                if within(scope["path"], self.ogc_prefix):
                     body = exception_body(400, detail)
                 else:
                     body = {"code": "InvalidQueryParameter", "description": detail}

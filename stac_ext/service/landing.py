@@ -18,8 +18,10 @@ from fastapi.responses import JSONResponse
 Readiness = Callable[[Any], Awaitable[tuple[str | None, list[str]]]]
 
 
-def root_router(title: str, prefix: str, readiness: Readiness) -> APIRouter:
-    """`readiness`: the database's check, handed in by the composition root."""
+def root_router(title: str, prefix: str, processes_prefix: str,
+                readiness: Readiness) -> APIRouter:
+    """`prefix`, `processes_prefix`: the APIs' mounts; `readiness`: the database's check,
+    handed in by the composition root."""
     router = APIRouter(tags=["Service"])
 
     @router.get("/", summary="Service landing page")
@@ -30,7 +32,7 @@ def root_router(title: str, prefix: str, readiness: Readiness) -> APIRouter:
             {"rel": "data", "type": "application/json", "title": "STAC API / OGC API Features",
              "href": f"{base}{prefix.strip('/')}/"},
             {"rel": "processes", "type": "application/json", "title": "OGC API Processes",
-             "href": f"{base}processes/"},
+             "href": f"{base}{processes_prefix.strip('/')}/"},
         ]}
 
     @router.get("/healthz", summary="Readiness: the database answers, every schema migrated")

@@ -50,16 +50,17 @@ def segments(path: str) -> tuple[str, ...]:
     return tuple(p for p in path.split("/") if p)
 
 
-def docs_page(path: str) -> str | None:
+def docs_page(path: str, processes: tuple[str, ...] = ("processes",)) -> str | None:
     """The page that answers the process API's `api.html`, whatever the client (its mount
     would take the path otherwise)."""
-    return "/ui/api-docs/processes" if segments(path) == ("processes", "api.html") else None
+    return "/ui/api-docs/processes" if segments(path) == (*processes, "api.html") else None
 
 
-def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
+def page_for(path: str, data: tuple[str, ...],
+             processes: tuple[str, ...] = ("processes",)) -> tuple[str, str] | None:
     """("redirect" | "page" | "search", target path) for a resource that has an HTML form
     ("search": our results page when the request has criteria, else STAC Browser's search)
-    (`data`: the data API's prefix as segments, ("data",))."""
+    (`data`, `processes`: the APIs' mounts as segments, ("data",), ("processes",))."""
     parts = segments(path)
     if not parts:
         return "page", "/ui/home"
@@ -74,10 +75,10 @@ def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
         if rest == ("search",):  # criteria: our results page; none: STAC Browser's search
             return "search", "/ui/search"
         return "redirect", "/browser/" + "/".join(quote(p, safe="") for p in rest)
-    if parts[0] == "processes":
-        rest = parts[1:]
+    if parts[:len(processes)] == processes:
+        rest = parts[len(processes):]
         if rest == ("api",):
-            return "redirect", "/processes/api.html"
+            return "redirect", "/" + "/".join((*processes, "api.html"))
         if rest in PROCESS_PAGES:
             return "page", PROCESS_PAGES[rest]
         if len(rest) == 2 and rest[0] == "processes":
@@ -88,15 +89,16 @@ def page_for(path: str, data: tuple[str, ...]) -> tuple[str, str] | None:
 
 
 class HtmlNegotiationMiddleware:
-    def __init__(self, app: ASGIApp, data_prefix: str) -> None:
+    def __init__(self, app: ASGIApp, data_prefix: str, processes_prefix: str) -> None:
         self.app = app
-        self.data = segments(data_prefix)  # split once, not per request
+        # split once, not per request
+        self.data, self.processes = segments(data_prefix), segments(processes_prefix)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (docs := docs_page(scope["path"])):
+        if scope["type"] == "http" and (docs := docs_page(scope["path"], self.processes)):
             scope = {**scope, "path": docs, "raw_path": docs.encode()}
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or (
-                target := page_for(scope["path"], self.data)) is None:
+                target := page_for(scope["path"], self.data, self.processes)) is None:
             await self.app(scope, receive, send)
             return
         query, formats = without_f(scope.get("query_string", b""))

@@ -27,6 +27,7 @@ class SignIn:
 class WebFace:
     title: str
     data_prefix: str  # "/data"
+    processes_prefix: str  # "/processes"
     stac_browser_dir: Path  # the built STAC Browser: `dist/` and `vendor/`
     swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn

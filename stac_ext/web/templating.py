@@ -36,7 +36,7 @@ def client_settings(request: Request) -> dict[str, str]:
     face = request.app.state.web
     base = base_of(request)
     return {"base": base, "data": f"{base}{face.data_prefix.strip('/')}/",
-            "processes": f"{base}processes/", "ui": f"{base}ui/",
+            "processes": f"{base}{face.processes_prefix.strip('/')}/", "ui": f"{base}ui/",
             "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id,
             "adminRight": face.admin_right}
 

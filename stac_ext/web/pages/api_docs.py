@@ -33,7 +33,7 @@ def add_data_docs(router: APIRouter, path: str) -> None:
 @router.get("/ui/api-docs/{api}")
 async def api_docs(api: Literal["data", "processes"], request: Request) -> HTMLResponse:
     face = request.app.state.web
-    openapi = f"{face.data_prefix}/api" if api == "data" else "/processes/api"
+    openapi = f"{face.data_prefix if api == 'data' else face.processes_prefix}/api"
     built = (face.swagger_ui_dir / "swagger-ui-bundle.js").is_file()
     response = page(request, "api_docs.html", {
         "api": api, "openapi": openapi.lstrip("/"), "built": built, "not_built": NOT_BUILT},

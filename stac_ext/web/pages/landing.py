@@ -43,7 +43,7 @@ def _facets(body: Any) -> dict[str, list[dict[str, Any]]]:
 async def home(request: Request) -> HTMLResponse:
     prefix = request.app.state.web.data_prefix
     _, data = await get_json(request, f"{prefix}/")
-    _, processes = await get_json(request, "/processes/processes")
+    _, processes = await get_json(request, f"{request.app.state.web.processes_prefix}/processes")
     _, counted = await get_json(request, f"{prefix}/aggregate",
                                 params={"aggregations": ",".join(FACETS)})
     return page(request, "home.html", {
@@ -56,8 +56,8 @@ async def home(request: Request) -> HTMLResponse:
 
 @router.get("/ui/conformance/{api}")
 async def conformance(api: Literal["data", "processes"], request: Request) -> HTMLResponse:
-    path = f"{request.app.state.web.data_prefix}/conformance" if api == "data" \
-        else "/processes/conformance"
+    face = request.app.state.web
+    path = f"{face.data_prefix if api == 'data' else face.processes_prefix}/conformance"
     status, body = await get_json(request, path)
     return page(request, "conformance.html", {
         "api": api, "classes": sorted((body or {}).get("conformsTo", []))},

@@ -12,11 +12,16 @@ from stac_ext.web.templating import page
 router = APIRouter()
 
 
+def _mount(request: Request) -> str:
+    """Where the process API is mounted (`PROCESSES_PREFIX`)."""
+    return str(request.app.state.web.processes_prefix)
+
+
 @router.get("/ui/processes")
 async def process_list(request: Request) -> HTMLResponse:
     """The processes anyone sees; signed in, its script shows the user's too
     (`process_list_fragment`, with their token: deployed for them or their projects)."""
-    status, body = await get_json(request, "/processes/processes")
+    status, body = await get_json(request, f"{_mount(request)}/processes")
     return page(request, "processes.html", {"processes": (body or {}).get("processes", [])},
                 status_code=status)
 
@@ -25,7 +30,8 @@ async def process_list(request: Request) -> HTMLResponse:
 async def process_list_fragment(request: Request,
                                 authorization: str | None = Header(default=None)
                                 ) -> HTMLResponse:
-    status, body = await get_json(request, "/processes/processes", authorization=authorization)
+    status, body = await get_json(request, f"{_mount(request)}/processes",
+                                  authorization=authorization)
     return page(request, "fragments/process_list.html",
                 {"processes": (body or {}).get("processes", [])}, status_code=status)
 
@@ -42,7 +48,7 @@ async def process_page(request: Request,
 async def process_fragment(request: Request, process_id: str = Path(max_length=200),
                            authorization: str | None = Header(default=None)) -> HTMLResponse:
     """The description and execute form, as the API describes the process to this caller."""
-    status, body = await get_json(request, f"/processes/processes/{process_id}",
+    status, body = await get_json(request, f"{_mount(request)}/processes/{process_id}",
                                   authorization=authorization)
     if status != 200:
         return page(request, "fragments/error.html", {"error": body}, status_code=status)
