@@ -16,16 +16,22 @@ from process_api.engine import Engine
 from process_api.errors import add_error_handlers
 from process_api.openapi30 import VERSION, openapi30
 from process_api.routes import jobs_router, processes_router, service_router
+from process_api.service import (
+    Caller,
+    CallerDependency,
+    OptionalCallerDependency,
+    ProcessService,
+)
 from process_api.tasks import cancelled
 
 
 @dataclass(frozen=True)
 class ProcessesConfig:
     engine: Engine
-    user: Callable[..., Any]  # FastAPI dependency: a token of the process client
-    optional_user: Callable[..., Any]  # the same, or None without a token
-    deployer: Callable[..., Any]  # a token of the process client with the right to deploy
-    is_admin: Callable[[Any], bool]  # a caller who governs every deployed process
+    user: CallerDependency  # a token of the process client
+    optional_user: OptionalCallerDependency  # the same, or None without a token
+    deployer: CallerDependency  # a token of the process client with the right to deploy
+    is_admin: Callable[[Caller], bool]  # a caller who governs every deployed process
     in_process_worker: bool = True
     worker_concurrency: int = 2
     sync_wait_seconds: float = 30  # the longest a synchronous execution waits
@@ -56,11 +62,11 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
                   "Replace, Undeploy (OGC application packages in CWL).")
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
-    app.include_router(processes_router(engine, config.user, config.optional_user,
-                                        config.is_admin, config.sync_wait_seconds,
-                                        config.body_checks))
-    app.include_router(deploy_router(engine, config.deployer, config.user, config.is_admin))
-    app.include_router(jobs_router(engine, config.user))
+    service = ProcessService(engine, config.is_admin)
+    app.include_router(processes_router(service, config.user, config.optional_user,
+                                        config.sync_wait_seconds, config.body_checks))
+    app.include_router(deploy_router(service, config.deployer, config.user))
+    app.include_router(jobs_router(service, config.user))
     add_error_handlers(app)
     generate = app.openapi
 

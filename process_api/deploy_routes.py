@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -22,9 +21,9 @@ from process_api.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError, read
 from process_api.definition import id_problem
 from process_api.deployed import Deployment, DuplicateProcess
 from process_api.documents import summary
-from process_api.engine import Engine
 from process_api.errors import OGC2, OgcError, no_such_process
-from process_api.routes import User, _base
+from process_api.routes import _base
+from process_api.service import Caller, CallerDependency, ProcessService
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
@@ -121,7 +120,7 @@ async def _package(request: Request, target: str | None
     return package, about, kind, raw.decode(errors="replace")
 
 
-def _placement(visibility: str, project: str | None, caller: User,
+def _placement(visibility: str, project: str | None, caller: Caller,
                admin: bool) -> str | None:
     """The project a process is deployed for (None: none), if the caller may place it so."""
     if visibility == "public" and not admin:
@@ -134,24 +133,16 @@ def _placement(visibility: str, project: str | None, caller: User,
     return project
 
 
-def deploy_router(engine: Engine, deployer: Any, user: Any,
-                  is_admin: Callable[[Any], bool]) -> APIRouter:
+def deploy_router(service: ProcessService, deployer: CallerDependency,
+                  user: CallerDependency) -> APIRouter:
     """`deployer`: a caller with the right to deploy (admins have it); `user`: any caller
-    (process client token); `is_admin`: whether a caller governs every process."""
+    (process client token)."""
     router = APIRouter(prefix="/processes", tags=["Deploy, replace, undeploy"])
-    registry, deployed = engine.registry, engine.deployed
 
-    async def governed(process_id: str, caller: User, base: str) -> Deployment:
-        if registry.get(process_id) is not None:
+    async def governed(process_id: str, caller: Caller, base: str) -> Deployment:
+        if service.is_builtin(process_id):
             raise _immutable(process_id, base)
-        found = await deployed.current(process_id)
-        admin = is_admin(caller)
-        if found is None or not found.visible_to(caller.username, caller.groups, admin):
-            raise no_such_process(process_id)
-        if not found.governed_by(caller.username, admin):
-            raise OgcError(403, "forbidden", f"Only its owner ({found.owner}) and "
-                           "administrators may change the process.")
-        return found
+        return await service.governed(process_id, caller)
 
     @router.post("", status_code=201, summary="Deploy a process (an application package)",
                  openapi_extra=_PACKAGE_BODY,
@@ -161,22 +152,22 @@ def deploy_router(engine: Engine, deployer: Any, user: Any,
                  "with the package. `w`: which process of a CWL `$graph` (default `main`, "
                  "else the first).")
     async def deploy(
-        request: Request, caller: User = Depends(deployer),
+        request: Request, caller: Caller = Depends(deployer),
         visibility: Annotated[Visibility, Query()] = "private",
         project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
         w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
     ) -> JSONResponse:
         base = _base(request)
-        placed = _placement(visibility, project, caller, is_admin(caller))
+        placed = _placement(visibility, project, caller, service.is_admin(caller))
         package, about, kind, body = await _package(request, w)
         process_id = str(about.get("id") or package.id)
         if problem := id_problem(process_id):
             raise OgcError(400, "invalid-input", f"{problem}.")
-        if registry.get(process_id) is not None:
+        if service.is_builtin(process_id):
             raise _immutable(process_id, base)
         location = {"Location": f"{base}processes/{process_id}"}
         try:
-            found = await deployed.deploy(
+            found = await service.deploy(
                 _described(package, about), process_id, str(about.get("version") or "1.0.0"),
                 caller.username, placed, visibility, kind, body)
         except DuplicateProcess:
@@ -191,7 +182,7 @@ def deploy_router(engine: Engine, deployer: Any, user: Any,
                 "submitted before run the one they were submitted with. `visibility` and "
                 "`project` stay as they were unless given.")
     async def replace(
-        process_id: str, request: Request, caller: User = Depends(deployer),
+        process_id: str, request: Request, caller: Caller = Depends(deployer),
         visibility: Annotated[Visibility | None, Query()] = None,
         project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
         w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
@@ -201,13 +192,13 @@ def deploy_router(engine: Engine, deployer: Any, user: Any,
         seen_by = visibility or found.visibility
         if visibility is None:
             project = project or found.project
-        placed = _placement(seen_by, project, caller, is_admin(caller))
+        placed = _placement(seen_by, project, caller, service.is_admin(caller))
         package, about, kind, body = await _package(request, w)
         if str(about.get("id") or process_id) != process_id:
             raise OgcError(400, "invalid-input", f"processDescription.id {about.get('id')!r} "
                            f"is not {process_id!r}: a replacement keeps the id.")
         try:
-            await deployed.deploy(_described(package, about), process_id,
+            await service.deploy(_described(package, about), process_id,
                                   str(about.get("version") or found.process.version),
                                   found.owner, placed, seen_by, kind, body, replacing=found)
         except DuplicateProcess:
@@ -219,19 +210,16 @@ def deploy_router(engine: Engine, deployer: Any, user: Any,
                    description="Its owner or an admin. New jobs are refused (404); jobs "
                    "already submitted run, and every job's record and results stay.")
     async def undeploy(process_id: str, request: Request,
-                       caller: User = Depends(deployer)) -> Response:
+                       caller: Caller = Depends(deployer)) -> Response:
         found = await governed(process_id, caller, _base(request))
-        if not await deployed.undeploy(found):
+        if not await service.undeploy(found):
             raise no_such_process(process_id)
         return Response(status_code=204)
 
     @router.get("/{process_id}/package", summary="The package a process was deployed with",
                 responses={200: {"content": {kind: {} for kind in (APP_PACKAGE, *CWL_TYPES)}}})
-    async def package(process_id: str, caller: User = Depends(user)) -> Response:
-        found = await deployed.current(process_id)
-        if found is None or not found.visible_to(caller.username, caller.groups,
-                                                 is_admin(caller)):
-            raise no_such_process(process_id)
+    async def package(process_id: str, caller: Caller = Depends(user)) -> Response:
+        found = await service.deployment(process_id, caller)
         return Response(found.package, media_type=found.media_type)
 
     return router

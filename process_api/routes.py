@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from process_api.definition import Process
 from process_api.documents import (
     JSON,
     OGC_PROFILE,
@@ -21,8 +19,7 @@ from process_api.documents import (
     status_info,
     summary,
 )
-from process_api.engine import Engine
-from process_api.errors import OgcError, no_such_job, no_such_process
+from process_api.errors import OgcError, no_such_job
 from process_api.job_list import job_query
 from process_api.job_log import LOG_CHARS
 from process_api.models import ExecuteRequest
@@ -30,7 +27,13 @@ from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.outbound import OutboundPolicy, TargetRefused
 from process_api.preferences import ASYNC, sync_preference
 from process_api.resources import resource_problems
-from process_api.secrets import PLACEHOLDER, split_secrets
+from process_api.secrets import PLACEHOLDER
+from process_api.service import (
+    Caller,
+    CallerDependency,
+    OptionalCallerDependency,
+    ProcessService,
+)
 from process_api.store import JobQuery
 
 CONFORMANCE = [
@@ -41,11 +44,6 @@ CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/callback",
 ]
-
-
-class User(Protocol):
-    username: str
-    groups: frozenset[str]
 
 
 def _schema_error(error: jsonschema.ValidationError) -> str:
@@ -103,40 +101,21 @@ def service_router(also_conforms_to: tuple[str, ...] = ()) -> APIRouter:
     return router
 
 
-def processes_router(engine: Engine, user: Any, optional_user: Any,
-                     is_admin: Callable[[Any], bool], sync_wait_seconds: float = 30,
+def processes_router(service: ProcessService, user: CallerDependency,
+                     optional_user: OptionalCallerDependency, sync_wait_seconds: float = 30,
                      body_checks: Sequence[Callable[..., Any]] = ()) -> APIRouter:
     """`user`: the caller (process client token); `optional_user`: the caller or None;
-    `is_admin`: whether a caller sees every deployed process; `sync_wait_seconds`: the
-    longest a synchronous execution request waits; `body_checks`: dependencies run before a
-    body is used."""
+    `sync_wait_seconds`: the longest a synchronous execution request waits; `body_checks`:
+    dependencies run before a body is used."""
     router = APIRouter(prefix="/processes", tags=["Processes"])
-
-    async def find(process_id: str, caller: User) -> tuple[Process, int | None]:
-        """The process and, deployed, the revision a job of it runs now."""
-        process = engine.registry.get(process_id)
-        if process is not None:
-            return process, None
-        deployed = await engine.deployed.current(process_id)
-        if deployed is None or not deployed.visible_to(caller.username, caller.groups,
-                                                       is_admin(caller)):
-            raise no_such_process(process_id)
-        return deployed.process, deployed.revision
 
     @router.get("", summary="The processes offered",
                 description="Without a token: the built-in processes and the public deployed "
                 "ones; with one, also those deployed for the caller and their projects.")
     async def list_processes(request: Request,
-                             caller: User | None = Depends(optional_user)) -> dict:
+                             caller: Caller | None = Depends(optional_user)) -> dict:
         base = _base(request)
-        offered = list(engine.registry)
-        if caller is not None:
-            admin = is_admin(caller)
-            offered += [d.process for d in engine.deployed.all()
-                        if d.visible_to(caller.username, caller.groups, admin)]
-        else:
-            offered += [d.process for d in engine.deployed.all() if d.visibility == "public"]
-        return {"processes": [summary(p, base) for p in offered],
+        return {"processes": [summary(p, base) for p in service.offered(caller)],
                 "links": [{"rel": "self", "type": JSON, "href": f"{base}processes"}]}
 
     @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas",
@@ -144,9 +123,9 @@ def processes_router(engine: Engine, user: Any, optional_user: Any,
                 "body's `processInputs` and of the results (SPEC). `profile=ogc`: OGC's "
                 "process description instead (inputs and outputs by id, each with its "
                 "schema).")
-    async def describe(process_id: str, request: Request, caller: User = Depends(user),
+    async def describe(process_id: str, request: Request, caller: Caller = Depends(user),
                        profile: Annotated[Literal["ogc"] | None, Query()] = None) -> dict:
-        process, _ = await find(process_id, caller)
+        process, _ = await service.find(process_id, caller)
         if profile == OGC_PROFILE:
             return ogc_description(process, _base(request))
         return description(process, _base(request))
@@ -162,10 +141,10 @@ def processes_router(engine: Engine, user: Any, optional_user: Any,
                  responses={200: {"description": "The results (synchronous execution)"},
                             422: {"description": "The job failed (synchronous execution)"}})
     async def execute(process_id: str, body: ExecuteRequest, request: Request,
-                      caller: User = Depends(user),
+                      caller: Caller = Depends(user),
                       prefer: Annotated[str | None, Header(max_length=1024)] = None,
                       ) -> JSONResponse:
-        process, revision = await find(process_id, caller)
+        process, revision = await service.find(process_id, caller)
         inputs = body.process_inputs()
         errors = sorted(process.inputs_validator.iter_errors(inputs),
                         key=lambda e: list(e.absolute_path))
@@ -180,23 +159,21 @@ def processes_router(engine: Engine, user: Any, optional_user: Any,
         if project is not None and project not in caller.groups:
             raise HTTPException(status_code=403, detail=f"You are not a member of the "
                                 f"project {project!r}.")
-        stored, secrets = split_secrets(inputs, process.inputs)
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
         await _check_subscriber(subscriber or {})
         base = _base(request)
         # a database away answers 503 (errors.py) and leaves neither record nor queue entry
-        job = await engine.submit(process.id, caller.username, project, stored,
-                                  engine.box.seal(secrets), inputs.get("resources"),
-                                  service_url=str(request.base_url), api_url=base,
-                                  subscriber=subscriber, process_revision=revision)
+        job = await service.submit(process, revision, caller, project, inputs,
+                                   service_url=str(request.base_url), api_url=base,
+                                   subscriber=subscriber)
         location = f"{base}jobs/{job['id']}"
         wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None
         if wait is None:
             return JSONResponse(status_info(job, base), status_code=201,
                                 headers={"Location": location})
-        ended = await engine.ended(job["id"], wait.seconds)
+        ended = await service.ended(job["id"], wait.seconds)
         if ended is None:  # still going: the client monitors it as any job
-            return JSONResponse(status_info(await engine.store.get(job["id"]) or job, base),
+            return JSONResponse(status_info(await service.job(job["id"]) or job, base),
                                 status_code=201, headers={
                                     "Location": location, "Preference-Applied": ASYNC})
         headers = {"Location": location, "Preference-Applied": wait.applied}
@@ -208,18 +185,8 @@ def processes_router(engine: Engine, user: Any, optional_user: Any,
     return router
 
 
-def jobs_router(engine: Engine, user: Any) -> APIRouter:
+def jobs_router(service: ProcessService, user: CallerDependency) -> APIRouter:
     router = APIRouter(prefix="/jobs", tags=["Jobs"])
-
-    async def visible(job_id: str, caller: User):
-        try:
-            key = uuid.UUID(job_id)
-        except ValueError:
-            raise no_such_job(job_id) from None
-        job = await engine.store.visible(key, caller.username, sorted(caller.groups))
-        if job is None:
-            raise no_such_job(job_id)
-        return job
 
     @router.get("", summary="Your jobs and your projects' jobs",
                 description="Newest first, `limit` per page with `next` and `prev` links. "
@@ -228,13 +195,12 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
                 "and `maxDuration` (seconds run so far or in all; jobs not started are "
                 "then left out).")
     async def list_jobs(
-        request: Request, caller: User = Depends(user),
+        request: Request, caller: Caller = Depends(user),
         query: JobQuery = Depends(job_query),
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     ) -> dict:
-        rows = await engine.store.list(caller.username, sorted(caller.groups), query,
-                                       limit + 1, offset)
+        rows = await service.jobs(caller, query, limit + 1, offset)
         base = _base(request)
         links = [{"rel": "self", "type": JSON, "href": str(request.url)}]
         if len(rows) > limit:
@@ -246,12 +212,12 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
         return {"jobs": [status_info(row, base) for row in rows[:limit]], "links": links}
 
     @router.get("/{job_id}", summary="A job's status")
-    async def get_job(job_id: str, request: Request, caller: User = Depends(user)) -> dict:
-        return status_info(await visible(job_id, caller), _base(request))
+    async def get_job(job_id: str, request: Request, caller: Caller = Depends(user)) -> dict:
+        return status_info(await service.visible_job(job_id, caller), _base(request))
 
     @router.get("/{job_id}/results", summary="A job's results, once it is successful")
-    async def results(job_id: str, caller: User = Depends(user)) -> Any:
-        job = await visible(job_id, caller)
+    async def results(job_id: str, caller: Caller = Depends(user)) -> Any:
+        job = await service.visible_job(job_id, caller)
         if job["status"] == "successful":
             return job["results"]
         if job["status"] == "failed":
@@ -265,9 +231,8 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
                 f"`{PLACEHOLDER}`, and only the last {LOG_CHARS:,} characters are kept (a "
                 "first line then says how many went before).",
                 responses={200: {"content": {"text/plain": {}}}})
-    async def logs(job_id: str, caller: User = Depends(user)) -> PlainTextResponse:
-        job = await visible(job_id, caller)
-        text, dropped = await engine.store.log(job["id"])
+    async def logs(job_id: str, caller: Caller = Depends(user)) -> PlainTextResponse:
+        text, dropped = await service.log(await service.visible_job(job_id, caller))
         if dropped:
             text = f"[{dropped} earlier characters not kept]\n{text}"
         return PlainTextResponse(text)
@@ -276,9 +241,9 @@ def jobs_router(engine: Engine, user: Any) -> APIRouter:
                    description="Stops a queued or running job, drops a finished job's "
                    "results; 200 with its status `dismissed`. The job is then gone for "
                    "its owner and project (404 `no-such-job`, not in the job list).")
-    async def dismiss(job_id: str, request: Request, caller: User = Depends(user)) -> Response:
-        job = await visible(job_id, caller)
-        dismissed = await engine.dismiss(job)
+    async def dismiss(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
+        job = await service.visible_job(job_id, caller)
+        dismissed = await service.dismiss(job)
         if dismissed is None:  # dismissed meanwhile by another request
             raise no_such_job(job_id)
         return JSONResponse(status_info(dismissed, _base(request)))
