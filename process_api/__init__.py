@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from process_api.app import create_process_app as create_process_app
     from process_api.app import lifespan_of as lifespan_of
     from process_api.callbacks import Notifier as Notifier
+    from process_api.definition import JOB_DATABASE_URL as JOB_DATABASE_URL
     from process_api.definition import Context as Context
     from process_api.definition import Process as Process
     from process_api.definitions import SHIPPED as SHIPPED

@@ -13,6 +13,9 @@ from typing import Any, Protocol
 import jsonschema
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
+#: Where a job's process that declares `database` finds its own role's database URL (the
+#: service's `DATABASE_URL` it never sees).
+JOB_DATABASE_URL = "JOB_DATABASE_URL"
 #: Every process runs asynchronously and can be dismissed (OGC job control options); a
 #: process that declares `sync` may also answer with its results (`sync-execute`).
 JOB_CONTROL_OPTIONS = ["async-execute", "dismiss"]
@@ -50,7 +53,7 @@ class Process:
     outputs: Mapping[str, Any]  # JSON Schema of the results
     entry: str = ""  # `module:function` of the run function (or a `command`)
     retries: int = 0  # how often a job whose worker died is started again
-    database: bool = False  # its process gets DATABASE_URL (publishing writes items)
+    database: bool = False  # its process gets JOB_DATABASE_URL (publishing writes items)
     network: bool = False  # its process may open connections (in the sandbox; database too)
     sync: bool = False  # a client may wait for its results (`Prefer: respond-sync`)
     # A process defined as data runs this argv instead (`definitions.py`, `command.py`)

@@ -11,7 +11,7 @@ from typing import Any
 
 import procrastinate
 
-from process_api.definition import Process
+from process_api.definition import JOB_DATABASE_URL, Process
 from process_api.job_log import JobLog
 from process_api.launcher import Launcher
 from process_api.metrics import JOB_PROCESSES
@@ -33,9 +33,9 @@ class Supervisor:
 
     def environment(self, process: Process) -> dict[str, str]:
         """What the job's process adds to the fork server's environment (the worker's
-        without its secrets): the database's URL, for a process that declares it needs
-        the database (`Process.database`)."""
-        return {"DATABASE_URL": self.dsn} if process.database else {}
+        without its secrets): its own role's database URL (`JOB_DATABASE_URL`), for a
+        process that declares it needs the database (`Process.database`)."""
+        return {JOB_DATABASE_URL: self.dsn} if process.database else {}
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
                   about: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import asyncpg
 
 from process_api import (
+    JOB_DATABASE_URL,
     Context,
     OutboundPolicy,
     TargetRefused,
@@ -104,7 +106,7 @@ def describe(fs: Any, path: str, href: str) -> Description | None:
 
 
 def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
-    settings = Settings()  # the worker's environment, with its database
+    settings = Settings()  # the worker's environment, without its secrets
     projects = settings.publish_collection_projects
     may_create = "*" in projects or (context.project is not None
                                      and context.project in projects)
@@ -120,7 +122,8 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
     title = (inputs.get("display") or {}).get("friendlyName")
     result: dict[str, Any] = {"created": [], "updated": [], "skipped": [], "warnings": [],
                               "collectionsCreated": [], "catalog": inputs.get("catalog")}
-    conn = await asyncpg.connect(settings.dsn)
+    # its own role's URL, which the worker hands the job (`Process.database`)
+    conn = await asyncpg.connect(os.environ[JOB_DATABASE_URL])
     try:
         writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),
                         context.project, inputs.get("visibility", "public"))

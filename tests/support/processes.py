@@ -34,7 +34,7 @@ def database_role(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
 
     import psycopg
 
-    with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+    with psycopg.connect(os.environ["JOB_DATABASE_URL"]) as conn:
         row = conn.execute("SELECT current_user").fetchone()
     return {"role": row[0] if row else None}
 
