@@ -9,10 +9,10 @@ HASH   := $(shell cat pyproject.toml constraints.txt | md5sum | cut -c1-8)
 # the versions pyproject.toml's ranges resolved to (see constraints.txt)
 LOCK   := -c constraints.txt
 # Conformance tools whose pinned dependencies clash with ours: one venv each, from
-# tests/conformance/tools/<name>.txt (tests/test_conformance_tools.py runs them).
+# tests/conformance/tools/<name>.txt (tests/service/test_conformance_tools.py runs them).
 TOOLS  := .tools
 CONFORMANCE_TOOLS := $(patsubst tests/conformance/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/conformance/tools/*.txt))
-# Earlier releases a database is upgraded from (tests/test_upgrade.py), the same way.
+# Earlier releases a database is upgraded from (tests/database/test_upgrade.py), the same way.
 UPGRADE_TOOLS := $(patsubst tests/upgrade/tools/%.txt,$(TOOLS)/%/.installed,$(wildcard tests/upgrade/tools/*.txt))
 PG_PACKAGES := postgresql postgresql-15-postgis-3
 # `make run HOST=0.0.0.0 PORT=8081`; `make demo-s3 S3_PORT=9001`

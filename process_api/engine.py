@@ -94,6 +94,8 @@ class Engine:
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.store = JobStore(self.pool)
         self.deployed = Deployed(dsn, self.pool)
+        # the procrastinate workers running in this process now: alive while it runs
+        self._own_workers: set[int] = set()
         self._listening: asyncio.Task[None] | None = None
         self.notifier = notifier or Notifier()
         # what every job would import, imported once by the fork server
@@ -211,10 +213,12 @@ class Engine:
                     )
                     return
                 except procrastinate.exceptions.ConnectorException as e:
+                    self._own_workers.clear()  # a new worker (a new id) is started next
                     logger.warning("job worker: the database is away (%s); starting again "
                                    "in %.0f s", type(e.__cause__).__name__, self.heartbeat)
                     await asyncio.sleep(self.heartbeat)
         finally:
+            self._own_workers.clear()
             await cancelled(reaper)
             for forks in self.forks.values():
                 await forks.stop()
@@ -236,6 +240,10 @@ class Engine:
         left running."""
         manager = self.app.job_manager
         for queued in await manager.get_stalled_jobs(seconds_since_heartbeat=self.stalled):
+            if queued.worker_id in self._own_workers:
+                # this process runs it: alive, its heartbeat only late (the process was
+                # paused, or its event loop blocked, longer than the stalled time)
+                continue
             job = await self.store.get(str(queued.task_kwargs.get("job_id")))
             process = self.registry.get(job["process_id"]) if job else None
             if job and job["status"] == "running" and process and \
@@ -252,6 +260,8 @@ class Engine:
             await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
 
     async def _run(self, context: procrastinate.JobContext, job_id: str) -> None:
+        if context.job.worker_id is not None:
+            self._own_workers.add(context.job.worker_id)
         started = await self.store.start(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled

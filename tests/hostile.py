@@ -5,7 +5,7 @@ must be a client error or success with a JSON body (never a 5xx, never a dropped
 connection), and the service must answer again after each request.
 
 Run by `make fuzz` (with more shapes) and, with fewer, by `make test`
-(tests/test_hostile_inputs.py).
+(tests/service/test_hostile_inputs.py).
 """
 
 from __future__ import annotations

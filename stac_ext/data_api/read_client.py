@@ -230,7 +230,7 @@ class CoreClient(CoreCrudClient):
 
         A rewrite of stock's method, not a call to it: the price of the read path's speed
         (docs/performance.md). The benchmark's same-items check and
-        `tests/test_item_links.py` compare its answers with stock's; re-run both when
+        `tests/data_api/test_item_links.py` compare its answers with stock's; re-run both when
         stac-fastapi-pgstac changes."""
         settings = request.app.state.settings
         params: list[Any] = [self.search_body(search_request, request)]

@@ -27,11 +27,11 @@ from stac_ext.settings import Settings
 from tests.support.cli import run_cli, start_cli
 from tests.support.cluster import new_database
 from tests.support.http import free_port, wait_until_ok
+from tests.support.paths import ROOT
 from tests.support.roles import role_settings
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker" / "compose.yml"
 KEY = "q2Yw8b0m1Qw0mJm7c8pQk4Q0v3dE2T7b3Zq0n6wX9aY="  # 32 bytes, base64url
 

@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
+from tests.support.paths import ROOT
 from tests.support.stac import CHECKS_COLLECTION
 
 pytestmark = pytest.mark.conformance
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT / "tests" / "conformance"
 OFFLINE_ENV = {"PYTHONPATH": str(CONFORMANCE / "offline"),
                "OFFLINE_SCHEMAS": str(CONFORMANCE / "schemas")}

@@ -34,13 +34,14 @@ from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import shout_tool
 from tests.support.http import free_port, uvicorn_serving
+from tests.support.paths import ROOT
 from tests.support.stac import make_item
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "web"
+SHOTS = ROOT / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
-DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "img" / "web"
+DOCS_SHOTS = ROOT / "docs" / "img" / "web"
 DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
                         "search-results", "catalog-tree", "not-yours", "delete-links",
                         "echo-result", "jobs", "api-docs"})

@@ -37,12 +37,12 @@ from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
+from tests.support.paths import ROOT
 from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_PYPGSTAC = ROOT / ".tools" / "pypgstac-previous" / "bin" / "pypgstac"
 #: The last version of each schema's migrations in geocatalog's previous release.
 PREVIOUS_RELEASE = {"geocatalog": 6, "catalogs": 3, "processes": 3}

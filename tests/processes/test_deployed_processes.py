@@ -12,7 +12,6 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -33,11 +32,11 @@ from tests.support.cwl import (
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
+from tests.support.paths import ROOT
 from tests.support.processes import TEST_PROCESSES
 
 # a deployed job starts Python and cwltool: about a second each
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
 CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 PACKAGE = {"Content-Type": "application/ogcapppkg+json"}
 

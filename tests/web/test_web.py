@@ -1,6 +1,6 @@
 """The web face over HTTP: content negotiation, STAC Browser's serve-time configuration, the
 local issuer's browser sign-in (code + PKCE), escaping and the pages' security headers.
-The same pages in a real browser: tests/test_web_browser.py."""
+The same pages in a real browser: tests/web/test_web_browser.py."""
 
 from __future__ import annotations
 

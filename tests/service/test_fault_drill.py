@@ -1,6 +1,6 @@
 """Fault drills on real processes, loopback only, bounded: the database stops and starts
 under a read+write load; the service is SIGKILLed during writes and restarted. (A worker
-killed mid-job: tests/test_job_engine.py.) Each drill has a cluster of its own, so the
+killed mid-job: tests/processes/test_job_engine.py.) Each drill has a cluster of its own, so the
 rest of the suite never sees its outage.
 
 Latencies are printed, not asserted (no time limits in tests): with DB_TIMEOUT=1 the

@@ -25,12 +25,12 @@ from stac_ext.settings import Settings
 from tests.support.cli import COMMAND, start_cli
 from tests.support.http import free_port, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
+from tests.support.paths import ROOT
 from tests.support.roles import role_env
 from tests.support.stac import make_collection, make_item, unique
 from tests.support.uvicorn_process import server_process
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-ROOT = Path(__file__).resolve().parent.parent
 ALERTS = ROOT / "docker" / "prometheus" / "alerts.yml"
 SHOT = ROOT / "docs" / "img" / "prometheus-requests.jpg"
 CHROMIUM = "/usr/bin/chromium"

@@ -25,8 +25,8 @@ import yaml
 
 from tests.support.cluster import new_database
 from tests.support.http import free_port, wait_until_ok
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)

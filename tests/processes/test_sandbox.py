@@ -19,9 +19,8 @@ from stac_ext.app import create_app
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
+from tests.support.paths import ROOT
 from tests.support.processes import TEST_PROCESSES
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture

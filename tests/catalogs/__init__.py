@@ -1,0 +1,1 @@
+"""Tests of the catalogs tree (`catalogs_ext`)."""

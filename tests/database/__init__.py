@@ -1,0 +1,1 @@
+"""Tests of the database layer (`stac_ext.database`): roles, migrations, scale."""

@@ -1,0 +1,1 @@
+"""Tests of the process API and its engine (`process_api`), and publishing."""

@@ -1,0 +1,1 @@
+"""Tests of the service as a whole: auth, root, telemetry, the CLI, docs, validators."""

@@ -1,0 +1,1 @@
+"""Tests of the web face (`stac_ext.web`), in Chromium too."""
