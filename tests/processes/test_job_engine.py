@@ -76,6 +76,7 @@ async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
                 worker.wait(timeout=30)
 
 
+@pytest.mark.slow
 async def test_a_stopping_worker_ends_its_jobs(app, settings, issuer, queue: str) -> None:
     """A service stopping with jobs running lets them run for JOB_SHUTDOWN_SECONDS, then
     ends them: queued again when their process allows a retry, else failed. It stops
@@ -275,6 +276,7 @@ async def test_resources_beyond_bounds_are_400(alice_processes: httpx.AsyncClien
     assert r.json()["detail"].startswith(detail)
 
 
+@pytest.mark.slow
 async def test_a_job_the_engine_cannot_run_fails(settings, issuer, queue: str,
                                                  database_url: str) -> None:
     """Whatever goes wrong in the engine ends the job `failed`, with a message."""

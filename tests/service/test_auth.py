@@ -139,6 +139,7 @@ def test_principal_reads_keycloak_claims() -> None:
     assert principal.rights_for("geocatalog-processes") == {"updateCatalog"}
 
 
+@pytest.mark.slow
 async def test_a_verified_token_is_checked_again_on_every_use(issuer: TestIssuer) -> None:
     """The signature of a token is verified once (cached by the whole token); its claims
     are not: a cached token that expires is refused like any expired token."""
