@@ -6,16 +6,15 @@ library;
 never `stac_ext` or `catalogs_ext`: the composition root hands it the DSN, the secrets key
 and the auth dependency (`ProcessesConfig`).
 
-The public exports are the imports of the `TYPE_CHECKING` block below, listed once. At run
-time each loads from its module on first use: a job's child process imports modules of
+The public exports are `_EXPORTS` (name -> module), imported as well in the `TYPE_CHECKING`
+block for type checkers (`tests/processes/test_exports.py` holds the two equal). At run time
+each loads from its module on first use: a job's child process imports modules of
 this package and must not pay for FastAPI and procrastinate (0.7 s of imports per job).
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,18 +50,41 @@ if TYPE_CHECKING:
     from process_api.secrets import SecretBox as SecretBox
 
 
-@cache
-def _exports() -> dict[str, str]:
-    """name -> module, read from the `TYPE_CHECKING` block of this file."""
-    tree = ast.parse(Path(__file__).read_text())
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-    return {alias.name: str(node.module) for node in block.body
-            if isinstance(node, ast.ImportFrom) for alias in node.names}
+#: name -> module of each public export (the `TYPE_CHECKING` block above imports the same,
+#: for type checkers; a test holds the two equal)
+_EXPORTS = {
+    "ProcessesConfig": "process_api.app",
+    "create_process_app": "process_api.app",
+    "lifespan_of": "process_api.app",
+    "Notifier": "process_api.callbacks",
+    "JOB_DATABASE_URL": "process_api.definition",
+    "Context": "process_api.definition",
+    "Process": "process_api.definition",
+    "SHIPPED": "process_api.definitions",
+    "DefinitionError": "process_api.definitions",
+    "load_definitions": "process_api.definitions",
+    "JOB_REFUSALS": "process_api.engine",
+    "Engine": "process_api.engine",
+    "load_entry": "process_api.entry",
+    "exception_body": "process_api.errors",
+    "OPENAPI30_MEDIA_TYPE": "process_api.openapi30",
+    "OutboundPolicy": "process_api.outbound",
+    "TargetRefused": "process_api.outbound",
+    "allowed_http_client": "process_api.outbound",
+    "s3_filesystem": "process_api.processes.s3_manifest",
+    "DISPLAY": "process_api.processes.sections",
+    "RESOURCES": "process_api.processes.sections",
+    "S3": "process_api.processes.sections",
+    "install_engine_schema": "process_api.queue",
+    "Registry": "process_api.registry",
+    "Sandbox": "process_api.sandbox",
+    "SandboxError": "process_api.sandbox",
+    "SecretBox": "process_api.secrets",
+}
 
 
 def __getattr__(name: str) -> Any:
-    module = _exports().get(name)
+    module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'process_api' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
