@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from process_api.metrics import CALLBACKS
-from process_api.outbound import OutboundPolicy, TargetRefused
+from process_api.outbound import TargetRefused, check_reachable
 
 logger = logging.getLogger("geocatalog.jobs")
 
@@ -84,8 +84,8 @@ class Notifier:
 
     async def _post(self, url: str, body: Any) -> None:
         host = urlsplit(url).hostname or "?"
-        try:  # resolves the host: not on the event loop
-            await asyncio.to_thread(OutboundPolicy.from_env().check, url)
+        try:
+            await check_reachable(url)
         except TargetRefused:
             logger.warning("callback to %s refused: not an allowed target", host)
             CALLBACKS.labels("refused").inc()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -228,8 +229,5 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
 def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:
     """The package's process as its application package's description names it."""
     title, text = about.get("title"), about.get("description")
-    return CwlProcess(id=package.id, target=package.target,
-                      title=str(title) if title else package.title,
-                      description=str(text) if text else package.description,
-                      inputs=package.inputs, outputs=package.outputs,
-                      document=package.document)
+    return replace(package, title=str(title) if title else package.title,
+                   description=str(text) if text else package.description)

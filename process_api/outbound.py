@@ -9,6 +9,7 @@ network.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import os
 import socket
@@ -63,6 +64,12 @@ class OutboundPolicy:
         for info in infos:
             if not self.allows(ipaddress.ip_address(info[4][0])):
                 raise TargetRefused()
+
+
+async def check_reachable(url: str) -> None:
+    """`OutboundPolicy.check` under OUTBOUND_ALLOW now, off the event loop (it resolves the
+    host name): TargetRefused unless the URL may be reached."""
+    await asyncio.to_thread(OutboundPolicy.from_env().check, url)
 
 
 def allowed_socket(addr_info: tuple[Any, ...]) -> socket.socket:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
@@ -24,7 +23,7 @@ from process_api.job_list import job_query
 from process_api.job_log import LOG_CHARS
 from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
-from process_api.outbound import OutboundPolicy, TargetRefused
+from process_api.outbound import TargetRefused, check_reachable
 from process_api.preferences import ASYNC, sync_preference
 from process_api.resources import resource_problems
 from process_api.secrets import PLACEHOLDER
@@ -58,10 +57,9 @@ def _schema_error(error: jsonschema.ValidationError) -> str:
 async def _check_subscriber(subscriber: dict[str, str]) -> None:
     """A callback the outbound policy forbids is refused now, not dropped when it is due
     (the worker checks again when it sends: an address can change)."""
-    policy = OutboundPolicy.from_env()
     for which, url in subscriber.items():
         try:
-            await asyncio.to_thread(policy.check, url)  # it resolves the host name
+            await check_reachable(url)
         except TargetRefused as e:
             raise OgcError(400, "invalid-input", f"subscriber.{which}: {e}") from None
 

@@ -44,14 +44,10 @@ class ProcessService:
     def offered(self, caller: Caller | None) -> list[Process]:
         """The service's processes, and the deployed ones the caller sees (public ones
         without a caller)."""
-        deployed = self.engine.deployed.all()
-        if caller is None:
-            seen = [d.process for d in deployed if d.visibility == "public"]
-        else:
-            admin = self.is_admin(caller)
-            seen = [d.process for d in deployed
-                    if d.visible_to(caller.username, caller.groups, admin)]
-        return [*self.engine.registry, *seen]
+        username, groups = (caller.username, caller.groups) if caller else (None, frozenset())
+        admin = caller is not None and self.is_admin(caller)
+        return [*self.engine.registry, *(d.process for d in self.engine.deployed.all()
+                                         if d.visible_to(username, groups, admin))]
 
     async def find(self, process_id: str, caller: Caller) -> tuple[Process, int | None]:
         """The process and, deployed, the revision a job of it runs now (404 when the
