@@ -70,7 +70,7 @@ from stac_ext.service.openapi import (
     processes_protected,
     serve_openapi_as,
 )
-from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, Settings
+from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
 from stac_ext.telemetry.exposition import metrics_router
 from stac_ext.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
 from stac_ext.telemetry.readings import Readings, sampling
@@ -115,7 +115,7 @@ def catalog_access(policy: DataPolicy) -> CatalogAccess:
                          has_right=has_right, reader=reader)
 
 
-def configured_processes(settings: Settings) -> list[Process]:
+def configured_processes(settings: ProcessSettings) -> list[Process]:
     """The processes named by EXTRA_PROCESSES (`module:NAME`, a Process or a list), and
     those defined as data in the PROCESS_DEFINITIONS folders."""
     found: list[Process] = []

@@ -1,6 +1,7 @@
-"""mkdocs hook: `{{ settings_reference }}` in a page becomes the table of every setting of
-`stac_ext.settings.Settings` (name, default, its docstring), so the reference cannot drift
-from the class. `undocumented()` names the settings without a docstring (the docs test)."""
+"""mkdocs hook: `{{ settings_reference }}` in a page becomes the tables of every setting of
+`stac_ext.settings.Settings` (name, default, its docstring), one per concern's class, so
+the reference cannot drift from the classes. `undocumented()` names the settings without a
+docstring (the docs test)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,23 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+from pydantic_settings import BaseSettings
 
-from stac_ext.settings import Settings
+from stac_ext.settings import CONCERNS, Settings
 
 MARKER = "{{ settings_reference }}"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def own_fields() -> dict[str, FieldInfo]:
-    """The settings geocatalog declares (stock's are inherited), in the class's order."""
-    return {name: Settings.model_fields[name] for name in Settings.__annotations__
+def declared(concern: type[BaseSettings]) -> dict[str, FieldInfo]:
+    """The settings a concern's class declares itself (not those it inherits: stock's)."""
+    return {name: Settings.model_fields[name] for name in concern.__annotations__
             if name in Settings.model_fields}
+
+
+def own_fields() -> dict[str, FieldInfo]:
+    """The settings geocatalog declares, concern by concern."""
+    return {name: field for concern in CONCERNS for name, field in declared(concern).items()}
 
 
 def undocumented() -> list[str]:
@@ -42,11 +49,16 @@ def _default(field: FieldInfo) -> str:
 
 
 def settings_reference() -> str:
-    rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for name, field in own_fields().items():
-        meaning = " ".join((field.description or "").split()).replace("|", "\\|")
-        rows.append(f"| `{name.upper()}` | {_default(field)} | {meaning} |")
-    return "\n".join(rows)
+    tables = []
+    for concern in CONCERNS:
+        rows = [f"## {(concern.__doc__ or concern.__name__).strip()}",
+                f"`{concern.__module__}.{concern.__name__}`", "",
+                "| variable | default | meaning |", "|---|---|---|"]
+        for name, field in declared(concern).items():
+            meaning = " ".join((field.description or "").split()).replace("|", "\\|")
+            rows.append(f"| `{name.upper()}` | {_default(field)} | {meaning} |")
+        tables.append("\n".join(rows))
+    return "\n\n".join(tables)
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:

@@ -19,7 +19,6 @@ from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse, create_post_request_model
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
-from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.pgstac.types.search import PgstacSearch
 from stac_fastapi.types.extension import ApiExtension
@@ -35,6 +34,7 @@ from stac_ext.data_api.search.free_text import items_free_text, search_free_text
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
+from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.data_api.sortables import items_sort, search_sort
 from stac_ext.data_api.stac_api import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
@@ -98,7 +98,7 @@ class DataExtensions(Extensions):
 
 
 def build_data_api(
-    settings: Settings,
+    settings: DataApiSettings,
     extensions: DataExtensions,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
 ) -> StacApi:

@@ -25,7 +25,6 @@ from stac_fastapi.api.models import (
     create_post_request_model,
     create_request_model,
 )
-from stac_fastapi.pgstac.config import Settings
 from stac_fastapi.pgstac.core import CoreCrudClient, health_check
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.pgstac.types.search import PgstacSearch
@@ -34,6 +33,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 
 from stac_ext.data_api.endpoints import create_async_endpoint
+from stac_ext.data_api.settings import DataApiSettings
 
 
 class _Recorder:
@@ -75,7 +75,7 @@ class DataStacApi(StacApi):
 
 def instantiate_api(
     client: type[CoreCrudClient], extensions: Extensions,
-    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]], settings: Settings,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]], settings: DataApiSettings,
 ) -> StacApi:
     """stac-fastapi-pgstac's `instantiate_api`, making a `DataStacApi` (our lifespan opens
     the pools, so stock's default lifespan is not needed)."""
@@ -103,7 +103,11 @@ def instantiate_api(
         router=APIRouter(prefix=settings.prefix_path),
         settings=settings,
         extensions=application_extensions,
-        client=client(pgstac_search_model=post_request_model),  # type: ignore[arg-type]
+        # the landing page's words given, not left to stock's import-time settings
+        client=client(pgstac_search_model=post_request_model,  # type: ignore[arg-type]
+                      title=settings.stac_fastapi_title,
+                      description=settings.stac_fastapi_description,
+                      landing_page_id=settings.stac_fastapi_landing_id),
         response_class=JSONResponse,
         items_get_request_model=items_get_request_model,
         search_get_request_model=create_get_request_model(extensions.search),

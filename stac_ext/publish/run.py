@@ -27,8 +27,8 @@ from stac_ext.publish.inspect import (
 )
 from stac_ext.publish.items import build_items, file_name
 from stac_ext.publish.outside_refs import OutsideReference, check_self_contained
+from stac_ext.publish.settings import PublishSettings
 from stac_ext.publish.writer import Outcome, PublishError, Writer
-from stac_ext.settings import Settings
 
 
 def _listing_error(error: Exception, source: str, endpoint: str | None
@@ -106,14 +106,14 @@ def describe(fs: Any, path: str, href: str) -> Description | None:
 
 
 def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
-    settings = Settings()  # the worker's environment, without its secrets
+    settings = PublishSettings()  # the job's environment: no secret of the service
     projects = settings.publish_collection_projects
     may_create = "*" in projects or (context.project is not None
                                      and context.project in projects)
     return asyncio.run(_publish(inputs, context, settings, may_create))
 
 
-async def _publish(inputs: dict[str, Any], context: Context, settings: Settings,
+async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSettings,
                    may_create: bool) -> dict[str, Any]:
     source = inputs["source"]
     s3 = inputs.get("s3") or {}

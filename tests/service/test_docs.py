@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 import yaml
+from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
 
+from stac_ext.settings import Settings
 from tests.support.cluster import new_database
 from tests.support.http import free_port, wait_until_ok
 from tests.support.paths import ROOT
@@ -145,6 +147,10 @@ def test_every_setting_is_documented() -> None:
     assert reference.undocumented() == []
     table = reference.settings_reference()
     assert len(reference.own_fields()) > 50
+    # every setting of ours is in some concern's table (only stock's own are left out)
+    stock = set(PgstacApiSettings.model_fields)
+    assert set(Settings.model_fields) - stock - set(reference.own_fields()) == set()
+    assert "## Database\n`stac_ext.database.settings.DatabaseSettings`" in table
     assert all(f"| `{name.upper()}` |" in table for name in reference.own_fields())
 
 

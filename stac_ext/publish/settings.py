@@ -1,0 +1,18 @@
+"""`publish-dataset`'s settings, read in the job's own process (whose environment holds no
+secret of the service): the item rules and links of the data API, and who may create a
+collection."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from stac_ext.data_api.settings import CommaSeparated, DataApiSettings
+from stac_ext.service.settings import ServiceSettings
+
+
+class PublishSettings(DataApiSettings, ServiceSettings):
+    """Publishing"""
+
+    publish_collection_projects: CommaSeparated = Field(default_factory=lambda: ["*"])
+    """Projects whose `publish-dataset` jobs may create a missing `climate_forecast-*`
+    collection (`*`: any job, personal ones too; empty: never)."""
