@@ -1,7 +1,8 @@
 """The `/data` STAC API: stock stac-fastapi-pgstac with our read client (`read_client`),
 write clients and routes (`write_client`, `write_routes`; single-item POSTs written together
-while others are in flight, by `stac_ext.database.group_commit`), stock's `StacApi` with
-endpoints that build request models in the event loop (`stac_api`, `endpoints`), the rules
+while others are in flight, by `stac_ext.database.group_commit`), stock's code we copy
+(`stock`: its `StacApi` composition, endpoints that build request models in the event
+loop), its settings with ours (`settings`), the rules
 every item write follows (`item_rules`: what an item is; `item_writers`: who may write which
 id, under its lock; `policy`: the caller), item links and URLs, items kept as
 served (`rendered_items`), request bodies, named SQL, the search extensions (`search/`),

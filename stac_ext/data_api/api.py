@@ -36,7 +36,7 @@ from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
 from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.data_api.sortables import items_sort, search_sort
-from stac_ext.data_api.stac_api import instantiate_api
+from stac_ext.data_api.stock import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
 from stac_ext.data_api.write_routes import ItemTransactionExtension

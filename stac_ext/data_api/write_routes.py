@@ -13,7 +13,7 @@ from stac_pydantic.shared import MimeTypes
 from starlette.responses import Response
 
 from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
-from stac_ext.data_api.endpoints import create_async_endpoint
+from stac_ext.data_api.stock import create_async_endpoint
 
 
 @attr.s

@@ -1,5 +1,5 @@
 """The read and write routes whose request models are built in the event loop
-(`data_api/endpoints.py`, `data_api/stac_api.py`) declare exactly what stock's do."""
+(`data_api/stock.py`) declare exactly what stock's do."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from stac_fastapi.pgstac.app import instantiate_api as stock_instantiate_api
 from stac_fastapi.types.search import APIRequest
 
 from stac_ext.app import build_auth, create_app, data_extensions
-from stac_ext.data_api.endpoints import built_in_loop
 from stac_ext.data_api.read_client import CoreClient
+from stac_ext.data_api.stock import built_in_loop
 from stac_ext.settings import Settings
 
 ITEM = "/data/collections/{collection_id}/items/{item_id}"
