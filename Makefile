@@ -33,7 +33,7 @@ SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
 .PHONY: run test test-fast lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
-        telemetry-deps constraints
+        telemetry-deps gis-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -42,8 +42,8 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) \
-      $(UPGRADE_TOOLS) web
+test: system-deps browser-deps telemetry-deps gis-deps $(VENV)/.test-$(HASH) \
+      $(CONFORMANCE_TOOLS) $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
 
 # The loop for an edit: every test but the browser's, the validators' and fuzzers' and the
@@ -117,6 +117,12 @@ telemetry-deps:
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
 	  else echo "missing prometheus for the metrics tests; run:  sudo apt-get install -y prometheus"; exit 1; fi; }
+
+# Debian's GDAL (`ogrinfo`), a real OGC API Features client, for the docs' examples.
+gis-deps:
+	@command -v ogrinfo >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdal-bin; \
+	  else echo "missing GDAL for the docs' examples; run:  sudo apt-get install -y gdal-bin"; exit 1; fi; }
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.

@@ -53,6 +53,7 @@ NORTH_SEA_2022 = "Sea surface temperature, north sea, 2022"
 #: alice's private item: in STAC Browser for her signed in, for nobody else
 DRAFT, DRAFT_TITLE = "alices-draft", "Alice's draft, north sea"
 NOTES = "Alice's notes"  # her private catalog
+RAW = "Raw notes"  # her private sub-catalog of a public catalog of hers
 PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
 pytestmark = [pytest.mark.browser,
@@ -92,6 +93,16 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
                        json={"id": "alices-notes", "type": "Catalog", "title": NOTES,
                              "description": "Not for anyone yet", "visibility": "private"})
         assert r.status_code == 201, r.text
+        # her public catalog, with a private sub-catalog and a link to her private item
+        draft_href = f"{base}/data/collections/{SST}/items/{DRAFT}"
+        for parent, body in (("", {"id": "field-trip", "title": "Field trip",
+                                   "links": [{"rel": "item", "href": draft_href}]}),
+                             ("/field-trip", {"id": "raw", "title": RAW,
+                                              "visibility": "private"})):
+            r = httpx.post(f"{base}/data/catalogs{parent}",
+                           headers={"Authorization": f"Bearer {alice}"},
+                           json={"type": "Catalog", "description": "Alice's trip", **body})
+            assert r.status_code == 201, r.text
         dora = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
             "dora", settings.process_client_id, groups=["ocean-lab"], rights=["deployProcess"])
         r = httpx.post(f"{base}/processes/processes", content=shout_tool("lab-shout"),
@@ -346,6 +357,14 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#catalog-actions")).to_be_visible()  # hers: its forms bound
     s.provoked = set()
     s.shot("private-catalog")
+    # her public catalog as she reads it: the private sub-catalog and item link only she
+    # reads are there, and its forms keep and count them (the page again with her token)
+    s.goto("/ui/catalogs/field-trip")
+    expect(page.locator("#sub-catalogs")).to_have_text(RAW)
+    expect(page.locator("#linked-items")).to_have_text(f"{SST} / {DRAFT}")
+    expect(page.locator("#links")).to_have_value(f"{SST}/{DRAFT}\n")
+    expect(page.locator("#subtree")).to_have_text("field-trip/raw")
+    expect(page.locator("#catalog-actions")).to_be_visible()
     page.get_by_role("banner").get_by_role("link", name="Catalogs", exact=True).click()
     create = page.locator("#create-catalog")
     create.get_by_label("Id").fill("ocean")
@@ -515,6 +534,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(delete.locator("#links-go")).to_have_text(
         "Its links to 1 collection and 1 item go with it; the collections and items "
         "themselves stay in the catalog.")
+    expect(delete).to_be_visible()  # the page as she reads it (forms show then)
     delete.scroll_into_view_if_needed()
     s.shot("delete-links")
     delete.get_by_role("button", name="Delete catalog").click()
@@ -549,6 +569,11 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
         "Catalog alices-notes does not exist.")
     expect(page.get_by_role("heading", name=NOTES)).to_have_count(0)
     s.provoked = set()
+    s.goto("/ui/catalogs/field-trip")  # what anyone reads of it
+    expect(page.get_by_role("heading", name="Field trip")).to_be_visible()
+    expect(page.locator("#sub-catalogs")).to_have_text("none")
+    expect(page.locator("#linked-items")).to_have_text("none")
+    expect(page.locator("#catalog-actions")).to_be_hidden()
 
     # STAC Browser's own Log in: the same issuer and client, and our pages see the session
     s.goto("/browser/")

@@ -102,11 +102,10 @@
 
   // Parts of a page only the signed-in user may see: rendered by the server (escaped, no
   // script) from what the API answers to the user's token, fetched here with it.
-  async function loadFragment(element, signedIn) {
+  async function loadFragment(element) {
     const response = await authorized(element.dataset.fragment,
                                       { headers: { Accept: "text/html" } });
     element.innerHTML = await response.text();
-    fillProjects(element, signedIn);
     element.dispatchEvent(new CustomEvent("geocatalog:fragment", { bubbles: true }));
   }
 
@@ -116,13 +115,15 @@
     document.getElementById("sign-out").hidden = !signedIn;
     name.hidden = !signedIn;
     name.textContent = signedIn ? "Signed in as " + signedIn.profile.preferred_username : "";
+    // the parts read with the token first: a form is shown only once it is the one the user
+    // keeps (never replaced under a person typing)
+    if (signedIn) {
+      await Promise.all([...document.querySelectorAll("[data-fragment]")].map(
+        (element) => loadFragment(element)));
+    }
     for (const el of document.querySelectorAll(".signed-in-only")) el.hidden = !signedIn;
     for (const el of document.querySelectorAll(".needs-sign-in")) el.hidden = !!signedIn;
     fillProjects(document, signedIn);
-    if (signedIn) {
-      await Promise.all([...document.querySelectorAll("[data-fragment]")].map(
-        (element) => loadFragment(element, signedIn)));
-    }
     return signedIn;
   });
   document.getElementById("sign-in").addEventListener("click", () => signIn());
