@@ -45,6 +45,7 @@ async def item_count(app) -> int:
         return await conn.fetchval("SELECT count(*) FROM pgstac.items")
 
 
+@pytest.mark.slow
 async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_endpoint,
                                   user_data, tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.DEBUG)

@@ -94,6 +94,7 @@ async def test_load_with_a_visibility(app, issuer, db_env, tmp_path: Path) -> No
             assert (await client.get(url)).status_code == status, token
 
 
+@pytest.mark.slow
 async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, tmp_path: Path):
     collection = unique("test_conv-loaded_")
     path = tmp_path / "data.ndjson"
@@ -145,6 +146,7 @@ async def test_load_static_catalog_folder(alice_data: httpx.AsyncClient, db_env,
     assert sorted(f["id"] for f in page["features"]) == ["s0", "s1", "s2"]
 
 
+@pytest.mark.slow
 def test_load_reports_bad_input(db_env, tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{"type": "Feature", "id": "orphan"}')
