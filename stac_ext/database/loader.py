@@ -184,24 +184,13 @@ def load(
     progress: Callable[[int], None] | None = None,
     workers: int = 1,
 ) -> None:
-    """Load collections then items; `progress(n)` is called as items are read (with
-    several `workers`: processes, see `load_workers`, as each share is written).
+    """Load collections then items; `progress(n)` is called as each share of the items is
+    written (whole collections, by `workers` processes: see `load_workers`).
 
     pypgstac writes each partition (a collection, or a time range of one) in a transaction
     of its own: `check` first refuses what would fail on the data, so that a failure here
     is the database's (run the same load again with `--method upsert` to complete it)."""
-
-    def counted(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        for doc in docs:
-            yield doc
-            if progress:
-                progress(1)
-
-    with PgstacDB(dsn=dsn) as db:
-        loader = Loader(db=db)
-        if collections:
-            loader.load_collections(iter(collections), Methods(method.value))
-        if workers <= 1:
-            loader.load_items(counted(items), Methods(method.value))
-            return
+    if collections:
+        with PgstacDB(dsn=dsn) as db:
+            Loader(db=db).load_collections(iter(collections), Methods(method.value))
     load_items(dsn, list(items), method.value, workers, progress)
