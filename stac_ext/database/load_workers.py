@@ -109,15 +109,14 @@ def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
     is written. The first failure stops the load (the shares written stay, as with
     pypgstac's loader)."""
     global _shares, _dsn
-    _shares = shares(items)
-    if workers <= 1 or len(_shares) <= 1:
-        for share in _shares:
-            write_share(dsn, share, method)
+    split = shares(items)
+    if workers <= 1 or len(split) <= 1:
+        for share in split:
+            written = write_share(dsn, share, method)
             if progress:
-                progress(len(share))
-        _shares = []
+                progress(written)
         return
-    _dsn = dsn
+    _shares, _dsn = split, dsn
     context = multiprocessing.get_context("fork")
     pool = context.Pool(min(workers, len(_shares)))
     try:

@@ -64,6 +64,17 @@ def error_response(status: int, description: str, code: str | None = None,
                         headers=headers)
 
 
+def api_error(path: str, ogc_prefix: str, status: int, description: str,
+              code: str | None = None, headers: Mapping[str, str] | None = None
+              ) -> JSONResponse:
+    """The error in the shape of the API `path` belongs to: OGC's exception under the
+    process API's mount (`ogc_prefix`), STAC's `{"code", "description"}` elsewhere."""
+    if within(path, ogc_prefix):
+        return JSONResponse(exception_body(status, description), status_code=status,
+                            headers=headers)
+    return error_response(status, description, code, dict(headers) if headers else None)
+
+
 def describe_errors(errors: Sequence[Mapping[str, Any]], first_only: bool = False) -> str:
     """Validation errors (pydantic's or FastAPI's) as `where: what`, `; `-separated."""
     parts = []
@@ -82,11 +93,9 @@ def add_error_handlers(app: FastAPI, ogc_prefix: str) -> None:
 
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        if within(request.url.path, ogc_prefix):  # a path the process API did not match
-            return JSONResponse(exception_body(exc.status_code, detail),
-                                status_code=exc.status_code, headers=exc.headers)
-        return error_response(exc.status_code, detail,
-                              headers=dict(exc.headers) if exc.headers else None)
+        # under the process API's mount: a path it did not match
+        return api_error(request.url.path, ogc_prefix, exc.status_code, detail,
+                         headers=exc.headers)
 
     async def on_bad_input(request: Request, exc: Exception) -> JSONResponse:
         said = (str(exc).splitlines() or ["The database refused the input."])[0]
@@ -201,8 +210,5 @@ class UnexpectedErrorMiddleware:
             if started:  # answered already (the process API's own handler logged it)
                 return
             logger.exception("unexpected error on %s %s", scope["method"], scope["path"])
-            body = (exception_body(500, "Internal error; it has been logged.")
-                    if within(scope["path"], self.ogc_prefix) else
-                    {"code": "InternalServerError",
-                     "description": "Internal error; it has been logged."})
-            await JSONResponse(body, status_code=500)(scope, receive, send)
+            await api_error(scope["path"], self.ogc_prefix, 500,
+                            "Internal error; it has been logged.")(scope, receive, send)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from urllib.parse import unquote_plus
 
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from process_api import exception_body
-from stac_ext.service.errors import within
+from stac_ext.service.errors import api_error
 
 FORMATS = ("json",)
 
@@ -40,11 +38,8 @@ class FormatParameterMiddleware:
             if unknown := [v for v in values if v not in FORMATS]:
                 detail = (f"Unknown output format f={unknown[0]!r}: this endpoint answers "
                           f"{', '.join(f'f={f}' for f in FORMATS)}.")
-                if within(scope["path"], self.ogc_prefix):
-                    body = exception_body(400, detail)
-                else:
-                    body = {"code": "InvalidQueryParameter", "description": detail}
-                await JSONResponse(body, status_code=400)(scope, receive, send)
+                await api_error(scope["path"], self.ogc_prefix, 400, detail,
+                                "InvalidQueryParameter")(scope, receive, send)
                 return
             scope = {**scope, "query_string": query}
         await self.app(scope, receive, send)

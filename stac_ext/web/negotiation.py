@@ -50,14 +50,14 @@ def segments(path: str) -> tuple[str, ...]:
     return tuple(p for p in path.split("/") if p)
 
 
-def docs_page(path: str, processes: tuple[str, ...] = ("processes",)) -> str | None:
+def docs_page(path: str, processes: tuple[str, ...]) -> str | None:
     """The page that answers the process API's `api.html`, whatever the client (its mount
     would take the path otherwise)."""
     return "/ui/api-docs/processes" if segments(path) == (*processes, "api.html") else None
 
 
 def page_for(path: str, data: tuple[str, ...],
-             processes: tuple[str, ...] = ("processes",)) -> tuple[str, str] | None:
+             processes: tuple[str, ...]) -> tuple[str, str] | None:
     """("redirect" | "page" | "search", target path) for a resource that has an HTML form
     ("search": our results page when the request has criteria, else STAC Browser's search)
     (`data`, `processes`: the APIs' mounts as segments, ("data",), ("processes",))."""
