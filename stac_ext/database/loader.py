@@ -106,9 +106,12 @@ def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return collections, items
 
 
-#: Which of the wanted collections exist; which of the wanted (collection, id) items exist
-#: (the search index: one table, however many partitions).
+#: Which of the wanted collections exist; which of them hold items (the search index's
+#: markers); which of the wanted (collection, id) items exist (the search index: one table,
+#: however many partitions).
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY(%s)"
+POPULATED_COLLECTIONS = ("SELECT DISTINCT collection FROM geocatalog.populated_collections "
+                         "WHERE collection = ANY(%s)")
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS wanted(collection, id, n)
@@ -158,8 +161,12 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
             raise LoadError(f"{source}: collection {clash[0]!r} exists already"
                             f"{_more(len(clash))}: load with --method upsert to replace, or "
                             "--method ignore to keep what is stored")
-        found = conn.execute(EXISTING_ITEMS, ([str(i["collection"]) for i in items],
-                                              [str(i.get("id")) for i in items])).fetchall()
+        # only items of collections holding some can exist (a new collection's are not
+        # looked up: a CF catalog's load brings thousands)
+        populated = {row[0] for row in conn.execute(POPULATED_COLLECTIONS, (wanted,))}
+        maybe = [i for i in items if i["collection"] in populated]
+        found = conn.execute(EXISTING_ITEMS, ([str(i["collection"]) for i in maybe],
+                                              [str(i.get("id")) for i in maybe])).fetchall()
         if found:
             raise LoadError(f"{source}: item {found[0][1]!r} is already in the collection "
                             f"{found[0][0]!r}{_more(len(found))}: load with --method upsert "
