@@ -33,11 +33,14 @@ from process_api import (
     load_definitions,
     load_entry,
 )
-from stac_ext.auth import AuthDependencies, Authenticator, Principal
+from stac_ext.auth.authenticator import Authenticator
+from stac_ext.auth.dependencies import AuthDependencies
 from stac_ext.auth.keys import RemoteJwks, StaticKeys
 from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.auth.principal import Principal
 from stac_ext.auth.sign_in import sign_in_router
-from stac_ext.content import ExampleExtension, ItemDecorator
+from stac_ext.content.decorate import ItemDecorator
+from stac_ext.content.routes import ExampleExtension
 from stac_ext.data_api.api import DataExtensions, build_data_api
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.policy import DataPolicy
@@ -51,7 +54,7 @@ from stac_ext.database import readiness
 from stac_ext.database.group_commit import GroupCommit
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.database.pools import close_pools, open_pools, pool_states
-from stac_ext.publish import PUBLISH_DATASET
+from stac_ext.publish.definition import PUBLISH_DATASET
 from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
@@ -75,9 +78,9 @@ from stac_ext.telemetry.exposition import metrics_router
 from stac_ext.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
 from stac_ext.telemetry.readings import Readings, sampling
 from stac_ext.telemetry.traces import configured_provider, instrument_app
-from stac_ext.web import SignIn, WebFace, add_web_face
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import HtmlNegotiationMiddleware
+from stac_ext.web.site import SignIn, WebFace, add_web_face
 
 logger = logging.getLogger("geocatalog")
 

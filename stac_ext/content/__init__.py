@@ -7,8 +7,3 @@ change of configuration shows on the next request, however the item entered the 
 May import pystac, stac-fastapi and `stac_ext.data_api` (item URLs, named SQL); the data
 API receives the decorator from the composition root and never imports this package.
 """
-
-from stac_ext.content.decorate import ItemDecorator
-from stac_ext.content.routes import ExampleExtension
-
-__all__ = ["ExampleExtension", "ItemDecorator"]

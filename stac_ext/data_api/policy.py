@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 from fastapi import HTTPException, Request
 
-from stac_ext.auth import AuthDependencies, Principal
+from stac_ext.auth.dependencies import AuthDependencies
+from stac_ext.auth.principal import Principal
 from stac_ext.data_api.item_writers import ItemWriter
 
 

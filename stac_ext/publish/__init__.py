@@ -4,7 +4,3 @@ in S3 (or over HTTPS) and writes it into the catalog as STAC items, as that user
 Lives in stac_ext because it writes through the data API's item rules and links into the
 catalogs tree; it is handed to the process registry by the composition root.
 """
-
-from stac_ext.publish.definition import PUBLISH_DATASET
-
-__all__ = ["PUBLISH_DATASET"]

@@ -5,7 +5,3 @@ Pages read through the public APIs (in-process HTTP) and act in the browser with
 user's bearer token, so every rule and every error is the APIs' own. May import
 `stac_ext.service`; never `catalogs_ext` or `process_api` (it speaks to them over HTTP).
 """
-
-from stac_ext.web.site import SignIn, WebFace, add_web_face
-
-__all__ = ["SignIn", "WebFace", "add_web_face"]

@@ -19,7 +19,7 @@ import pytest
 import xarray as xr
 
 from stac_ext.app import create_app
-from stac_ext.content import ItemDecorator
+from stac_ext.content.decorate import ItemDecorator
 from tests.support.http import free_port
 from tests.support.stac import make_item
 
