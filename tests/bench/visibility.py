@@ -1,14 +1,17 @@
-"""Private and project data at the CF scale (issue: visibility), on the CF set's database
-(`cf_scale`: 5,000 collections, 200,000 items by default), in paired slices (`paired`):
+"""Private and project data (issue: visibility), in paired slices (`paired`):
 
 1. What visibility costs public reads: this checkout's server against the one of `--before`
-   (a git ref, served from its own worktree), each on its own copy of the same data, every
-   item public; anonymous, then with a token.
+   (a git ref, served from its own worktree), every item public, anonymous and then with a
+   token. On two data sets: the CF set (`cf_scale`: 5,000 collections, 200,000 items by
+   default) and `make bench`'s main set (three collections, 200,000 items, every scenario
+   of `run`). Each server reads its own copy of the same plain pgstac database (loaded once
+   by `pypgstac load`), migrated by its own checkout's `migrate`: the server before reads
+   the schema it was written for.
 2. A signed-in search where half the items are hidden (private to their owners, or shared
    with one of 40 projects): the same server, the same requests, alternately with a user's
    token (their own items and two projects' as well) and anonymously.
 
-    python -m tests.bench.visibility [--before REF] [--seconds 4] [--pairs 6]
+    python -m tests.bench.visibility [--before REF] [--seconds 4] [--pairs 6] [--data-set cf]
 
 Prints each comparison's median ratio and both sides' errors (a side that fails fast must
 not look fast); the figures go to `.bench/visibility-results.json`.
@@ -23,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import psycopg
 import typer
@@ -32,7 +36,16 @@ from stac_ext.database.cluster import Cluster
 from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.database.migrations import migrate
 from stac_ext.settings import Settings
-from tests.bench import cf_dataset, cf_scale, database, paired, servers, wrk
+from tests.bench import (
+    cf_dataset,
+    cf_scale,
+    database,
+    dataset,
+    paired,
+    scenarios,
+    servers,
+    wrk,
+)
 
 SCENARIOS = ("GET /search limit=100", "GET /search bbox+datetime limit=100",
              "items limit=100", "single item")
@@ -47,6 +60,11 @@ UPDATE pgstac.{partition} SET content = jsonb_set(content, '{{properties}}',
                                 'project', 'group-' || abs(hashtext(id)) % 40) END)
 WHERE abs(hashtext(id)) % 4 < 2
 """
+#: Migrates database argv[2] with the checkout at argv[1], its code first on the path.
+OLD_MIGRATE = ("import sys; sys.path.insert(0, sys.argv[1]); "
+               "from stac_ext.database.migrations import migrate; "
+               "from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS; "
+               "migrate(sys.argv[2], MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)")
 #: Serves the checkout at argv[1] on argv[3] (`--addr host:port`), its code first on the path.
 OLD_SERVER = ("import sys; sys.path.insert(0, sys.argv[1]); import uvicorn; "
               "host, port = sys.argv[3].rsplit(':', 1); "
@@ -61,6 +79,71 @@ def clone(cluster: Cluster, template: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     return cf_scale._database_dsn(cluster.dsn, name)
+
+
+def plain_database(cluster: Cluster, name: str, folder: Path, files: list[Path]) -> str:
+    """Database `name`: plain pgstac holding `folder`'s collections.ndjson and the item
+    `files`, loaded by pypgstac (made once: kept while its stamp is there); its DSN."""
+    dsn = cf_scale._database_dsn(cluster.dsn, name)
+    stamp = folder / f".plain-{name}"
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                              (name,)).fetchone()
+        if exists and stamp.exists():
+            return dsn
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    print(f"pypgstac load into {name} ...", flush=True)
+    cf_scale._pypgstac_load(dsn, folder, files)
+    stamp.touch()
+    return dsn
+
+
+def main_set_files(folder: Path, items: int) -> list[Path]:
+    """`make bench`'s main set as ndjson (its collections and its POST item target)."""
+    files = [folder / "items.ndjson"]
+    stamp = folder / f".written-{items}"
+    if not stamp.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "collections.ndjson").write_text("".join(
+            json.dumps(dataset.collection(c)) + "\n"
+            for c in (*dataset.COLLECTIONS, dataset.WRITES)))
+        with files[0].open("w") as out:
+            for item in dataset.items(items):
+                out.write(json.dumps(item) + "\n")
+        stamp.touch()
+    return files
+
+
+def migrated(cluster: Cluster, template: str, name: str, code: Path | None) -> str:
+    """A copy of `template` named `name`, migrated by the checkout `code` (None: this
+    one) and analysed; its DSN."""
+    dsn = clone(cluster, template, name)
+    if code is None:
+        migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    else:
+        subprocess.run([sys.executable, "-c", OLD_MIGRATE, str(code), dsn], check=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return dsn
+
+
+def compare_public(new: servers.Server, old: servers.Server,
+                   reqs: dict[str, list[wrk.Request]], token: str, *, pairs: int,
+                   seconds: float, connections: int) -> dict[str, Any]:
+    """Today's server against the one before, scenario by scenario, anonymous and with a
+    token (writes with a token only)."""
+    out: dict[str, Any] = {}
+    with servers.serving(new, cf_scale.PORT) as a, servers.serving(old, cf_scale.PORT + 1) as b:
+        for name, requests in reqs.items():
+            writes = any(r.method == "POST" and "/items" in r.path for r in requests)
+            for who, with_token in (("anonymous", ""), ("token", token))[writes:]:
+                pair = paired.compare(a, b, requests, pairs=pairs, seconds=seconds,
+                                      connections=connections, token=with_token)
+                out[f"{name}, {who}"] = pair
+                print(f"today / before  {name:38} {who:9} {pair['ratio']:.3f} "
+                      f"(errors {pair['errors']['a']} / {pair['errors']['b']})", flush=True)
+    return out
 
 
 def hide_half(dsn: str) -> int:
@@ -120,48 +203,63 @@ def main(
     seconds: Annotated[float, typer.Option(help="seconds per slice")] = 4,
     pairs: Annotated[int, typer.Option(help="slice pairs per comparison")] = 6,
     connections: Annotated[int, typer.Option()] = 8,
-    items: Annotated[int, typer.Option(help="items of the CF set")] = 200_000,
+    items: Annotated[int, typer.Option(help="items of the CF set and of the main set")] =
+        200_000,
     collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
     pg_port: Annotated[int, typer.Option()] = 5451,
+    data_set: Annotated[list[str] | None, typer.Option(
+        help="only these data sets in part 1: cf, main")] = None,
     scenario: Annotated[list[str] | None, typer.Option(help="only these scenarios")] = None,
 ) -> None:
-    names = [name for name in SCENARIOS if not scenario or name in scenario]
+    wanted = [name for name in data_set or ["cf", "main"] if name in ("cf", "main")]
     folder = data_dir.resolve() / "cf"
     cluster = Cluster(datadir=folder / "pg", port=pg_port, settings={})
     cluster.start()
     shape = cf_scale.Shape(collections, items)
-    cf_scale.prepare(cluster, folder, shape, compare_load=False, workers=2)
     settings = Settings(database_url=cluster.dsn, geocatalog_data_dir=folder)
     assert settings.local_issuer
     issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
     token = issuer.mint(READER, settings.data_client_id, GROUPS, [], 24 * 3600)
     results: dict[str, Any] = {"shape": {"items": items, "collections": collections},
                                "before": before, "public": {}, "hidden_half": {}}
+    code = checkout(before, data_dir.resolve() / "checkouts")
 
-    # 1. public reads, today's server against the one before
-    old_dsn = clone(cluster, shape.name, "vis_before")
-    new_dsn = clone(cluster, shape.name, "vis_after")
-    migrate(new_dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
-    old = old_server(checkout(before, data_dir.resolve() / "checkouts"), old_dsn, folder)
-    new = servers.geocatalog("geocatalog", new_dsn, folder)
-    with servers.serving(new, cf_scale.PORT) as a, servers.serving(old, cf_scale.PORT + 1) as b:
-        for name in names:
-            reqs = cf_scale.requests(name, collections, items)
-            for who, with_token in (("anonymous", ""), ("token", token)):
-                pair = paired.compare(a, b, reqs, pairs=pairs, seconds=seconds,
-                                      connections=connections, token=with_token)
-                results["public"][f"{name}, {who}"] = pair
-                print(f"today / before  {name:38} {who:9} {pair['ratio']:.3f} "
-                      f"(errors {pair['errors']['a']} / {pair['errors']['b']})", flush=True)
-    database.end_sessions(old_dsn)
+    # 1. public reads, today's server against the one before, each on its own schema
+    cf_folder = folder / "files" / shape.name
+    cf_plain = plain_database(cluster, f"{shape.name}_plain", cf_folder,
+                              cf_dataset.write(cf_folder, collections, items))
+    main_folder = folder / "files" / f"main_{items}"
+    for set_name in wanted:
+        if set_name == "cf":
+            plain, reqs = cf_plain, {name: cf_scale.requests(name, collections, items)
+                                     for name in SCENARIOS}
+        else:
+            plain = plain_database(cluster, f"main_{items}_plain", main_folder,
+                                   main_set_files(main_folder, items))
+            reqs = {s.name: scenarios.requests(s.name, items, True)
+                    for s in scenarios.SCENARIOS}
+        reqs = {k: v for k, v in reqs.items() if not scenario or k in scenario}
+        print(f"{set_name} set: migrating a copy for each server ...", flush=True)
+        old_dsn = migrated(cluster, _name(plain), "vis_before",
+                           code)
+        new_dsn = migrated(cluster, _name(plain), "vis_after", None)
+        old = old_server(code, old_dsn, folder)
+        new = servers.geocatalog("geocatalog", new_dsn, folder)
+        results["public"][set_name] = compare_public(
+            new, old, reqs, token, pairs=pairs, seconds=seconds, connections=connections)
+        database.end_sessions(old_dsn)
+        database.end_sessions(new_dsn)
 
     # 2. half hidden: signed in against anonymous, same server
+    new_dsn = migrated(cluster, _name(cf_plain), "vis_after", None)
     hidden = hide_half(new_dsn)
     results["shape"]["hidden"] = hidden
     print(f"{hidden} of {items} items hidden", flush=True)
+    new = servers.geocatalog("geocatalog", new_dsn, folder)
     with servers.serving(new, cf_scale.PORT) as ours:
-        for name in [n for n in names if n != "single item"]:
+        for name in [n for n in SCENARIOS
+                     if n != "single item" and (not scenario or n in scenario)]:
             pair = abba(ours, cf_scale.requests(name, collections, items), pairs=pairs,
                         seconds=seconds, connections=connections, tokens=(token, ""))
             results["hidden_half"][name] = pair
@@ -170,6 +268,11 @@ def main(
                   flush=True)
     database.end_sessions(new_dsn)
     (data_dir / "visibility-results.json").write_text(json.dumps(results, indent=2))
+
+
+def _name(dsn: str) -> str:
+    """The database a DSN names."""
+    return urlsplit(dsn).path.lstrip("/")
 
 
 if __name__ == "__main__":
