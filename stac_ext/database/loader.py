@@ -164,7 +164,7 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
         # only items of collections holding some can exist (a new collection's are not
         # looked up: a CF catalog's load brings thousands)
         populated = {row[0] for row in conn.execute(POPULATED_COLLECTIONS, (wanted,))}
-        maybe = [i for i in items if i["collection"] in populated]
+        maybe = [i for i in items if str(i["collection"]) in populated]
         found = conn.execute(EXISTING_ITEMS, ([str(i["collection"]) for i in maybe],
                                               [str(i.get("id")) for i in maybe])).fetchall()
         if found:
