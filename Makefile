@@ -32,6 +32,13 @@ WEB          := .web/stac-browser-$(STAC_BROWSER)
 SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
 
+# $(call debian,COMMANDS,PACKAGES,WHAT FOR): every command present, or the Debian packages
+# installed (as root) or asked for.
+debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; done; \
+  [ -z "$$missing" ] || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
+  else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
+
 .PHONY: run test test-fast lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
         telemetry-deps gis-deps constraints
 
@@ -93,9 +100,7 @@ $(SWAGGER)/.built:
 	  $(SWAGGER).build/package/LICENSE $(SWAGGER)/
 	rm -rf $(SWAGGER).build && touch $@
 $(WEB)/.built:
-	@command -v npm >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
-	  else echo "missing Node.js for STAC Browser's build; run:  sudo apt-get install -y nodejs npm"; exit 1; fi; }
+	@$(call debian,npm,nodejs npm,Node.js for STAC Browser's build)
 	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
 	cd $(WEB).build && npm pack --silent @radiantearth/stac-browser@$(STAC_BROWSER) >/dev/null && tar xzf *.tgz
 	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
@@ -107,22 +112,16 @@ $(WEB)/.built:
 
 # Debian's Chromium for the browser tests (Playwright drives it; its own download is unavailable).
 browser-deps:
-	@command -v chromium >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "missing chromium for the browser tests; run:  sudo apt-get install -y chromium"; exit 1; fi; }
+	@$(call debian,chromium,chromium,chromium for the browser tests)
 
 # Debian's Prometheus for the metrics tests (a real one scrapes a live server) and promtool
 # for the shipped alert rules (docker/prometheus/).
 telemetry-deps:
-	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
-	  else echo "missing prometheus for the metrics tests; run:  sudo apt-get install -y prometheus"; exit 1; fi; }
+	@$(call debian,prometheus promtool,prometheus,prometheus for the metrics tests)
 
 # Debian's GDAL (`ogrinfo`), a real OGC API Features client, for the docs' examples.
 gis-deps:
-	@command -v ogrinfo >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdal-bin; \
-	  else echo "missing GDAL for the docs' examples; run:  sudo apt-get install -y gdal-bin"; exit 1; fi; }
+	@$(call debian,ogrinfo,gdal-bin,GDAL for the docs' examples)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.
