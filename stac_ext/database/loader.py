@@ -106,12 +106,13 @@ def read_stac(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return collections, items
 
 
-#: Which of the wanted collections exist; which of them hold items (the search index's
-#: markers); which of the wanted (collection, id) items exist (the search index: one table,
-#: however many partitions).
-EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY(%s)"
-POPULATED_COLLECTIONS = ("SELECT DISTINCT collection FROM geocatalog.populated_collections "
-                         "WHERE collection = ANY(%s)")
+#: Which of the wanted collections exist, each with whether it holds items (the search
+#: index's markers); which of the wanted (collection, id) items exist (the search index: one
+#: table, however many partitions).
+EXISTING_COLLECTIONS = """
+SELECT c.id, EXISTS (SELECT 1 FROM geocatalog.populated_collections p WHERE p.collection = c.id)
+FROM pgstac.collections c WHERE c.id = ANY(%s)
+"""
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS wanted(collection, id, n)
@@ -148,8 +149,10 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
     in_file = {c.get("id") for c in collections}
     wanted = sorted({str(i["collection"]) for i in items} | {str(c) for c in in_file if c})
     with psycopg.connect(dsn) as conn:
-        stored = {row[0] for row in conn.execute(EXISTING_COLLECTIONS, (wanted,))}
-        missing = [i for i in items if i["collection"] not in stored | in_file]
+        rows = conn.execute(EXISTING_COLLECTIONS, (wanted,)).fetchall()
+        stored = {collection for collection, _ in rows}
+        known = stored | in_file
+        missing = [i for i in items if i["collection"] not in known]
         if missing:
             raise LoadError(f"{source}: item {missing[0].get('id')!r} names the collection "
                             f"{missing[0]['collection']!r}, which does not exist"
@@ -163,7 +166,7 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
                             "--method ignore to keep what is stored")
         # only items of collections holding some can exist (a new collection's are not
         # looked up: a CF catalog's load brings thousands)
-        populated = {row[0] for row in conn.execute(POPULATED_COLLECTIONS, (wanted,))}
+        populated = {collection for collection, holds_items in rows if holds_items}
         maybe = [i for i in items if str(i["collection"]) in populated]
         found = conn.execute(EXISTING_ITEMS, ([str(i["collection"]) for i in maybe],
                                               [str(i.get("id")) for i in maybe])).fetchall()
