@@ -26,7 +26,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import psycopg
 import typer
@@ -83,20 +82,19 @@ def clone(cluster: Cluster, template: str, name: str) -> str:
 
 def plain_database(cluster: Cluster, name: str, folder: Path, files: list[Path]) -> str:
     """Database `name`: plain pgstac holding `folder`'s collections.ndjson and the item
-    `files`, loaded by pypgstac (made once: kept while its stamp is there); its DSN."""
-    dsn = cf_scale._database_dsn(cluster.dsn, name)
+    `files`, loaded by pypgstac (made once: kept while its stamp is there); its name."""
     stamp = folder / f".plain-{name}"
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                               (name,)).fetchone()
         if exists and stamp.exists():
-            return dsn
+            return name
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     print(f"pypgstac load into {name} ...", flush=True)
-    cf_scale._pypgstac_load(dsn, folder, files)
+    cf_scale._pypgstac_load(cf_scale._database_dsn(cluster.dsn, name), folder, files)
     stamp.touch()
-    return dsn
+    return name
 
 
 def main_set_files(folder: Path, items: int) -> list[Path]:
@@ -129,15 +127,14 @@ def migrated(cluster: Cluster, template: str, name: str, code: Path | None) -> s
 
 
 def compare_public(new: servers.Server, old: servers.Server,
-                   reqs: dict[str, list[wrk.Request]], token: str, *, pairs: int,
-                   seconds: float, connections: int) -> dict[str, Any]:
+                   reqs: dict[str, list[wrk.Request]], token: str, *, writes: set[str],
+                   pairs: int, seconds: float, connections: int) -> dict[str, Any]:
     """Today's server against the one before, scenario by scenario, anonymous and with a
-    token (writes with a token only)."""
+    token (the scenarios named in `writes` with a token only)."""
     out: dict[str, Any] = {}
     with servers.serving(new, cf_scale.PORT) as a, servers.serving(old, cf_scale.PORT + 1) as b:
         for name, requests in reqs.items():
-            writes = any(r.method == "POST" and "/items" in r.path for r in requests)
-            for who, with_token in (("anonymous", ""), ("token", token))[writes:]:
+            for who, with_token in (("anonymous", ""), ("token", token))[name in writes:]:
                 pair = paired.compare(a, b, requests, pairs=pairs, seconds=seconds,
                                       connections=connections, token=with_token)
                 out[f"{name}, {who}"] = pair
@@ -230,7 +227,9 @@ def main(
     cf_plain = plain_database(cluster, f"{shape.name}_plain", cf_folder,
                               cf_dataset.write(cf_folder, collections, items))
     main_folder = folder / "files" / f"main_{items}"
+    today: dict[str, str] = {}  # each set's copy migrated by this checkout
     for set_name in wanted:
+        writes: set[str] = set()
         if set_name == "cf":
             plain, reqs = cf_plain, {name: cf_scale.requests(name, collections, items)
                                      for name in SCENARIOS}
@@ -239,20 +238,22 @@ def main(
                                    main_set_files(main_folder, items))
             reqs = {s.name: scenarios.requests(s.name, items, True)
                     for s in scenarios.SCENARIOS}
+            writes = {s.name for s in scenarios.SCENARIOS if not s.reads}
         reqs = {k: v for k, v in reqs.items() if not scenario or k in scenario}
         print(f"{set_name} set: migrating a copy for each server ...", flush=True)
-        old_dsn = migrated(cluster, _name(plain), "vis_before",
-                           code)
-        new_dsn = migrated(cluster, _name(plain), "vis_after", None)
+        old_dsn = migrated(cluster, plain, f"vis_before_{set_name}", code)
+        today[set_name] = migrated(cluster, plain, f"vis_after_{set_name}", None)
         old = old_server(code, old_dsn, folder)
-        new = servers.geocatalog("geocatalog", new_dsn, folder)
+        new = servers.geocatalog("geocatalog", today[set_name], folder)
         results["public"][set_name] = compare_public(
-            new, old, reqs, token, pairs=pairs, seconds=seconds, connections=connections)
+            new, old, reqs, token, writes=writes, pairs=pairs, seconds=seconds,
+            connections=connections)
         database.end_sessions(old_dsn)
-        database.end_sessions(new_dsn)
+        database.end_sessions(today[set_name])
 
-    # 2. half hidden: signed in against anonymous, same server
-    new_dsn = migrated(cluster, _name(cf_plain), "vis_after", None)
+    # 2. half hidden (on the CF set's copy of part 1, its reads done): signed in against
+    # anonymous, same server
+    new_dsn = today.get("cf") or migrated(cluster, cf_plain, "vis_after_cf", None)
     hidden = hide_half(new_dsn)
     results["shape"]["hidden"] = hidden
     print(f"{hidden} of {items} items hidden", flush=True)
@@ -268,11 +269,6 @@ def main(
                   flush=True)
     database.end_sessions(new_dsn)
     (data_dir / "visibility-results.json").write_text(json.dumps(results, indent=2))
-
-
-def _name(dsn: str) -> str:
-    """The database a DSN names."""
-    return urlsplit(dsn).path.lstrip("/")
 
 
 if __name__ == "__main__":
