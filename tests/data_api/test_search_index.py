@@ -32,6 +32,7 @@ from tests.support.stac import make_collection, make_item
 
 COLLECTIONS = [f"test_conv-index_{n}" for n in range(5)]
 YEARLY = "test_conv-index_yearly"  # partitioned by year too: leaves of leaves
+GONE = "test_conv-index_gone"  # made and deleted with its items
 OWNERS = ["alice", "bob", "carol"]
 
 #: The index as pgstac.items holds it, both ways (the words: of the item and its collection).
@@ -175,7 +176,18 @@ async def test_the_index_follows_every_write(service, issuer, database: str, s3_
                             (YEARLY,)).fetchone()
         if leaf is not None:
             conn.execute(f'TRUNCATE pgstac."{leaf[0]}"')
+        # a collection deleted with its items (pgstac drops its partition): they leave too
+        conn.execute("SELECT pgstac.create_collection(%s::jsonb)",
+                     (json.dumps(make_collection(GONE)),))
+        conn.execute("SELECT pgstac.create_item(%s::jsonb)",
+                     (json.dumps(item(rng, GONE, 0)),))
+        assert conn.execute("SELECT count(*) FROM geocatalog.search_items "
+                            "WHERE collection = %s", (GONE,)).fetchone() == (1,)
+        conn.execute("SELECT pgstac.delete_collection(%s)", (GONE,))
     assert disagreements(database) == []
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM geocatalog.search_items "
+                            "WHERE collection = %s", (GONE,)).fetchone() == (0,)
     with psycopg.connect(database) as conn:
         populated = set(conn.execute(
             "SELECT collection, readers FROM geocatalog.populated_collections").fetchall())
