@@ -12,6 +12,7 @@
 -- - A partition pgstac has just made is empty: its triggers are made, and nothing is copied.
 -- - The markers' and spans' writers are plpgsql (a session keeps their plans; an SQL
 --   function's statement was planned again at each call, once per partition written).
+-- - The index's two writers were copies of one upsert: they are made from one body.
 
 -- The words of an item without those of its collection (a field it lacks adds none).
 CREATE FUNCTION geocatalog.own_words(properties jsonb) RETURNS tsvector
@@ -72,43 +73,26 @@ BEGIN
 END;
 $$;
 
--- The index's writers (009's), each collection's words made once.
-CREATE OR REPLACE FUNCTION geocatalog.index_upsert() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+-- The index's writers: 009's index_upsert (on INSERT) and index_remove (on UPDATE and
+-- DELETE) were two copies of the same upsert. They are one body now, each statement taking
+-- the parts of its operation (a transition table exists only for the operations that have
+-- it, and a plpgsql statement is planned only when it runs); the triggers of every
+-- partition name both functions, so both are made from that body. Each collection's words
+-- are made once a statement.
+DO $migration$
+DECLARE
+    body constant text := $body$
 BEGIN
-    INSERT INTO geocatalog.search_items (id, geometry, collection, datetime, end_datetime,
-                                         content, words)
-    SELECT n.id, n.geometry, n.collection, n.datetime, n.end_datetime,
-           jsonb_build_object('properties', n.content->'properties'),
-           geocatalog.own_words(n.content->'properties') || t.words
-    FROM new_rows n
-    JOIN (SELECT d.collection, geocatalog.collection_words(d.collection, c.content->>'title')
-                 AS words
-          FROM (SELECT DISTINCT collection FROM new_rows) d
-          LEFT JOIN pgstac.collections c ON c.id = d.collection) t
-      ON t.collection = n.collection
-    ON CONFLICT (id, collection) DO UPDATE
-        SET geometry = EXCLUDED.geometry, datetime = EXCLUDED.datetime,
-            end_datetime = EXCLUDED.end_datetime, content = EXCLUDED.content,
-            words = EXCLUDED.words;
-    PERFORM geocatalog.note_populated((
-        SELECT jsonb_agg(DISTINCT jsonb_build_array(collection, coalesce(
-            geocatalog.item_readers(content->'properties'), 'public'))) FROM new_rows));
-    PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
-        SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
-        GROUP BY collection) n));
-    RETURN NULL;
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION geocatalog.index_remove() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-BEGIN
-    IF TG_OP = 'UPDATE' THEN
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM geocatalog.search_items s USING old_rows o
+        WHERE s.id = o.id AND s.collection = o.collection;
+    ELSIF TG_OP = 'UPDATE' THEN  -- the rows updated away (an id or collection changed)
         DELETE FROM geocatalog.search_items s USING old_rows o
         WHERE s.id = o.id AND s.collection = o.collection
           AND NOT EXISTS (SELECT 1 FROM new_rows n
                           WHERE n.id = o.id AND n.collection = o.collection);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
         INSERT INTO geocatalog.search_items (id, geometry, collection, datetime,
                                              end_datetime, content, words)
         SELECT n.id, n.geometry, n.collection, n.datetime, n.end_datetime,
@@ -130,16 +114,24 @@ BEGIN
         PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
             SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
             GROUP BY collection) n));
-    ELSE
-        DELETE FROM geocatalog.search_items s USING old_rows o
-        WHERE s.id = o.id AND s.collection = o.collection;
     END IF;
-    PERFORM geocatalog.forget_populated((
-        SELECT jsonb_agg(DISTINCT jsonb_build_array(collection, coalesce(
-            geocatalog.item_readers(content->'properties'), 'public'))) FROM old_rows));
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM geocatalog.forget_populated((
+            SELECT jsonb_agg(DISTINCT jsonb_build_array(collection, coalesce(
+                geocatalog.item_readers(content->'properties'), 'public'))) FROM old_rows));
+    END IF;
     RETURN NULL;
 END;
-$$;
+$body$;
+    writer text;
+BEGIN
+    FOREACH writer IN ARRAY ARRAY['index_upsert', 'index_remove'] LOOP
+        EXECUTE format('CREATE OR REPLACE FUNCTION geocatalog.%I() RETURNS trigger '
+                       'LANGUAGE plpgsql SECURITY DEFINER '
+                       'SET search_path = pg_catalog, public AS %L', writer, body);
+    END LOOP;
+END
+$migration$;
 
 -- 009's, copying a partition's rows only when it holds any (pgstac makes them empty).
 CREATE OR REPLACE FUNCTION geocatalog.index_partition(member regclass) RETURNS void
