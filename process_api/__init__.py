@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from process_api.engine import Engine as Engine
     from process_api.entry import load_entry as load_entry
     from process_api.errors import exception_body as exception_body
+    from process_api.isolation import JOB_ENVIRONMENT as JOB_ENVIRONMENT
+    from process_api.isolation import job_environment as job_environment
     from process_api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
     from process_api.outbound import OutboundPolicy as OutboundPolicy
     from process_api.outbound import TargetRefused as TargetRefused
@@ -67,6 +69,8 @@ _EXPORTS = {
     "Engine": "process_api.engine",
     "load_entry": "process_api.entry",
     "exception_body": "process_api.errors",
+    "JOB_ENVIRONMENT": "process_api.isolation",
+    "job_environment": "process_api.isolation",
     "OPENAPI30_MEDIA_TYPE": "process_api.openapi30",
     "OutboundPolicy": "process_api.outbound",
     "TargetRefused": "process_api.outbound",

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.deployed import Deployed
 from process_api.documents import status_info
+from process_api.isolation import job_environment
 from process_api.launcher import ForkServer, OwnSandbox
 from process_api.metrics import (
     JOB_DURATION,
@@ -73,6 +75,7 @@ class Engine:
                  timeout: float = 2.0, shutdown_seconds: float = 10.0,
                  job_dsn: str | None = None,
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
+                 environment: Mapping[str, str] | None = None,
                  tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
@@ -101,11 +104,13 @@ class Engine:
         # what every job would import, imported once by the fork server
         modules = ["process_api.child", *(process.entry.partition(":")[0]
                                           for process in registry if process.entry)]
+        # every job's processes start with this environment, never the worker's
+        environment = job_environment(os.environ) if environment is None else environment
         # in a sandbox, jobs without network and jobs with it have a fork server each
-        self.forks = {network: ForkServer(modules, sandbox, network)
+        self.forks = {network: ForkServer(modules, sandbox, network, environment)
                       for network in ((False, True) if sandbox is not None else (True,))}
         # deployed processes: each job in a sandbox of its own, never with network
-        self.own_sandbox = OwnSandbox(sandbox)
+        self.own_sandbox = OwnSandbox(sandbox, environment=environment)
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
         logging.getLogger("procrastinate.worker").addFilter(QUIET_ABORTS)  # idempotent

@@ -3,8 +3,10 @@ process's module once, and forks one child per job. The child applies the job's 
 runs it (`child.run`): a short job no longer pays for starting Python and its imports,
 while every job keeps an OS process of its own (limits, kill on dismissal).
 
-It starts with the worker's environment minus the worker's secrets (`Supervisor`), in the
-jobs' sandbox when there is one, and dies with the worker; its children die with it. One
+It starts with the jobs' environment (`launcher`), in the jobs' sandbox when there is one,
+closes whatever descriptor it inherited but its own, is not dumpable (nor are its children
+until they run another program: `isolation`), and dies with the worker; its children die
+with it. One
 Unix-socket connection per job: the worker sends the job's request as one JSON line (with
 `env`: what the job's process adds to that environment, e.g. its database URL); it reads
 back `{"pid": N}` from the child (in the sandbox's process tree), the child's protocol
@@ -31,6 +33,7 @@ import threading
 from typing import Any
 
 from process_api import child
+from process_api.isolation import close_inherited, not_dumpable
 from process_api.orphans import die_with_parent
 from process_api.protocol import Protocol
 
@@ -103,8 +106,15 @@ def _started(listener: socket.socket, selector: selectors.BaseSelector) -> None:
     selector.register(pidfd, selectors.EVENT_READ)
 
 
-def serve(path: str, modules: list[str]) -> None:
+def _isolated(keep: tuple[int, ...] = ()) -> None:
+    """Before anything else: nothing of the worker kept, nothing of this process taken."""
+    not_dumpable()
+    close_inherited(keep)
     die_with_parent()
+
+
+def serve(path: str, modules: list[str]) -> None:
+    _isolated()
     for module in modules:  # what every job would import: once, here
         with contextlib.suppress(Exception):  # a job of it fails then, saying why
             importlib.import_module(module)
@@ -126,7 +136,7 @@ def serve(path: str, modules: list[str]) -> None:
 def serve_one(fd: int) -> None:
     """One job on the inherited socket `fd`, as a connection of `serve` would run it: for a
     job in a sandbox of its own (`launcher.OwnSandbox`)."""
-    die_with_parent()
+    _isolated(keep=(fd,))
     conn = socket.socket(fileno=fd)
     try:
         with conn.makefile("rb") as incoming:

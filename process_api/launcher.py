@@ -1,7 +1,7 @@
-"""The worker's side of its fork server (`forkserver`): starts it with the worker's
-environment minus the worker's secrets, in the jobs' sandbox (`sandbox`) when there is
-one, with or without network; connects one job to it, stops it with the worker, and starts
-it again if it died."""
+"""The worker's side of its fork server (`forkserver`): starts it with the jobs'
+environment (an allow-list, never the worker's) and none of the worker's descriptors, in the
+jobs' sandbox (`sandbox`) when there is one, with or without network; connects one job to
+it, stops it with the worker, and starts it again if it died."""
 
 from __future__ import annotations
 
@@ -13,13 +13,11 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from process_api.isolation import close_on_exec, job_environment
 from process_api.sandbox import Sandbox
 
-#: What a job's process never sees (it runs user-chosen code paths on user input).
-WORKER_SECRETS = {"DATABASE_URL", "API_DATABASE_URL", "WORKER_DATABASE_URL",
-                  "JOB_DATABASE_URL", "JOB_SECRETS_KEY", "PGPASSWORD"}
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
 
@@ -33,16 +31,25 @@ class Launcher(Protocol):
         ...
 
 
-def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environ.items() if k not in WORKER_SECRETS}
+async def _started(command: list[str], environment: Mapping[str, str],
+                   pass_fds: tuple[int, ...] = (), **streams: Any
+                   ) -> asyncio.subprocess.Process:
+    """`command` with `environment` only, inheriting no descriptor of this process but
+    `pass_fds` (an event loop may not close the others: uvloop does not)."""
+    close_on_exec(keep=pass_fds)
+    return await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.DEVNULL, env=dict(environment), close_fds=True,
+        pass_fds=pass_fds, **streams)
 
 
 class ForkServer:
     def __init__(self, modules: Iterable[str], sandbox: Sandbox | None = None,
-                 network: bool = False) -> None:
+                 network: bool = False, environment: Mapping[str, str] | None = None) -> None:
         self.modules = sorted(set(modules))
         self.sandbox = sandbox
         self.network = network  # outside a sandbox every job has the worker's network
+        self.environment = job_environment(os.environ) if environment is None \
+            else environment
         self._process: asyncio.subprocess.Process | None = None
         self._folder: Path | None = None
         self._lock = asyncio.Lock()
@@ -59,10 +66,9 @@ class ForkServer:
         if self.sandbox is not None:
             command = self.sandbox.wrap(command, writable=[self._folder],
                                         network=self.network, modules=self.modules)
-        self._process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,  # the jobs' prints may hold anything
-            env=without_secrets(os.environ))
+        self._process = await _started(
+            command, self.environment, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL)  # the jobs' prints may hold anything
         assert self._process.stdout is not None
         ready = await asyncio.wait_for(self._process.stdout.readline(), START_SECONDS)
         if ready.strip() != b"ready":
@@ -100,9 +106,12 @@ class OwnSandbox:
     (jobs of a fork server share its sandbox). Python starts per job (about a second with
     cwltool's imports)."""
 
-    def __init__(self, sandbox: Sandbox | None, network: bool = False) -> None:
+    def __init__(self, sandbox: Sandbox | None, network: bool = False,
+                 environment: Mapping[str, str] | None = None) -> None:
         self.sandbox = sandbox
         self.network = network
+        self.environment = job_environment(os.environ) if environment is None \
+            else environment
         self._started: set[asyncio.Task[int]] = set()
 
     async def connect(self) -> Streams:
@@ -113,10 +122,9 @@ class OwnSandbox:
             command = self.sandbox.wrap(command, writable=[], network=self.network,
                                         modules=["process_api"])
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-                env=without_secrets(os.environ), pass_fds=(theirs.fileno(),))
+            process = await _started(
+                command, self.environment, pass_fds=(theirs.fileno(),),
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         finally:
             theirs.close()
         reaped = asyncio.create_task(process.wait())  # reaped once it ends

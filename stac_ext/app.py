@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -29,6 +30,7 @@ from process_api import (
     Sandbox,
     SecretBox,
     create_process_app,
+    job_environment,
     lifespan_of,
     load_definitions,
     load_entry,
@@ -149,6 +151,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   notifier=Notifier(timeout=settings.callback_timeout_seconds,
                                     in_flight=settings.callbacks_in_flight),
                   sandbox=sandbox,
+                  environment=job_environment(os.environ, settings.job_environment),
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
 

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from process_api import JOB_ENVIRONMENT
 from process_api import SHIPPED as SHIPPED_DEFINITIONS
 from stac_ext.auth.settings import AuthSettings
 from stac_ext.content.settings import ContentSettings
@@ -85,6 +86,10 @@ class ProcessSettings(BaseSettings):
     no worker `/proc`, network only when its process declares it); `none` where jobs are
     isolated otherwise (e.g. one container per job). With `bwrap` missing, `serve` and
     `worker` refuse to start."""
+    job_environment: CommaSeparated = Field(default_factory=lambda: list(JOB_ENVIRONMENT))
+    """The variables of the worker's environment that jobs' processes get, comma-separated
+    (an allow-list: nothing else of the worker's environment reaches a job). A job's `HOME`
+    is its sandbox's `/tmp`, and a process declaring `database` gets `JOB_DATABASE_URL`."""
     callback_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     """Seconds of each attempt of a job callback (`subscriber`)."""
     callbacks_in_flight: int = Field(default=16, ge=1, le=1000)

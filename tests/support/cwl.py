@@ -155,3 +155,65 @@ inputs:
   token: {{type: string, inputBinding: {{position: 1}}}}
 outputs: []
 """
+
+
+def inspector(process_id: str) -> str:
+    """Reports what a tool may reach of other processes: its own descriptors, and for every
+    other pid it sees, its command line, the names in its environment and the descriptors
+    `pidfd_getfd` takes from it (each fd's target, or the errors met)."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+requirements:
+  InitialWorkDirRequirement:
+    listing:
+      - entryname: inspect.py
+        entry: |
+          import ctypes, errno, json, os
+          libc = ctypes.CDLL(None, use_errno=True)
+          def target(fd):
+              try:
+                  return os.readlink(f"/proc/self/fd/{{fd}}")
+              except OSError as e:
+                  return type(e).__name__
+          def environ(pid):
+              try:
+                  with open(f"/proc/{{pid}}/environ", "rb") as f:
+                      return sorted(v.split(b"=")[0].decode() for v in f.read().split(b"\\0") if v)
+              except OSError as e:
+                  return type(e).__name__
+          def cmdline(pid):
+              try:
+                  with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+                      return f.read().replace(b"\\0", b" ").decode().strip()
+              except OSError as e:
+                  return type(e).__name__
+          def taken(pid):
+              try:
+                  pidfd = os.pidfd_open(pid)
+              except OSError as e:
+                  return type(e).__name__
+              got, errors = {{}}, set()
+              for fd in range(256):
+                  new = libc.syscall(438, pidfd, fd, 0)  # pidfd_getfd
+                  if new < 0:
+                      errors.add(errno.errorcode[ctypes.get_errno()])
+                      continue
+                  got[fd] = target(new)
+                  os.close(new)
+              os.close(pidfd)
+              return got or sorted(errors - {{"EBADF"}})
+          me = os.getpid()
+          pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+          own = {{fd: target(int(fd)) for fd in os.listdir("/proc/self/fd")}}
+          print(json.dumps({{
+              "me": me,
+              "fds": sorted(t for t in own.values() if not t.startswith("/proc/")),
+              "pids": {{p: {{"cmdline": cmdline(p), "environ": environ(p), "fds": taken(p)}}
+                       for p in pids if p != me}}}}))
+baseCommand: [python3, inspect.py]
+inputs: []
+outputs:
+  report: stdout
+"""
