@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from process_api.processes.sections import S3 as S3
     from process_api.queue import install_engine_schema as install_engine_schema
     from process_api.registry import Registry as Registry
+    from process_api.resources import MEMORY_PATTERN as MEMORY_PATTERN
+    from process_api.resources import Ceilings as Ceilings
+    from process_api.resources import parse_memory as parse_memory
     from process_api.sandbox import Sandbox as Sandbox
     from process_api.sandbox import SandboxError as SandboxError
     from process_api.secrets import SecretBox as SecretBox
@@ -76,6 +79,9 @@ _EXPORTS = {
     "TargetRefused": "process_api.outbound",
     "allowed_http_client": "process_api.outbound",
     "s3_filesystem": "process_api.processes.s3_manifest",
+    "MEMORY_PATTERN": "process_api.resources",
+    "Ceilings": "process_api.resources",
+    "parse_memory": "process_api.resources",
     "DISPLAY": "process_api.processes.sections",
     "RESOURCES": "process_api.processes.sections",
     "S3": "process_api.processes.sections",

@@ -10,6 +10,7 @@ break the protocol.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -17,9 +18,12 @@ from typing import Any
 
 from process_api.command import run_command
 from process_api.entry import load_entry
-from process_api.protocol import Protocol, relayed_output
+from process_api.protocol import MAX_LINE_BYTES, Protocol, relayed_output
+from process_api.resources import quantity
 
 EXIT_ERROR, EXIT_MEMORY = 1, 3
+#: A `/tmp` with less free than this when a job fails was filled by it (or its neighbours).
+TMP_FULL_BYTES = 1 << 20
 
 
 class Context:
@@ -54,18 +58,36 @@ def run(request: dict[str, Any], protocol: Protocol) -> int:
     # the relay's thread starts before the memory limit (its stack counts against it)
     with relayed_output(protocol):
         outcome, code = _run(request, protocol, limits)
-    protocol.send(outcome)
+    encoded = json.dumps(outcome)
+    if len(encoded) >= MAX_LINE_BYTES:  # the worker would not read it
+        encoded, code = json.dumps({"error": (
+            f"The job's results are {len(encoded) / 2**20:.0f} MiB as JSON, more than the "
+            f"{MAX_LINE_BYTES // 2**20} MiB a job may return; a process writes large "
+            "results to files.")}), EXIT_ERROR
+    protocol.send_encoded(encoded)
     return code
+
+
+def tmp_full(limits: dict[str, Any]) -> str:
+    """What to add to a failed job's error when its sandbox's `/tmp` is full."""
+    if not limits.get("tmp_bytes"):
+        return ""
+    found = os.statvfs(tempfile.gettempdir())
+    if found.f_bavail * found.f_frsize >= TMP_FULL_BYTES:
+        return ""
+    return f" (its /tmp is full: it holds {quantity(limits['tmp_bytes'])}, JOB_TMP_SIZE)"
 
 
 def _run(request: dict[str, Any], protocol: Protocol,
          limits: dict[str, Any]) -> tuple[dict[str, Any], int]:
     try:
-        if limits.get("memory_bytes"):
-            import resource
+        import resource
 
+        if limits.get("memory_bytes"):
             size = int(limits["memory_bytes"])
             resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+        if limits.get("processes"):  # where no cgroup counts them
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"],) * 2)
         if limits.get("cores"):
             os.sched_setaffinity(0, limits["cores"])
         if request.get("command"):
@@ -76,5 +98,5 @@ def _run(request: dict[str, Any], protocol: Protocol,
     except MemoryError:
         return {"error": "memory"}, EXIT_MEMORY
     except Exception as e:  # the job's failure, reported to its record
-        return {"error": f"{type(e).__name__}: {e}"}, EXIT_ERROR
+        return {"error": f"{type(e).__name__}: {e}{tmp_full(limits)}"}, EXIT_ERROR
     return {"result": result}, 0

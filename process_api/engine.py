@@ -27,6 +27,7 @@ from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
 from process_api.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
+from process_api.cgroups import Cgroups
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.deployed import Deployed
@@ -44,11 +45,11 @@ from process_api.metrics import (
 )
 from process_api.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
 from process_api.registry import Registry
-from process_api.resources import ResourceError, plan
+from process_api.resources import Ceilings, Plan, ResourceError, plan, quantity
 from process_api.sandbox import Sandbox
 from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
-from process_api.supervisor import Supervisor
+from process_api.supervisor import WALL_TIME, Supervisor
 from process_api.tasks import cancelled
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -76,6 +77,7 @@ class Engine:
                  job_dsn: str | None = None,
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
                  environment: Mapping[str, str] | None = None,
+                 ceilings: Ceilings = Ceilings(), cgroups: bool = True,
                  tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
@@ -85,6 +87,11 @@ class Engine:
         self.job_dsn = job_dsn or dsn
         self.registry = registry
         self.box = box
+        self.ceilings = ceilings
+        self.sandbox = sandbox
+        # jobs' cgroups, looked for when the worker starts (`cgroups` False: never)
+        self._use_cgroups = cgroups
+        self.cgroups: Cgroups | None = None
         self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds
@@ -203,6 +210,14 @@ class Engine:
         """Process queued jobs until cancelled (or stopped by a signal), reaping jobs of dead
         workers meanwhile. When the database goes away the engine's worker stops: it is
         started again once the database answers (its jobs meanwhile are reaped)."""
+        if self._use_cgroups and self.cgroups is None:
+            self.cgroups = await asyncio.to_thread(Cgroups.available)
+        logger.info("job ceilings: %s; memory %s by default, at most %s; %d processes; "
+                    "/tmp %s; wall time %.0f s",
+                    self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
+                    quantity(self.ceilings.memory), quantity(self.ceilings.memory_max),
+                    self.ceilings.processes, quantity(self.ceilings.tmp_bytes),
+                    self.ceilings.wall_seconds)
         await self._forks(network=False).start()  # the first job needs not wait
         reaper = asyncio.create_task(self._reap_forever())
         try:
@@ -298,7 +313,7 @@ class Engine:
             return
         resources = started["inputs"].get("resources") or dict(process.resources or {})
         try:
-            limits = plan(resources)
+            limits = plan(resources, self.ceilings)
         except (ResourceError, ValueError) as e:
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                f"Resources: {e}."))
@@ -310,10 +325,10 @@ class Engine:
                  "project": started["project"], "service_url": started.get("service_url")}
         launcher = self.own_sandbox if process.mutable else \
             self._forks(network=process.network or process.database)
-        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, launcher).run(
-            process, inputs, limits.child_limits(), about, hide)
-        await self._ended(started, await self._record(job_id, process, outcome, hide,
-                                                      resources, limits.record))
+        outcome = await Supervisor(self.store, job_id, context, self.job_dsn, launcher,
+                                   self.cgroups, sandboxed=self.sandbox is not None).run(
+            process, inputs, limits, about, hide)
+        await self._ended(started, await self._record(job_id, process, outcome, hide, limits))
 
     async def _stopped(self, started: Job) -> None:
         """A job this worker ended because the worker is stopping: queued again (for
@@ -370,10 +385,10 @@ class Engine:
         self.notifier.send(str(job["id"]), job["subscriber"], which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
-                      hide: list[str], resources: dict[str, Any],
-                      applied: dict[str, Any]) -> Job | None:
+                      hide: list[str], limits: Plan) -> Job | None:
         """The job's end in its record (not if it was dismissed meanwhile): the row."""
-        if "result" in outcome:
+        applied = limits.record
+        if "result" in outcome and not outcome.get("ceiling"):
             try:
                 process.outputs_validator.validate(outcome["result"])
             except jsonschema.ValidationError as e:
@@ -383,13 +398,26 @@ class Engine:
             return await self.store.finish(job_id, "successful", "finished", outcome["result"],
                                            resources=applied)
         error = outcome.get("error") or "the process stopped without a result"
-        if error == "memory" or outcome.get("returncode") == EXIT_MEMORY:
-            limit = (resources.get("limits") or {}).get("memory")
-            error = (f"Memory limit exceeded: the job needed more than its "
-                     f"resources.limits.memory ({limit})." if limit else "Out of memory.")
+        ceiling = outcome.get("ceiling")
+        if ceiling == "memory" or error == "memory" or \
+                outcome.get("returncode") == EXIT_MEMORY:
+            error = self._memory_exceeded(limits)
+        elif ceiling == WALL_TIME:
+            error = (f"Wall time limit reached: the job ran for {limits.wall_seconds:.0f} s "
+                     "(JOB_WALL_SECONDS) and was stopped.")
+        elif ceiling == "processes":
+            error = (f"Process limit reached: the job asked for more than {limits.processes} "
+                     f"processes and threads at once (JOB_PROCESSES). {error}")
         for secret in hide:  # an error text must never carry a secret
             error = error.replace(secret, PLACEHOLDER)
         return await self.store.finish(job_id, "failed", error, resources=applied)
+
+    @staticmethod
+    def _memory_exceeded(limits: Plan) -> str:
+        size = quantity(limits.memory_bytes)
+        where = "its resources.limits.memory" if limits.memory_asked else \
+            "the default of JOB_MEMORY"
+        return f"Memory limit exceeded: the job needed more than {size} ({where})."
 
 
 def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:

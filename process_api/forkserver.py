@@ -11,10 +11,12 @@ Unix-socket connection per job: the worker sends the job's request as one JSON l
 `env`: what the job's process adds to that environment, e.g. its database URL); it reads
 back `{"pid": N}` from the child (in the sandbox's process tree), the child's protocol
 lines, then `{"returncode": N}` from the server once the child is reaped (negative: killed
-by that signal). The worker ends a job by writing `kill` on its connection, or by closing
-it: the child then kills its process group (itself and what it started).
+by that signal). The child waits for the worker's `go` (written once the worker has put it
+in the job's cgroup) before it runs the job. The worker ends a job by writing `kill` on its
+connection, or by closing it: the child then kills its process group (itself and what it
+started).
 
-    python -m process_api.forkserver SOCKET_PATH [module ...]
+    python -m process_api.forkserver FD [module ...]   (jobs' connections on a listening socket)
     python -m process_api.forkserver --one FD   (one job, on an inherited socket)
 """
 
@@ -55,17 +57,25 @@ def _reaped(pidfd: int) -> None:
     conn.close()
 
 
-def _killed_on_request(conn: socket.socket) -> None:
-    """In the child: a thread that kills the job's process group when the worker writes
-    `kill` or hangs up (it stopped, or the job was dismissed)."""
+def _watched(conn: socket.socket) -> threading.Event:
+    """In the child: a thread that sets the event it returns when the worker writes `go`,
+    and kills the job's process group when it writes `kill` or hangs up (it stopped, or
+    the job was dismissed)."""
+    go = threading.Event()
 
     def watch() -> None:
+        seen = b""
         with contextlib.suppress(OSError):
-            while (data := conn.recv(64)) and b"kill" not in data:
-                pass
+            while data := conn.recv(64):
+                seen = (seen + data)[-8:]
+                if b"kill" in seen:
+                    break
+                if b"go\n" in seen:
+                    go.set()
         os.killpg(os.getpid(), signal.SIGKILL)
 
     threading.Thread(target=watch, daemon=True).start()
+    return go
 
 
 def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
@@ -74,10 +84,11 @@ def _run_child(conn: socket.socket, request: dict[str, Any]) -> None:
     try:
         die_with_parent()  # with the fork server, which dies with the worker
         os.setpgid(0, 0)  # a group of its own: what the job starts dies with it
-        _killed_on_request(conn)
+        go = _watched(conn)
         os.environ.update(request.pop("env", None) or {})
         protocol = Protocol(conn.makefile("w"))
         protocol.send({"pid": os.getpid()})
+        go.wait()  # the worker has put this process in the job's cgroup, if any
         sys.stdout = sys.stderr  # the process's prints: relayed as its log, never the protocol
         code = child.run(request, protocol)
     finally:
@@ -113,14 +124,13 @@ def _isolated(keep: tuple[int, ...] = ()) -> None:
     die_with_parent()
 
 
-def serve(path: str, modules: list[str]) -> None:
-    _isolated()
+def serve(fd: int, modules: list[str]) -> None:
+    """Jobs' connections accepted on the inherited listening socket `fd`."""
+    _isolated(keep=(fd,))
     for module in modules:  # what every job would import: once, here
         with contextlib.suppress(Exception):  # a job of it fails then, saying why
             importlib.import_module(module)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(256)
+    listener = socket.socket(fileno=fd)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     print("ready", flush=True)
@@ -158,4 +168,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "--one":
         serve_one(int(sys.argv[2]))
     else:
-        serve(sys.argv[1], sys.argv[2:])
+        serve(int(sys.argv[1]), sys.argv[2:])

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 #: A line longer than this is relayed in pieces.
 LINE_BYTES = 16384
+#: The longest line the worker reads: a job's results are one line, at most this long.
+MAX_LINE_BYTES = 2**26
 #: How long the end of a job waits for the last of its output (a process it started and
 #: left running may hold the pipe open).
 DRAIN_SECONDS = 1.0
@@ -25,7 +27,11 @@ class Protocol:
         self._lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message) + "\n"
+        self.send_encoded(json.dumps(message))
+
+    def send_encoded(self, message: str) -> None:
+        """A message already encoded as JSON, on one line."""
+        line = message + "\n"
         with self._lock:
             self._stream.write(line)
             self._stream.flush()

@@ -1,5 +1,6 @@
 """The jobs' sandbox: Debian's bubblewrap around a worker's fork server, so that every job's
-process sees a read-only system (the OS, Python, the processes' code), a private `/tmp`,
+process sees a read-only system (the OS, Python, the processes' code: their packages, not
+the checkout around them), a private `/tmp` of bounded size (the only writable place),
 its own process tree (not the worker's `/proc`, whose environment holds the service's
 secrets), none of the folders it hides (the data dir: the database's password files, the
 issuer's key, the job secrets key), and no network unless its process declares it needs
@@ -29,39 +30,55 @@ class SandboxError(RuntimeError):
     """The sandbox cannot be set up here; the message says what to do."""
 
 
+def _site(path: Path) -> bool:
+    """Python's own folders and installed packages (not a source checkout on the path)."""
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return any(path.is_relative_to(prefix) for prefix in prefixes) or \
+        path.name in ("site-packages", "dist-packages")
+
+
 def code_roots(modules: Iterable[str]) -> set[Path]:
-    """The folders Python loads these modules (and itself) from."""
+    """What Python loads these modules (and itself) from: its own folders and installed
+    packages, and each module's top-level package (its folder, not the checkout around it:
+    a source checkout holds more than code)."""
     roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
-    roots |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
-    roots.add(Path.cwd())  # `python -m` puts it first on sys.path
+    roots |= {Path(p).resolve() for p in sys.path if p and Path(p).is_dir()}
+    roots = {root for root in roots if _site(root.resolve())}
     for module in modules:
         spec = importlib.util.find_spec(module.partition(".")[0])
         if spec is None:
             continue
-        for location in spec.submodule_search_locations or [spec.origin or ""]:
-            if location:
-                roots.add(Path(location).resolve().parent)
+        roots |= {Path(location) for location in
+                  spec.submodule_search_locations or [spec.origin or ""] if location}
     return {root.resolve() for root in roots if root.exists()}
+
+
+#: The most a sandbox's `/dev/shm` holds (shared memory: semaphores, small buffers).
+SHM_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
 class Sandbox:
     hidden: tuple[Path, ...] = ()  # folders no job sees, even inside a visible one
     program: str = "bwrap"
+    tmp_bytes: int = 2**30  # the size of its /tmp (memory: a tmpfs)
+    packages: tuple[str, ...] = ("process_api",)  # the service's code, which jobs import
 
     @classmethod
-    def available(cls, hidden: Iterable[Path]) -> Sandbox:
+    def available(cls, hidden: Iterable[Path], tmp_bytes: int = 2**30,
+                  packages: Iterable[str] = ("process_api",)) -> Sandbox:
         """bubblewrap, found on this machine; else SandboxError saying how to get it."""
         program = shutil.which("bwrap")
         if program is None:
             raise SandboxError("bubblewrap (`bwrap`) is not installed: `apt-get install "
                                "bubblewrap` (make run and make test install it), or set "
                                "JOB_SANDBOX=none where jobs are isolated otherwise.")
-        return cls(tuple(Path(h).resolve() for h in hidden), program)
+        return cls(tuple(Path(h).resolve() for h in hidden), program, tmp_bytes,
+                   tuple(packages))
 
-    def wrap(self, command: list[str], writable: Iterable[Path], network: bool,
-             modules: Iterable[str] = ()) -> list[str]:
-        """`command` run inside the sandbox; `writable` folders stay writable."""
+    def wrap(self, command: list[str], network: bool, modules: Iterable[str] = ()
+             ) -> list[str]:
+        """`command` run inside the sandbox, which can import `modules`."""
         args = [self.program, "--unshare-user", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL"]
@@ -75,15 +92,20 @@ class Sandbox:
         for path in MASKED:
             if os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-        for root in sorted(code_roots(modules)):
+        # every writable place is a tmpfs of bounded size: the root and /dev (tmpfs of
+        # bubblewrap's, sized by nothing) are read-only
+        args += ["--dev", "/dev", "--size", str(min(SHM_BYTES, self.tmp_bytes)),
+                 "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc",
+                 "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
+                 "--symlink", "/tmp", "/var/tmp"]
+        for root in sorted(code_roots([*self.packages, *modules])):
             if not any(root.is_relative_to(s) for s in SYSTEM):
                 args += ["--ro-bind", str(root), str(root)]
-        for folder in self.hidden:
+        for folder in self.hidden:  # where a mounted folder holds one: an empty one
             if folder.is_dir():
-                args += ["--tmpfs", str(folder)]
-        for folder in writable:
-            args += ["--bind", str(folder), str(folder)]
-        # the same working directory (read-only): `python -m` imports from it; each job
-        # gets a folder of its own in the private /tmp (`child.run`)
-        return [*args, "--chdir", str(Path.cwd()), "--setenv", "HOME", "/tmp", "--", *command]
+                args += ["--size", "4096", "--tmpfs", str(folder), "--remount-ro", str(folder)]
+        # the same working directory (`python -m` imports from it: only the packages
+        # mounted above are in it); each job gets a folder of its own in the private /tmp
+        # (`child.run`)
+        return [*args, "--dir", str(Path.cwd()), "--remount-ro", "/", "--chdir",
+                str(Path.cwd()), "--setenv", "HOME", "/tmp", "--", *command]

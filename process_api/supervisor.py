@@ -1,6 +1,7 @@
 """One job's process, supervised by the worker running the job: started through the
-worker's fork server, its progress and output relayed into the job record, ended when the
-job is dismissed."""
+worker's fork server, in a cgroup of its own where the machine offers them, its progress
+and output relayed into the job record, ended when the job is dismissed or its wall time
+is over."""
 
 from __future__ import annotations
 
@@ -11,53 +12,117 @@ from typing import Any
 
 import procrastinate
 
+from process_api.cgroups import Cgroups, JobCgroup
 from process_api.definition import JOB_DATABASE_URL, Process
 from process_api.job_log import JobLog
-from process_api.launcher import Launcher
+from process_api.launcher import Launcher, Started
 from process_api.metrics import JOB_PROCESSES
+from process_api.protocol import MAX_LINE_BYTES
+from process_api.resources import Plan
 from process_api.store import JobStore
 from process_api.tasks import cancelled
+
+#: What `outcome["ceiling"]` may name: the limit a failed job met.
+WALL_TIME = "time"
 
 
 class Supervisor:
     """Runs one job in a process forked by a fork server of the worker: relays progress,
-    ends it on dismissal."""
+    ends it on dismissal or at its wall time."""
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
-                 dsn: str, forks: Launcher) -> None:
+                 dsn: str, forks: Launcher, cgroups: Cgroups | None = None,
+                 sandboxed: bool = True) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
         self.dsn = dsn
         self.forks = forks
+        self.cgroups = cgroups
+        self.sandboxed = sandboxed
 
     def environment(self, process: Process) -> dict[str, str]:
-        """What the job's process adds to the fork server's environment (the worker's
-        without its secrets): its own role's database URL (`JOB_DATABASE_URL`), for a
-        process that declares it needs the database (`Process.database`)."""
+        """What the job's process adds to the jobs' environment (an allow-list of the
+        worker's): its own role's database URL (`JOB_DATABASE_URL`), for a process that
+        declares it needs the database (`Process.database`)."""
         return {JOB_DATABASE_URL: self.dsn} if process.database else {}
 
-    async def run(self, process: Process, inputs: dict[str, Any], limits: dict[str, Any],
+    def child_limits(self, limits: Plan) -> dict[str, Any]:
+        """What the job's process applies itself: its cores, and where no cgroup counts
+        them, its memory and processes as rlimits (per process, and per user); the size of
+        a sandbox's `/tmp`, for the message of a job that filled it."""
+        applied = limits.child_limits()
+        if self.cgroups is not None:  # counted by the cgroup, for all its processes
+            applied.update(memory_bytes=None, processes=None)
+        elif not self.sandboxed:  # counted per user: the service's own processes too
+            applied["processes"] = None
+        if self.sandboxed:
+            applied["tmp_bytes"] = limits.tmp_bytes
+        return applied
+
+    async def run(self, process: Process, inputs: dict[str, Any], limits: Plan,
                   about: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
-        """The job's outcome (`result` or `error`, and `returncode`); its output in its
-        record's log meanwhile, `secrets` scrubbed."""
-        reader, writer = await self.forks.connect()
-        writer.write(json.dumps({
+        """The job's outcome (`result` or `error`, `returncode`, and `ceiling` when it met
+        one); its output in its record's log meanwhile, `secrets` scrubbed."""
+        started = await self.forks.connect(json.dumps({
             "entry": process.entry, "command": process.command, "files": process.files,
-            "inputs": inputs,
-            "limits": limits, "job": about, "env": self.environment(process)}).encode() + b"\n")
-        await writer.drain()
-        watcher: asyncio.Task[None] | None = None
+            "inputs": inputs, "limits": self.child_limits(limits), "job": about,
+            "env": self.environment(process)}).encode() + b"\n")
+        cgroup = await self._contained(started, limits)
         log = JobLog(self.store, self.job_id, secrets)
         flushing = asyncio.create_task(log.flushing())
+        watcher = asyncio.create_task(self._watch_dismissal(started.writer))
         outcome: dict[str, Any] = {}
         JOB_PROCESSES.inc()
         try:
-            async for line in reader:
-                message = json.loads(line)
+            await started.release()
+            try:
+                async with asyncio.timeout(limits.wall_seconds):
+                    await self._relay(started, log, outcome)
+            except TimeoutError:
+                outcome.update(ceiling=WALL_TIME)
+                started.writer.write(b"kill\n")  # its process kills its process group
+                await self._relay(started, log, {})
+        finally:
+            JOB_PROCESSES.dec()
+            watcher.cancel()
+            started.writer.close()  # a job still running (the worker is stopping) then ends
+            try:
+                await cancelled(flushing)
+                await asyncio.shield(log.flush())
+            finally:
+                if cgroup is not None:  # what it left running dies (a stopping worker too)
+                    outcome.setdefault("ceiling", next(iter(cgroup.hit()), None))
+                    await asyncio.shield(asyncio.to_thread(cgroup.close))
+        return outcome
+
+    async def _contained(self, started: Started, limits: Plan) -> JobCgroup | None:
+        """The job's process in a cgroup of its own, bounded, before it runs anything."""
+        if self.cgroups is None or started.pid is None:
+            return None
+        cgroup = self.cgroups.create()
+        try:
+            cgroup.limit(limits.memory_bytes, limits.processes)
+            cgroup.add(started.pid)
+        except BaseException:
+            started.writer.close()  # its process, still waiting, ends
+            await asyncio.to_thread(cgroup.close)
+            raise
+        return cgroup
+
+    async def _relay(self, started: Started, log: JobLog, outcome: dict[str, Any]) -> None:
+        """The job's lines until its process's return code: progress into its record,
+        output into its log, its result or error into `outcome`."""
+        lines = started.first.splitlines()
+        while True:
+            for line in lines:
+                try:
+                    message = json.loads(line)
+                except ValueError:  # the rest of a line cut at MAX_LINE_BYTES
+                    continue
                 if "pid" in message:  # started (its pid is the sandbox's, not ours)
-                    watcher = asyncio.create_task(self._watch_dismissal(writer))
-                elif "log" in message:
+                    continue
+                if "log" in message:
                     log.add(str(message["log"]))
                 elif "progress" in message:
                     await self.store.progress(self.job_id, message["progress"],
@@ -65,15 +130,17 @@ class Supervisor:
                 else:  # the result or the error, then the return code
                     outcome.update(message)
                     if "returncode" in message:  # the process is gone: nothing follows
-                        break
-        finally:
-            JOB_PROCESSES.dec()
-            if watcher is not None:
-                watcher.cancel()
-            writer.close()  # a job still running (the worker is stopping) then ends
-            await cancelled(flushing)
-            await asyncio.shield(log.flush())
-        return outcome
+                        return
+            try:
+                line = await started.reader.readline()
+            except ValueError:  # longer than MAX_LINE_BYTES (the child refuses to send one)
+                outcome["error"] = f"The job's output has a line over {MAX_LINE_BYTES} bytes."
+                started.writer.write(b"kill\n")
+                lines = []
+                continue
+            if not line:
+                return
+            lines = [line]
 
     async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:
         while True:

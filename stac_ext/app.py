@@ -22,6 +22,7 @@ from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
     JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
+    Ceilings,
     Engine,
     Notifier,
     Process,
@@ -34,6 +35,7 @@ from process_api import (
     lifespan_of,
     load_definitions,
     load_entry,
+    parse_memory,
 )
 from stac_ext.auth.authenticator import Authenticator
 from stac_ext.auth.dependencies import AuthDependencies
@@ -141,7 +143,13 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                                   *processes])
     # a job's record in, its stored record out
     submissions: GroupCommit[dict[str, Any], dict[str, Any]] = GroupCommit(JOB_REFUSALS)
-    sandbox = Sandbox.available(hidden=[settings.data_dir]) \
+    ceilings = Ceilings(
+        memory=parse_memory(settings.job_memory), memory_max=parse_memory(settings.job_memory_max),
+        processes=settings.job_processes, tmp_bytes=parse_memory(settings.job_tmp_size),
+        wall_seconds=settings.job_wall_seconds)
+    # jobs import the service's packages (publish-dataset: all three), nothing else of it
+    sandbox = Sandbox.available(hidden=[settings.data_dir], tmp_bytes=ceilings.tmp_bytes,
+                                packages=("stac_ext", "catalogs_ext", "process_api")) \
         if settings.job_sandbox == "bwrap" else None
     return Engine(dsn or settings.api_dsn, registry, SecretBox(key), submissions.add,
                   job_dsn=settings.job_dsn, queue=settings.job_queue,
@@ -152,6 +160,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                                     in_flight=settings.callbacks_in_flight),
                   sandbox=sandbox,
                   environment=job_environment(os.environ, settings.job_environment),
+                  ceilings=ceilings, cgroups=settings.job_cgroups,
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
 

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from process_api import JOB_ENVIRONMENT
+from process_api import JOB_ENVIRONMENT, MEMORY_PATTERN
 from process_api import SHIPPED as SHIPPED_DEFINITIONS
 from stac_ext.auth.settings import AuthSettings
 from stac_ext.content.settings import ContentSettings
@@ -86,6 +86,23 @@ class ProcessSettings(BaseSettings):
     no worker `/proc`, network only when its process declares it); `none` where jobs are
     isolated otherwise (e.g. one container per job). With `bwrap` missing, `serve` and
     `worker` refuse to start."""
+    job_memory: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "2Gi"
+    """A job's memory limit when its `resources.limits.memory` gives none (a Kubernetes
+    quantity). It bounds all the job's processes together, its `/tmp` writes included,
+    where the machine offers cgroups (`docs/operators/security.md`)."""
+    job_memory_max: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "16Gi"
+    """The most memory a job may ask for (`resources.limits.memory`, `requests.memory`):
+    more is a 400 at submission."""
+    job_processes: int = Field(default=512, ge=8, le=1_000_000)
+    """The most processes and threads one job runs at once (a cgroup's `pids.max`)."""
+    job_tmp_size: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "1Gi"
+    """The size of a job sandbox's `/tmp` (a tmpfs, the only place a job writes; a fork
+    server's jobs share one)."""
+    job_wall_seconds: float = Field(default=86400.0, gt=0, le=30 * 86400)
+    """The longest a job runs, from its start: then it is stopped and fails, saying so."""
+    job_cgroups: bool = True
+    """Put each job in a cgroup of its own (memory, processes) where the machine offers
+    cgroup v2 or v1's `memory` and `pids` to the worker; false: rlimits only."""
     job_environment: CommaSeparated = Field(default_factory=lambda: list(JOB_ENVIRONMENT))
     """The variables of the worker's environment that jobs' processes get, comma-separated
     (an allow-list: nothing else of the worker's environment reaches a job). A job's `HOME`

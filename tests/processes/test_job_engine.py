@@ -260,7 +260,14 @@ async def test_job_processes_see_no_worker_secrets(alice_processes: httpx.AsyncC
     ({"requests": {"memory": "9" * 400}}, "processInputs do not match the process's inputs "
      "schema: resources/requests/memory: must satisfy pattern"),
     ({"limits": {"memory": "1000000000Ti"}}, "processInputs ask for more than a job may "
-     "have: resources/limits/memory: at most 1Pi"),
+     "have: resources/limits/memory: at most 16Gi (JOB_MEMORY_MAX)"),
+    # the operator's most memory (JOB_MEMORY_MAX); and 0 is not "no limit"
+    ({"limits": {"memory": "17Gi"}}, "processInputs ask for more than a job may have: "
+     "resources/limits/memory: at most 16Gi (JOB_MEMORY_MAX)"),
+    ({"requests": {"memory": "17Gi"}}, "processInputs ask for more than a job may have: "
+     "resources/requests/memory: at most 16Gi (JOB_MEMORY_MAX)"),
+    ({"limits": {"memory": "0"}}, "processInputs ask for more than a job may have: "
+     "resources/limits/memory: more than 0"),
     ({"limits": {"cpu": "999999"}}, "processInputs ask for more than a job may have: "
      "resources/limits/cpu: at most 1024 cores"),
     ({"limits": {"memory": "1Gi"}, "requests": {"memory": "2Gi"}}, "processInputs ask for "

@@ -247,7 +247,8 @@ async def test_memory_limit_is_enforced(alice_processes: httpx.AsyncClient) -> N
                                           "resources": {"limits": {"memory": "256Mi"}}})
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "failed"
-    assert "Memory limit exceeded" in job["message"] and "256Mi" in job["message"]
+    assert job["message"] == ("Memory limit exceeded: the job needed more than 256Mi (its "
+                              "resources.limits.memory).")
     r = await alice_processes.get(f"{r.headers['Location']}/results")
     assert_ogc(r, 404, "job-results-failed")
     ok = await execute(alice_processes, "test-hog", {"mebibytes": 20,
@@ -255,6 +256,17 @@ async def test_memory_limit_is_enforced(alice_processes: httpx.AsyncClient) -> N
                                                                     "cpu": "500m"}}})
     job = await wait_for(alice_processes, ok.headers["Location"], "successful", "failed")
     assert job["status"] == "successful", job
+
+
+async def test_results_beyond_what_a_job_may_return_fail_clearly(
+        alice_processes: httpx.AsyncClient) -> None:
+    """Results are one line of the worker's protocol, at most 64 MiB: a job returning more
+    failed as "could not run this job (ValueError)" with a traceback in the log."""
+    r = await execute(alice_processes, "test-big", {"mebibytes": 65})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert (job["status"], job["message"]) == ("failed", (
+        "The job's results are 65 MiB as JSON, more than the 64 MiB a job may return; a "
+        "process writes large results to files."))
 
 
 async def test_requests_beyond_the_worker_fail_clearly(alice_processes: httpx.AsyncClient) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from process_api.resources import ResourceError, parse_cpu, parse_memory, plan
+from process_api.resources import Ceilings, ResourceError, parse_cpu, parse_memory, plan
 from process_api.secrets import PLACEHOLDER, merge_secrets, secret_paths, split_secrets
 
 SCHEMA = {"type": "object", "properties": {
@@ -41,9 +41,21 @@ def test_plan_applies_limits_and_refuses_requests_beyond_the_worker() -> None:
     applied = plan({"limits": {"cpu": "500m", "memory": "256Mi"}})
     assert applied.memory_bytes == 256 * 2**20
     assert applied.cores is not None and len(applied.cores) == 1  # a fraction rounds up
-    assert plan(None).child_limits() == {"cores": None, "memory_bytes": None}
-    with pytest.raises(ResourceError, match=r"requests\.cpu 4096 is more than this worker's"):
-        plan({"requests": {"cpu": "4096"}})
+    with pytest.raises(ResourceError, match=r"requests\.cpu 1000 is more than this worker's"):
+        plan({"requests": {"cpu": "1000"}})
+
+
+def test_every_job_has_the_operators_ceilings() -> None:
+    ceilings = Ceilings(memory=2**30, memory_max=4 * 2**30, processes=64, tmp_bytes=2**28,
+                        wall_seconds=60)
+    # no memory asked: the default, or what the job requests when that is more
+    assert plan(None, ceilings).child_limits() == {"cores": None, "memory_bytes": 2**30,
+                                                   "processes": 64}
+    assert plan({"requests": {"memory": "2Gi"}}, ceilings).memory_bytes == 2 * 2**30
+    assert plan(None, ceilings).wall_seconds == 60
+    # beyond the most (a job submitted before the operator lowered it): refused to run
+    with pytest.raises(ResourceError, match="resources/limits/memory: at most 4Gi"):
+        plan({"limits": {"memory": "5Gi"}}, ceilings)
 
 
 def test_secret_paths_follow_write_only_and_password_fields() -> None:

@@ -46,10 +46,11 @@ async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
             http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
         probes = {
             "read": [str(data_dir / "pg.password"), *cluster_files, "/etc/shadow",
-                     str(ROOT / "pyproject.toml")],
+                     str(ROOT / "pyproject.toml"), str(ROOT / "process_api" / "child.py")],
             "pids": [os.getpid(), 1],
             "connect": [[database.hostname, database.port]],
-            "write": [str(ROOT / "written-by-a-job.txt"), "/tmp/anywhere.txt"],
+            "write": [str(ROOT / "written-by-a-job.txt"), "/tmp/anywhere.txt",
+                      "/written-by-a-job.txt", "/dev/written-by-a-job.txt"],
         }
         closed = await run(c, "test-probe", probes)
         opened = await run(c, "test-probe-network", probes)
@@ -60,11 +61,17 @@ async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
             str(data_dir / "pg.password"): "FileNotFoundError",  # hidden: an empty folder
             **{f: "FileNotFoundError" for f in cluster_files},  # /tmp is the job's own
             "/etc/shadow": "PermissionError",
-            str(ROOT / "pyproject.toml"): "ok"}  # the code is readable, as on any host
+            # the service's packages are readable (code, as on any host), not the
+            # checkout around them
+            str(ROOT / "pyproject.toml"): "FileNotFoundError",
+            str(ROOT / "process_api" / "child.py"): "ok"}
         # the worker's /proc is not there: pid 1 is the sandbox's own init
         assert seen["pids"] == {str(os.getpid()): "FileNotFoundError", "1": "ok"}
+        # only /tmp is writable (a tmpfs of JOB_TMP_SIZE): not the system, not the root
+        # and /dev the sandbox made (tmpfs of no size)
         assert seen["write"] == {str(ROOT / "written-by-a-job.txt"): "OSError",
-                                 "/tmp/anywhere.txt": "ok"}
+                                 "/tmp/anywhere.txt": "ok", "/written-by-a-job.txt": "OSError",
+                                 "/dev/written-by-a-job.txt": "OSError"}
         assert seen["cwd"].startswith("/tmp/job-") and seen["writable_cwd"] == "ok"
     assert not (ROOT / "written-by-a-job.txt").exists()
     address = f"{database.hostname}:{database.port}"

@@ -217,3 +217,40 @@ inputs: []
 outputs:
   report: stdout
 """
+
+
+def greedy(process_id: str) -> str:
+    """Does what a careless (or hostile) job does, as `action` says: `fill` writes
+    `amount` MiB to `/tmp/filled`; `fork` starts `amount` processes that sleep; `sleep`
+    sleeps `amount` seconds. It prints what it did, or the error that stopped it."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+requirements:
+  InitialWorkDirRequirement:
+    listing:
+      - entryname: greedy.py
+        entry: |
+          import os, sys, time
+          action, amount = sys.argv[1], int(sys.argv[2])
+          if action == "fill":
+              with open("/tmp/filled", "wb") as f:
+                  for _ in range(amount):
+                      f.write(b"x" * 2**20)
+                      f.flush()
+          elif action == "fork":
+              for n in range(amount):
+                  if os.fork() == 0:
+                      time.sleep(600)
+                      os._exit(0)
+          else:
+              time.sleep(amount)
+          print(action, amount, "done")
+baseCommand: [python3, greedy.py]
+inputs:
+  action: {{type: string, inputBinding: {{position: 1}}}}
+  amount: {{type: int, inputBinding: {{position: 2}}}}
+outputs:
+  said: stdout
+"""

@@ -15,6 +15,17 @@ def hog(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
     return {"held": len(blocks)}
 
 
+def big(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Returns `mebibytes` of text."""
+    return {"text": "x" * (int(inputs["mebibytes"]) * 2**20)}
+
+
+BIG = Process(
+    id="test-big", version="1", title="Big results", description="Returns a lot.",
+    inputs={"type": "object"}, outputs={"type": "object"}, entry="tests.support.processes:big",
+)
+
+
 def fail(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
     raise RuntimeError(f"could not reach the provider with {inputs.get('token')}")
 
@@ -125,7 +136,7 @@ PROBE_NETWORK = Process(
     entry="tests.support.processes:probe", network=True,
 )
 
-TEST_PROCESSES = [HOG, FAIL, ENVIRONMENT, DATABASE_ROLE, MISCOUNT, PROBE, PROBE_NETWORK]
+TEST_PROCESSES = [HOG, BIG, FAIL, ENVIRONMENT, DATABASE_ROLE, MISCOUNT, PROBE, PROBE_NETWORK]
 
 #: Processes defined as data, for tests (beside the shipped ones).
 TEST_DEFINITIONS = Path(__file__).with_name("definitions")
