@@ -307,3 +307,32 @@ async def test_a_write_to_a_hidden_item_is_a_404(
     assert (r.status_code, r.json()["description"]) == (
         403, "Only the item's owner or an administrator may change it.")
     assert (await callers["alice"].get(f"{url}/priv")).json()["properties"].get("a") is None
+
+
+async def test_a_paging_token_naming_a_hidden_item_is_a_missing_items(
+        callers: dict[str, httpx.AsyncClient], shared: str) -> None:
+    """A token is `next:<collection>:<item id>` in hex: one naming an item the caller
+    cannot read answers what one naming no item answers (it answered 200, positioned at the
+    hidden item's sort keys: its datetime could be bisected)."""
+    def token(item_id: str) -> str:
+        return f"next:{shared.encode().hex()}:{item_id.encode().hex()}"
+
+    for caller, expected in READS.items():
+        client = callers[caller]
+        for item_id in ITEMS:
+            for read in (lambda t: client.get("/data/search", params={
+                             "sortby": "+datetime", "token": t}),
+                         lambda t: client.post("/data/search", json={
+                             "sortby": [{"field": "datetime", "direction": "asc"}],
+                             "token": t}),
+                         lambda t: client.get(f"/data/collections/{shared}/items",
+                                              params={"token": t})):
+                r = await read(token(item_id))
+                if item_id in expected:
+                    assert r.status_code == 200, (caller, item_id, r.text)
+                    continue
+                missing = await read(token(f"{item_id}-none"))
+                assert missing.status_code == 400, missing.text
+                assert (r.status_code, r.json()) == (400, {
+                    **missing.json(), "description": missing.json()["description"].replace(
+                        token(f"{item_id}-none"), token(item_id))}), (caller, item_id)

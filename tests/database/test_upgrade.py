@@ -187,7 +187,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
     for applied in ("processes 004_job_trace_context", "processes 005_job_logs",
                     "processes 006_deployed_processes", "geocatalog 007_free_text",
                     "geocatalog 008_aggregate", "geocatalog 009_visibility",
-                    "geocatalog 010_index_upkeep",
+                    "geocatalog 010_index_upkeep", "geocatalog 011_token_visibility",
                     "catalogs 004_visibility"):
         assert f"applied {applied}" in out, out
 
