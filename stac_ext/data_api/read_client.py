@@ -35,7 +35,12 @@ from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
-from stac_ext.data_api.search.filter_bounds import MAX_FILTER_DEPTH, bounded, cql2_json
+from stac_ext.data_api.search.filter_bounds import (
+    MAX_FILTER_DEPTH,
+    bounded,
+    bounded_json,
+    cql2_json,
+)
 from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
@@ -172,8 +177,8 @@ class CoreClient(CoreCrudClient):
 
     def search_body(self, search_request: PgstacSearch, request: Request) -> str:
         """The search as pgstac's search functions take it (JSON text), once checked and
-        bounded: `intersects` a geometry, `limit` within MAX_PAGE_SIZE, `q` and `bbox`
-        bounded, `sortby` sortable; `owner` and the Query extension's operators folded into
+        bounded: `intersects` a geometry, `limit` within MAX_PAGE_SIZE, `filter`, `q` and
+        `bbox` bounded, `sortby` sortable; `owner` and the Query extension's operators folded into
         the filter."""
         intersects = getattr(search_request, "intersects", None)
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
@@ -186,6 +191,8 @@ class CoreClient(CoreCrudClient):
             # (to 10,000): POST bodies too, whatever they ask
             search_request = search_request.model_copy(
                 update={"limit": settings.max_page_size})
+        if (expression := getattr(search_request, "filter_expr", None)) is not None:
+            bounded_json(expression)
         bounded_words(getattr(search_request, "q", None))
         for sort in getattr(search_request, "sortby", None) or ():
             sortable_field(sort.field)
