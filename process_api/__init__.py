@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from process_api.processes.sections import RESOURCES as RESOURCES
     from process_api.processes.sections import S3 as S3
     from process_api.queue import install_engine_schema as install_engine_schema
+    from process_api.quotas import Quotas as Quotas
     from process_api.registry import Registry as Registry
     from process_api.resources import MEMORY_PATTERN as MEMORY_PATTERN
     from process_api.resources import Ceilings as Ceilings
@@ -86,6 +87,7 @@ _EXPORTS = {
     "RESOURCES": "process_api.processes.sections",
     "S3": "process_api.processes.sections",
     "install_engine_schema": "process_api.queue",
+    "Quotas": "process_api.quotas",
     "Registry": "process_api.registry",
     "Sandbox": "process_api.sandbox",
     "SandboxError": "process_api.sandbox",

@@ -36,14 +36,18 @@ from process_api.isolation import job_environment
 from process_api.launcher import ForkServer, OwnSandbox
 from process_api.metrics import (
     JOB_DURATION,
+    JOB_QUOTA,
     JOBS,
     JOBS_ENDED,
+    JOBS_REFUSED,
     JOBS_STARTED,
     OLDEST_QUEUED,
     QUEUE_STATE,
     WORKERS,
 )
+from process_api.queries import ACTIVE_JOBS
 from process_api.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
+from process_api.quotas import Quotas
 from process_api.registry import Registry
 from process_api.resources import Ceilings, Plan, ResourceError, plan, quantity
 from process_api.sandbox import Sandbox
@@ -66,6 +70,8 @@ JOB_REFUSALS = (psycopg.DataError,)
 #: `key` (`write_all` writes several in one transaction) and answers its record.
 Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]]]],
                   Awaitable[Job]]
+#: The `process` label of every deployed process's jobs.
+DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
 
@@ -78,6 +84,7 @@ class Engine:
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
                  environment: Mapping[str, str] | None = None,
                  ceilings: Ceilings = Ceilings(), cgroups: bool = True,
+                 quotas: Quotas = Quotas(),
                  tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
@@ -88,6 +95,9 @@ class Engine:
         self.registry = registry
         self.box = box
         self.ceilings = ceilings
+        self.quotas = quotas
+        for name in ("user_running", "user_queued", "project_queued"):
+            JOB_QUOTA.labels(name).set(getattr(quotas, name))
         self.sandbox = sandbox
         # jobs' cgroups, looked for when the worker starts (`cgroups` False: never)
         self._use_cgroups = cgroups
@@ -148,6 +158,13 @@ class Engine:
         starts it, once). Submissions made while others are being written are written
         together by the next transaction (`gather`): one statement records them all, one
         queues them all, one commit."""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(ACTIVE_JOBS, {"owner": owner, "project": project})
+                         ).fetchone()
+        assert row is not None
+        if (refused := self.quotas.refusal(*row)) is not None:
+            JOBS_REFUSED.labels(refused.quota).inc()
+            raise refused
         carrier: dict[str, str] = {}
         propagate.inject(carrier)  # the submitting request's trace, for the run's link
         job = new_job(process_id, owner, project, inputs, secrets, resources,
@@ -155,11 +172,15 @@ class Engine:
         return await self.gather(self.queue, job, self._submit_all)
 
     async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:
+        by_lock: dict[str, list[NewJob]] = {}
+        for job in jobs:  # each user's in the order submitted
+            by_lock.setdefault(self.quotas.lock(job), []).append(job)
         async with self.queue_pool.connection() as conn, conn.transaction():
             records = await self.store.create(conn, jobs)
-            await self.app.configure_task(TASK, queue=self.queue, connection=conn
-                                          ).batch_defer_async(*({"job_id": job["id"]}
-                                                                for job in jobs))
+            for lock, locked in by_lock.items():
+                await self.app.configure_task(TASK, queue=self.queue, lock=lock,
+                                              connection=conn).batch_defer_async(
+                    *({"job_id": job["id"]} for job in locked))
         return records
 
     async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
@@ -285,7 +306,7 @@ class Engine:
         started = await self.store.start(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled
-        JOBS_STARTED.labels(started["process_id"]).inc()
+        JOBS_STARTED.labels(_metric_label(started)).inc()
         with self.tracer.start_as_current_span(
                 f"job {started['process_id']}", kind=trace.SpanKind.CONSUMER,
                 links=_submitted_by(started.get("trace_context")),
@@ -339,8 +360,9 @@ class Engine:
         if process is not None and started["attempts"] <= process.retries:
             async with self.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
-                    await self.app.configure_task(TASK, queue=self.queue, connection=conn
-                                                  ).defer_async(job_id=job_id)
+                    await self.app.configure_task(
+                        TASK, queue=self.queue, lock=self.quotas.lock(started),
+                        connection=conn).defer_async(job_id=job_id)
             logger.warning("job %s: worker stopping, queued again", job_id)
             return
         await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
@@ -363,8 +385,8 @@ class Engine:
         and in the metrics."""
         job_id, process_id = started["id"], str(started["process_id"])
         status = "dismissed" if job is None else str(job["status"])
-        JOBS_ENDED.labels(process_id, status).inc()
-        JOB_DURATION.labels(process_id, status).observe(
+        JOBS_ENDED.labels(_metric_label(started), status).inc()
+        JOB_DURATION.labels(_metric_label(started), status).observe(
             (((job or {}).get("finished") or datetime.now(UTC)) - started["started"]
              ).total_seconds())
         if job is None:
@@ -418,6 +440,13 @@ class Engine:
         where = "its resources.limits.memory" if limits.memory_asked else \
             "the default of JOB_MEMORY"
         return f"Memory limit exceeded: the job needed more than {size} ({where})."
+
+
+def _metric_label(job: Job) -> str:
+    """A job's `process` label: the id of a process of the service's, `deployed` for a
+    user's (its id is the user's value, and may be private)."""
+    return DEPLOYED_LABEL if job.get("process_revision") is not None else \
+        str(job["process_id"])
 
 
 def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:

@@ -20,7 +20,7 @@ OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
 OGC2 = "http://www.opengis.net/def/exceptions/ogcapi-processes-2/1.0/"
 _BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden", 404: "not-found",
               405: "method-not-allowed", 409: "conflict", 413: "payload-too-large",
-              503: "unavailable"}
+              429: "too-many-jobs", 503: "unavailable"}
 
 
 class OgcError(HTTPException):

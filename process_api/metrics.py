@@ -25,6 +25,12 @@ CALLBACKS = Counter("geocatalog_callbacks", "Job callbacks, by outcome: sent (th
                     "subscriber took it: 2xx, 3xx), failed (4xx, or no answer after every "
                     "attempt), refused (the outbound policy forbids the target).", ["outcome"])
 
+JOBS_REFUSED = Counter("geocatalog_jobs_refused", "Submissions refused (429) by a quota: "
+                       "user_queued, project_queued.", ["quota"])
+JOB_QUOTA = Gauge("geocatalog_job_quota", "The job quotas (JOB_USER_RUNNING, JOB_USER_QUEUED, "
+                  "JOB_PROJECT_QUEUED): jobs of one user running at once, of one user and "
+                  "of one project queued or running.", ["quota"], multiprocess_mode="mostrecent")
+
 #: The job store's state, read from the database by `Engine.sample_queue` (every process
 #: reads the same numbers: the most recent reading counts).
 JOBS = Gauge("geocatalog_jobs", "Jobs queued (accepted) or running, in the job store.",

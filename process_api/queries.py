@@ -125,3 +125,11 @@ SELECT %(id)s, coalesce(max(revision), 0) + 1, %(owner)s, %(project)s, %(visibil
 FROM processes.deployed WHERE id = %(id)s
 RETURNING *
 """
+
+#: A user's, and a project's, jobs queued or running (the quotas' counts).
+ACTIVE_JOBS = """
+SELECT (SELECT count(*) FROM processes.jobs
+        WHERE owner = %(owner)s AND status IN ('accepted', 'running')) AS owner_jobs,
+       (SELECT count(*) FROM processes.jobs
+        WHERE project = %(project)s AND status IN ('accepted', 'running')) AS project_jobs
+"""

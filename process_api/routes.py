@@ -25,6 +25,7 @@ from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.outbound import TargetRefused, check_reachable
 from process_api.preferences import ASYNC, sync_preference
+from process_api.quotas import RETRY_SECONDS, QueueFull
 from process_api.resources import resource_problems
 from process_api.secrets import PLACEHOLDER
 from process_api.service import (
@@ -161,9 +162,13 @@ def processes_router(service: ProcessService, user: CallerDependency,
         await _check_subscriber(subscriber or {})
         base = _base(request)
         # a database away answers 503 (errors.py) and leaves neither record nor queue entry
-        job = await service.submit(process, revision, caller, project, inputs,
-                                   service_url=str(request.base_url), api_url=base,
-                                   subscriber=subscriber)
+        try:
+            job = await service.submit(process, revision, caller, project, inputs,
+                                       service_url=str(request.base_url), api_url=base,
+                                       subscriber=subscriber)
+        except QueueFull as e:
+            raise OgcError(429, "too-many-jobs", str(e),
+                           headers={"Retry-After": str(RETRY_SECONDS)}) from None
         location = f"{base}jobs/{job['id']}"
         wait = sync_preference(prefer, sync_wait_seconds) if process.sync else None
         if wait is None:

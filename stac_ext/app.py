@@ -27,6 +27,7 @@ from process_api import (
     Notifier,
     Process,
     ProcessesConfig,
+    Quotas,
     Registry,
     Sandbox,
     SecretBox,
@@ -161,6 +162,9 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   sandbox=sandbox,
                   environment=job_environment(os.environ, settings.job_environment),
                   ceilings=ceilings, cgroups=settings.job_cgroups,
+                  quotas=Quotas(user_running=settings.job_user_running,
+                                user_queued=settings.job_user_queued,
+                                project_queued=settings.job_project_queued),
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
 

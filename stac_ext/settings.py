@@ -103,6 +103,16 @@ class ProcessSettings(BaseSettings):
     job_cgroups: bool = True
     """Put each job in a cgroup of its own (memory, processes) where the machine offers
     cgroup v2 or v1's `memory` and `pids` to the worker; false: rlimits only."""
+    job_user_running: int = Field(default=1, ge=1, le=10_000)
+    """Jobs of one user that run at once, across every worker: the user's other jobs wait
+    their turn while workers take other users' (one user's backlog never holds every
+    worker)."""
+    job_user_queued: int = Field(default=100, ge=1, le=1_000_000)
+    """Jobs one user may have queued or running: one more is refused with a 429 and
+    `Retry-After`."""
+    job_project_queued: int = Field(default=500, ge=1, le=1_000_000)
+    """Jobs of one project (`metadata.project`, all its members) queued or running: one more
+    is refused with a 429 and `Retry-After`."""
     job_environment: CommaSeparated = Field(default_factory=lambda: list(JOB_ENVIRONMENT))
     """The variables of the worker's environment that jobs' processes get, comma-separated
     (an allow-list: nothing else of the worker's environment reaches a job). A job's `HOME`

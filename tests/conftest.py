@@ -63,6 +63,9 @@ def settings(database_url: str, issuer: TestIssuer,
                     load_demo_data=False, oidc_issuer=issuer.url,
                     geocatalog_data_dir=tmp_path_factory.mktemp("data"),
                     job_heartbeat_seconds=0.5, job_stalled_seconds=3,
+                    # tests run several jobs of one user at once, and many jobs in all
+                    # (the quotas' own test sets the defaults' rule)
+                    job_user_running=8, job_user_queued=100_000, job_project_queued=100_000,
                     process_definitions=[SHIPPED, TEST_DEFINITIONS],
                     # a platform with a data explorer and a notebook service (SPEC rules 3-4)
                     explorer_url_template=EXPLORER, notebook_url_template=NOTEBOOKS,

@@ -320,13 +320,13 @@ async def test_a_paging_token_naming_a_hidden_item_is_a_missing_items(
     for caller, expected in READS.items():
         client = callers[caller]
         for item_id in ITEMS:
-            for read in (lambda t: client.get("/data/search", params={
+            for read in (lambda t, c=client: c.get("/data/search", params={
                              "sortby": "+datetime", "token": t}),
-                         lambda t: client.post("/data/search", json={
+                         lambda t, c=client: c.post("/data/search", json={
                              "sortby": [{"field": "datetime", "direction": "asc"}],
                              "token": t}),
-                         lambda t: client.get(f"/data/collections/{shared}/items",
-                                              params={"token": t})):
+                         lambda t, c=client: c.get(f"/data/collections/{shared}/items",
+                                                   params={"token": t})):
                 r = await read(token(item_id))
                 if item_id in expected:
                     assert r.status_code == 200, (caller, item_id, r.text)

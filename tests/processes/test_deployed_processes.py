@@ -22,6 +22,7 @@ from owslib.ogcapi.processes import Processes
 
 from process_api.errors import OGC, OGC2
 from stac_ext.app import create_app
+from tests.service.test_metrics import scrape, value
 from tests.support.cwl import (
     TWO_STEPS,
     application_package,
@@ -350,3 +351,19 @@ async def test_owslib_lists_and_runs_a_deployed_process(app, live_server: str,
     assert described["mutable"] is True
     results = await asyncio.to_thread(client.execute, name, {"message": "ows"})
     assert results["shouted"]["contents"] == "OWS OWS \n"  # synchronous: OWSLib waits
+
+
+async def test_metrics_never_name_a_deployed_process(service) -> None:
+    """A deployed process's id is its owner's (a private one's says what they work on):
+    its jobs are counted as `deployed`."""
+    dora = service["dora"]
+    name = unique("private-plan")
+    r = await dora.post("/processes/processes", content=shout_tool(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    before = await scrape(dora)
+    r = await execute(dora, name, {"message": "hi"}, headers={"Prefer": "wait=60"})
+    assert r.status_code == 200, r.text
+    after = await scrape(dora)
+    assert not [labels for _, labels in after if any(name in v for _, v in labels)]
+    assert value(after, "geocatalog_jobs_started_total", process="deployed") == \
+        value(before, "geocatalog_jobs_started_total", process="deployed") + 1

@@ -1,0 +1,50 @@
+"""How much of the job engine one user or one project may hold, so that nobody's backlog
+stops everyone's jobs: at most so many jobs queued or running (a submission beyond is a
+429), and at most so many of one user's jobs running at once, across every worker.
+
+The running bound is the job queue's own: each job is queued with a lock of its owner's
+(procrastinate runs one job per lock at a time, in order), one of `user_running` locks per
+user. A user's queued jobs then wait for their own, while free workers take other users'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: The seconds a refused submission is told to wait (`Retry-After`).
+RETRY_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class Quotas:
+    user_running: int = 1
+    user_queued: int = 100  # queued or running
+    project_queued: int = 500  # queued or running, of every member
+
+    def lock(self, job: dict[str, Any]) -> str:
+        """The queue lock of a job: one of its owner's `user_running` (by its id, so that a
+        job queued again keeps it)."""
+        slot = int(str(job["id"]).replace("-", "")[:8], 16) % self.user_running
+        return f"owner:{job['owner']}:{slot}"
+
+    def refusal(self, owner_jobs: int, project_jobs: int) -> QueueFull | None:
+        """Why one more job is refused, given the jobs its owner and its project have
+        queued or running; None: accepted."""
+        if owner_jobs >= self.user_queued:
+            return QueueFull("user_queued", f"You have {owner_jobs} jobs queued or running, "
+                             f"the most one user may have (JOB_USER_QUEUED); submit more "
+                             "once some have ended.")
+        if project_jobs >= self.project_queued:
+            return QueueFull("project_queued", f"The project has {project_jobs} jobs queued "
+                             "or running, the most one project may have "
+                             "(JOB_PROJECT_QUEUED); submit more once some have ended.")
+        return None
+
+
+class QueueFull(Exception):
+    """A submission beyond a quota (a 429)."""
+
+    def __init__(self, quota: str, message: str) -> None:
+        super().__init__(message)
+        self.quota = quota

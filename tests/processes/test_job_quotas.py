@@ -1,0 +1,63 @@
+"""One user cannot stop everyone's jobs: a user's queued and running jobs are bounded (a
+429 beyond, with `Retry-After`), and so are their jobs running at once, so another user's
+job starts while the first one's backlog waits."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from stac_ext.app import create_app
+from tests.service.test_metrics import scrape, value
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.jobs import execute, wait_for
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+async def test_a_users_backlog_does_not_hold_another_users_job(settings, issuer) -> None:
+    data_dir = ROOT / ".artifacts" / f"quotas-{uuid.uuid4().hex[:8]}"
+    app = create_app(settings.model_copy(update={
+        "geocatalog_data_dir": data_dir, "job_queue": f"quotas-{uuid.uuid4().hex[:8]}",
+        "in_process_worker": True, "worker_concurrency": 2,
+        # the defaults' rule (one running job a user), a small queue to reach
+        "job_user_running": 1, "job_user_queued": 5, "job_project_queued": 500}))
+    async with app.router.lifespan_context(app), \
+            http_client(app, issuer.token("bob", client=PROCESS_CLIENT)) as bob, \
+            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as alice:
+        # bob: two long jobs (the worker has two slots), then echoes up to his quota
+        sleeping = [(await execute(bob, "sleep", {"seconds": 3600})).headers["Location"]
+                    for _ in range(2)]
+        echoes = [await execute(bob, "echo", {"message": f"bob {n}"}) for n in range(4)]
+        assert [r.status_code for r in echoes] == [201, 201, 201, 429]
+        refused = echoes[-1]
+        assert refused.headers["Retry-After"] == "30"
+        assert refused.json() == {
+            "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+                    "too-many-jobs", "title": "Too Many Requests", "status": 429,
+            "detail": "You have 5 jobs queued or running, the most one user may have "
+                      "(JOB_USER_QUEUED); submit more once some have ended."}
+        assert (await wait_for(bob, sleeping[0], "running"))["status"] == "running"
+
+        # alice's job runs at once, in the slot bob's backlog may not take
+        submitted = time.monotonic()
+        r = await execute(alice, "echo", {"message": "alice"})
+        assert r.status_code == 201, r.text
+        job = await wait_for(alice, r.headers["Location"], "successful", "failed")
+        print(f"alice's echo ended {time.monotonic() - submitted:.2f} s after submission")
+        assert job["status"] == "successful", job
+        # ...while bob's second long job and his echoes still wait for his first
+        states = [(await bob.get(url)).json()["status"]
+                  for url in [*sleeping, *(e.headers["Location"] for e in echoes[:3])]]
+        assert states == ["running", "accepted", "accepted", "accepted", "accepted"]
+        samples = await scrape(alice)
+        assert {quota: value(samples, "geocatalog_job_quota", quota=quota)
+                for quota in ("user_running", "user_queued", "project_queued")} == \
+            {"user_running": 1, "user_queued": 5, "project_queued": 500}
+        assert value(samples, "geocatalog_jobs_refused_total", quota="user_queued") >= 1
+        for url in [*sleeping, *(e.headers["Location"] for e in echoes[:3])]:
+            assert (await bob.delete(url)).status_code == 200
