@@ -24,6 +24,8 @@ from process_api.processes.sections import RESOURCES
 MAX_BYTES = 1 << 20
 #: The deepest nesting of a package's YAML or JSON.
 MAX_DEPTH = 64
+#: The most steps of a package's workflows, and processes of its `$graph`.
+MAX_STEPS = 256
 #: Where the loader believes the package lives (it is never read from there).
 URI = "file:///deployed/package.cwl"
 #: What a job's working folder calls the package (`cwl_run`).
@@ -102,6 +104,9 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
     document = _depth_checked(text)
     if not isinstance(document, dict):
         raise PackageError("The package is not a CWL document (a mapping).")
+    if (steps := _steps(document)) > MAX_STEPS:
+        raise PackageError(f"The package has {steps} steps and processes; at most "
+                           f"{MAX_STEPS}.")
     target = _target(document, target)
     tool = _load(text, target)
     _refuse_unsupported(tool)
@@ -112,6 +117,21 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
     return CwlProcess(id=target, target=target, title=str(spec.get("label") or target),
                       description="\n".join(doc) if isinstance(doc, list) else str(doc),
                       inputs=inputs, outputs=outputs, document=text)
+
+
+def _steps(document: Any) -> int:
+    """The steps of every workflow in a document, and the processes of its `$graph`."""
+    count, pending = 0, [document]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("steps", "$graph") and isinstance(value, list | dict):
+                    count += len(value)
+                pending.append(value)
+        elif isinstance(node, list):
+            pending += node
+    return count
 
 
 def _target(document: dict[str, Any], chosen: str | None) -> str:

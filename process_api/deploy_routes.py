@@ -10,7 +10,6 @@ deployer's groups; `public`, by an admin only), query parameters of the request.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -18,11 +17,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from process_api.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError, read_package
+from process_api.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError
 from process_api.definition import id_problem
 from process_api.deployed import Deployment, DuplicateProcess
 from process_api.documents import summary
 from process_api.errors import OGC2, OgcError, no_such_process
+from process_api.package_check import checked
 from process_api.routes import _base
 from process_api.service import Caller, CallerDependency, ProcessService
 
@@ -101,7 +101,7 @@ def _application_package(raw: bytes) -> tuple[str, dict[str, Any]]:
     return value, about
 
 
-async def _package(request: Request, target: str | None
+async def _package(request: Request, target: str | None, service: ProcessService
                    ) -> tuple[CwlProcess, dict[str, Any], str, str]:
     """The deployed process's package read from the request: the process, its description
     (from the application package; empty for bare CWL), the media type and the body."""
@@ -115,7 +115,8 @@ async def _package(request: Request, target: str | None
         raise OgcError(415, "unsupported-media-type", f"A package is {APP_PACKAGE} or CWL "
                        f"({', '.join(CWL_TYPES)}), not {kind or 'untyped'}.")
     try:
-        package = await asyncio.to_thread(read_package, text, target)
+        package = await checked(text, target, service.engine.sandbox,
+                                service.engine.environment)
     except PackageError as e:
         raise OgcError(400, "invalid-input", str(e)) from None
     return package, about, kind, raw.decode(errors="replace")
@@ -160,7 +161,7 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
     ) -> JSONResponse:
         base = _base(request)
         placed = _placement(visibility, project, caller, service.is_admin(caller))
-        package, about, kind, body = await _package(request, w)
+        package, about, kind, body = await _package(request, w, service)
         process_id = str(about.get("id") or package.id)
         if problem := id_problem(process_id):
             raise OgcError(400, "invalid-input", f"{problem}.")
@@ -194,7 +195,7 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
         if visibility is None:
             project = project or found.project
         placed = _placement(seen_by, project, caller, service.is_admin(caller))
-        package, about, kind, body = await _package(request, w)
+        package, about, kind, body = await _package(request, w, service)
         if str(about.get("id") or process_id) != process_id:
             raise OgcError(400, "invalid-input", f"processDescription.id {about.get('id')!r} "
                            f"is not {process_id!r}: a replacement keeps the id.")

@@ -123,6 +123,7 @@ class Engine:
                                           for process in registry if process.entry)]
         # every job's processes start with this environment, never the worker's
         environment = job_environment(os.environ) if environment is None else environment
+        self.environment = environment
         # in a sandbox, jobs without network and jobs with it have a fork server each
         self.forks = {network: ForkServer(modules, sandbox, network, environment)
                       for network in ((False, True) if sandbox is not None else (True,))}
@@ -169,12 +170,13 @@ class Engine:
         propagate.inject(carrier)  # the submitting request's trace, for the run's link
         job = new_job(process_id, owner, project, inputs, secrets, resources,
                       trace_context=carrier, **record)
+        job["lock"] = self.quotas.lock(owner, row[0])
         return await self.gather(self.queue, job, self._submit_all)
 
     async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:
         by_lock: dict[str, list[NewJob]] = {}
         for job in jobs:  # each user's in the order submitted
-            by_lock.setdefault(self.quotas.lock(job), []).append(job)
+            by_lock.setdefault(job["lock"], []).append(job)
         async with self.queue_pool.connection() as conn, conn.transaction():
             records = await self.store.create(conn, jobs)
             for lock, locked in by_lock.items():
@@ -315,7 +317,7 @@ class Engine:
             try:
                 await self._execute(context, job_id, started)
             except asyncio.CancelledError:  # the worker is stopping: its process ended
-                await asyncio.shield(self._stopped(started))
+                await asyncio.shield(self._stopped(started, context.job.lock))
                 raise
             except Exception as e:  # never left `running`: the job fails, saying so
                 logger.exception("job %s: the engine failed", job_id)
@@ -351,7 +353,7 @@ class Engine:
             process, inputs, limits, about, hide)
         await self._ended(started, await self._record(job_id, process, outcome, hide, limits))
 
-    async def _stopped(self, started: Job) -> None:
+    async def _stopped(self, started: Job, lock: str | None) -> None:
         """A job this worker ended because the worker is stopping: queued again (for
         another worker, or this one once started again) when its process allows one more
         attempt, else failed; never left running."""
@@ -361,8 +363,8 @@ class Engine:
             async with self.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
                     await self.app.configure_task(
-                        TASK, queue=self.queue, lock=self.quotas.lock(started),
-                        connection=conn).defer_async(job_id=job_id)
+                        TASK, queue=self.queue, lock=lock, connection=conn
+                    ).defer_async(job_id=job_id)
             logger.warning("job %s: worker stopping, queued again", job_id)
             return
         await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))

@@ -4,13 +4,14 @@ stops everyone's jobs: at most so many jobs queued or running (a submission beyo
 
 The running bound is the job queue's own: each job is queued with a lock of its owner's
 (procrastinate runs one job per lock at a time, in order), one of `user_running` locks per
-user. A user's queued jobs then wait for their own, while free workers take other users'.
+user, taken in turn. A user's queued jobs then wait for their own, while free workers take
+other users'. (Jobs submitted at the same instant may share a lock: they run one after
+the other.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 #: The seconds a refused submission is told to wait (`Retry-After`).
 RETRY_SECONDS = 30
@@ -22,11 +23,10 @@ class Quotas:
     user_queued: int = 100  # queued or running
     project_queued: int = 500  # queued or running, of every member
 
-    def lock(self, job: dict[str, Any]) -> str:
-        """The queue lock of a job: one of its owner's `user_running` (by its id, so that a
-        job queued again keeps it)."""
-        slot = int(str(job["id"]).replace("-", "")[:8], 16) % self.user_running
-        return f"owner:{job['owner']}:{slot}"
+    def lock(self, owner: str, owner_jobs: int) -> str:
+        """The queue lock of a job of `owner`, who has `owner_jobs` queued or running: one
+        of their `user_running` locks, in turn (a job queued again keeps its lock)."""
+        return f"owner:{owner}:{owner_jobs % self.user_running}"
 
     def refusal(self, owner_jobs: int, project_jobs: int) -> QueueFull | None:
         """Why one more job is refused, given the jobs its owner and its project have

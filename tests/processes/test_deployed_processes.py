@@ -20,13 +20,19 @@ import psycopg
 import pytest
 from owslib.ogcapi.processes import Processes
 
+from process_api.cwl import PackageError
 from process_api.errors import OGC, OGC2
+from process_api.isolation import job_environment
+from process_api.package_check import checked
+from process_api.sandbox import Sandbox
 from stac_ext.app import create_app
 from tests.service.test_metrics import scrape, value
 from tests.support.cwl import (
     TWO_STEPS,
     application_package,
+    many_steps,
     prober,
+    scripted,
     secretive,
     shout_tool,
 )
@@ -367,3 +373,25 @@ async def test_metrics_never_name_a_deployed_process(service) -> None:
     assert not [labels for _, labels in after if any(name in v for _, v in labels)]
     assert value(after, "geocatalog_jobs_started_total", process="deployed") == \
         value(before, "geocatalog_jobs_started_total", process="deployed") + 1
+
+
+async def test_a_package_of_too_many_steps_is_refused_before_it_is_loaded(service) -> None:
+    """A 5,000-step workflow took 97 s of the API's process to load."""
+    r = await service["dora"].post("/processes/processes", content=many_steps("huge", 5000),
+                                   headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (
+        400, "The package has 5002 steps and processes; at most 256.")
+    r = await service["dora"].post("/processes/processes",
+                                   content=many_steps(unique("steps"), 200), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+
+
+async def test_a_package_check_is_bounded_in_time() -> None:
+    """1 MB of JavaScript took JSHint 14.5 s: a check that passes its time is refused."""
+    package = scripted("scripted", 15_000)
+    started = time.monotonic()
+    with pytest.raises(PackageError, match=r"^Checking the package took more than 1 s; "
+                                           r"make it smaller\.$"):
+        await checked(package, None, Sandbox.available(hidden=[]), job_environment(os.environ),
+                      seconds=1)
+    print(f"refused after {time.monotonic() - started:.1f} s")

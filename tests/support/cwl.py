@@ -254,3 +254,48 @@ inputs:
 outputs:
   said: stdout
 """
+
+
+def many_steps(process_id: str, steps: int) -> str:
+    """A workflow of `steps` steps, each running the same tool of its `$graph`."""
+    listed = "\n".join(f"      s{n}: {{run: '#upper', in: {{message: message}}, out: [out]}}"
+                       for n in range(steps))
+    return f"""\
+cwlVersion: v1.2
+$graph:
+  - id: {process_id}
+    class: Workflow
+    inputs:
+      message: string
+    outputs: []
+    steps:
+{listed}
+  - id: upper
+    class: CommandLineTool
+    baseCommand: [python3, -c, "import sys; print(sys.argv[1].upper())"]
+    inputs:
+      message: {{type: string, inputBinding: {{position: 1}}}}
+    outputs:
+      out: stdout
+"""
+
+
+def scripted(process_id: str, lines: int) -> str:
+    """A tool whose `expressionLib` holds `lines` lines of JavaScript (cwltool checks them
+    with JSHint, under nodejs)."""
+    library = "\n".join(f"        var v{n} = function (x) {{ return x + {n}; }};"
+                        for n in range(lines))
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+requirements:
+  InlineJavascriptRequirement:
+    expressionLib:
+      - |
+{library}
+baseCommand: [echo]
+arguments: [$(v1(1))]
+inputs: []
+outputs: []
+"""
