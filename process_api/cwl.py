@@ -4,8 +4,9 @@ bounds, validated by cwltool's loader, which fetches nothing (a package holds al
 SPEC's `inputs` / `outputs` JSON Schemas derived from its CWL inputs and outputs.
 
 Refused with a 400 naming the problem: a container (`DockerRequirement`: no container
-runtime here), network access (no outbound filter for arbitrary programs yet), and inputs
-or outputs this service cannot carry as JSON (directories, records).
+runtime here), network access (no outbound filter for arbitrary programs yet; a v1.0
+document's, which cwltool's upgrade adds as a hint, is declined: its tools run without), and
+inputs or outputs this service cannot carry as JSON (directories, records).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ MAX_STEPS = 256
 URI = "file:///deployed/package.cwl"
 #: What a job's working folder calls the package (`cwl_run`).
 FILE_NAME = "package.cwl"
+#: Where cwltool notes the version a document was written in, before it upgraded it.
+ORIGINAL_VERSION = "http://commonwl.org/cwltool#original_cwlVersion"
 #: The largest file given by its contents, in characters.
 FILE_CHARS = 1 << 20
 
@@ -201,9 +204,13 @@ def _tools(tool: Any) -> Iterator[Any]:
 
 
 def _refuse_unsupported(tool: Any) -> None:
+    # cwltool upgrades a v1.0 document to today's CWL, adding a `NetworkAccess` hint to keep
+    # v1.0's meaning (network by default): a hint, which the job's sandbox declines
+    upgraded = tool.metadata.get(ORIGINAL_VERSION) == "v1.0"
     for each in _tools(tool):
-        for requirement in [*each.requirements, *each.hints]:
-            kind = str(requirement.get("class", "")).rsplit("#", 1)[-1]
+        hints = [h for h in each.hints if not (upgraded and _kind(h) == "NetworkAccess")]
+        for requirement in [*each.requirements, *hints]:
+            kind = _kind(requirement)
             if kind == "DockerRequirement":
                 raise PackageError("DockerRequirement: this service runs no container "
                                    "runtime; give the commands the tool runs instead (README, "
@@ -211,6 +218,10 @@ def _refuse_unsupported(tool: Any) -> None:
             if kind == "NetworkAccess" and requirement.get("networkAccess") is not False:
                 raise PackageError("NetworkAccess: deployed processes run without network "
                                    "here.")
+
+
+def _kind(requirement: Any) -> str:
+    return str(requirement.get("class", "")).rsplit("#", 1)[-1]
 
 
 def _secrets(tool: Any) -> set[str]:

@@ -167,15 +167,19 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
             raise OgcError(400, "invalid-input", f"{problem}.")
         if service.is_builtin(process_id):
             raise _immutable(process_id, base)
+        if (twin := service.engine.registry.twin(process_id)) is not None:
+            raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} differs "
+                           f"only in case from {twin.id!r}, a process of this service; ids "
+                           "are unique without regard to case.")
         location = {"Location": f"{base}processes/{process_id}"}
         try:
             found = await service.deploy(
                 _described(package, about), process_id, str(about.get("version") or "1.0.0"),
                 caller.username, placed, visibility, kind, body)
         except DuplicateProcess:
-            raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} is "
-                           "deployed already; replace it (PUT) instead.",
-                           headers=location) from None
+            raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} (or "
+                           "one whose id differs only in case) is deployed already; replace "
+                           "it (PUT) instead.", headers=location) from None
         return JSONResponse(summary(found.process, base), status_code=201, headers=location)
 
     @router.put("/{process_id}", status_code=204, summary="Replace a deployed process",

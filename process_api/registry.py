@@ -17,10 +17,12 @@ class Registry:
 
     def __init__(self, processes: Iterable[Process]) -> None:
         self._by_id: dict[str, Process] = {}
+        self._by_folded_id: dict[str, Process] = {}  # ids are unique without regard to case
         for process in processes:
-            if process.id in self._by_id:
-                raise ValueError(f"two processes with the id {process.id}")
+            if process.id.lower() in self._by_folded_id:
+                raise ValueError(f"two processes with the id {process.id} (case aside)")
             self._by_id[process.id] = process
+            self._by_folded_id[process.id.lower()] = process
 
     @classmethod
     def discover(cls, extra: Iterable[Process] = ()) -> Registry:
@@ -30,6 +32,10 @@ class Registry:
 
     def get(self, process_id: str) -> Process | None:
         return self._by_id.get(process_id)
+
+    def twin(self, process_id: str) -> Process | None:
+        """The process whose id is `process_id` but for case."""
+        return self._by_folded_id.get(process_id.lower())
 
     def __iter__(self) -> Iterator[Process]:
         return iter(self._by_id.values())

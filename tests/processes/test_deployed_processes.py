@@ -395,3 +395,42 @@ async def test_a_package_check_is_bounded_in_time() -> None:
         await checked(package, None, Sandbox.available(hidden=[]), job_environment(os.environ),
                       seconds=1)
     print(f"refused after {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.parametrize("version", ["v1.0", "v1.1", "v1.2"])
+async def test_every_cwl_version_the_docs_promise_deploys_and_runs(service, version) -> None:
+    """cwltool's upgrade of a v1.0 document adds a NetworkAccess hint (v1.0's tools had
+    network): it was refused, so was every v1.0 package."""
+    dora = service["dora"]
+    name = unique(f"say-{version.replace('.', '')}")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=f"""\
+cwlVersion: {version}
+class: CommandLineTool
+id: {name}
+baseCommand: echo
+inputs:
+  message: {{type: string, inputBinding: {{position: 1}}}}
+outputs:
+  said: stdout
+""")
+    assert r.status_code == 201, r.text
+    r = await execute(dora, name, {"message": "hello"}, headers={"Prefer": "wait=60"})
+    assert (r.status_code, r.json()["said"]["contents"]) == (200, "hello\n"), r.text
+
+
+async def test_process_ids_are_unique_without_regard_to_case(service) -> None:
+    """`Echo` beside the built-in `echo`, or `Shout` beside a deployed `shout`, misled users."""
+    dora = service["dora"]
+    r = await dora.post("/processes/processes", content=shout_tool("Echo"), headers=CWL_YAML)
+    assert (r.status_code, r.json()) == (409, {
+        "type": OGC2 + "duplicated-process", "title": "Conflict", "status": 409,
+        "detail": "The id 'Echo' differs only in case from 'echo', a process of this service; "
+                  "ids are unique without regard to case."})
+    name = unique("shout")
+    r = await dora.post("/processes/processes", content=shout_tool(name), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    r = await dora.post("/processes/processes", content=shout_tool(name.upper()),
+                        headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (409, (
+        f"A process {name.upper()!r} (or one whose id differs only in case) is deployed "
+        "already; replace it (PUT) instead."))
