@@ -51,7 +51,7 @@ from process_api.quotas import Quotas
 from process_api.registry import Registry
 from process_api.resources import Ceilings, Plan, ResourceError, plan, quantity
 from process_api.sandbox import Sandbox
-from process_api.secrets import PLACEHOLDER, SecretBox, merge_secrets
+from process_api.secrets import PLACEHOLDER, Scrubber, SecretBox, merge_secrets
 from process_api.store import Job, JobStore, NewJob, new_job
 from process_api.supervisor import WALL_TIME, Supervisor
 from process_api.tasks import cancelled
@@ -432,8 +432,7 @@ class Engine:
         elif ceiling == "processes":
             error = (f"Process limit reached: the job asked for more than {limits.processes} "
                      f"processes and threads at once (JOB_PROCESSES). {error}")
-        for secret in hide:  # an error text must never carry a secret
-            error = error.replace(secret, PLACEHOLDER)
+        error = Scrubber(hide)(error)  # an error text must never carry a secret
         return await self.store.finish(job_id, "failed", error, resources=applied)
 
     @staticmethod

@@ -1,5 +1,7 @@
 """A job's output on its way from its process to its record (`processes.job_logs`): the
-job's secrets scrubbed, written in batches while it runs, its tail kept up to a bound."""
+job's secrets scrubbed (one cut between two pieces of output too: the end of a piece that
+may begin a secret waits for the next), written in batches while it runs, its tail kept up
+to a bound."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from process_api.secrets import PLACEHOLDER
+from process_api.secrets import Scrubber
 from process_api.store import JobStore
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -22,20 +24,24 @@ class JobLog:
     def __init__(self, store: JobStore, job_id: str, secrets: Sequence[str]) -> None:
         self.store = store
         self.job_id = job_id
-        self.secrets = [s for s in secrets if s]
+        self.scrub = Scrubber(secrets)
         self._pending = ""
+        self._held = ""  # the end of the output so far, which may begin a secret
         self._dropped = 0
 
     def add(self, text: str) -> None:
-        text = text.replace("\x00", "\ufffd")  # PostgreSQL text has no NUL
-        for secret in self.secrets:  # never stored, nor shown to anyone
-            text = text.replace(secret, PLACEHOLDER)
-        self._pending += text
+        text = self.scrub(self._held + text.replace("\x00", "\ufffd"))  # text has no NUL
+        held = self.scrub.unfinished(text)
+        self._held = text[len(text) - held:] if held else ""
+        self._pending += text[:len(text) - held]
         if len(self._pending) > LOG_CHARS:  # a flood between two writes
             self._dropped += len(self._pending) - LOG_CHARS
             self._pending = self._pending[-LOG_CHARS:]
 
-    async def flush(self) -> None:
+    async def flush(self, final: bool = False) -> None:
+        """Write the new output (`final`: all of it, the job has ended)."""
+        if final:
+            self._pending, self._held = self._pending + self._held, ""
         if not self._pending and not self._dropped:
             return
         text, dropped = self._pending, self._dropped

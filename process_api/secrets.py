@@ -8,7 +8,8 @@ inputs with each secret replaced by a placeholder, plus the secrets encrypted (J
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from joserfc import jwe
@@ -16,6 +17,34 @@ from joserfc.jwk import OctKey
 
 PLACEHOLDER = "***"
 Path = tuple[str, ...]
+#: A secret shorter than this is scrubbed only where it stands alone (not within a word:
+#: "Pu***lishError" would tell a one-letter secret).
+SHORT_SECRET = 8
+
+
+class Scrubber:
+    """Replaces secrets in text by PLACEHOLDER: a long one wherever it is, a short one
+    where it is not part of a word."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = sorted({s for s in secrets if s and s != PLACEHOLDER}, key=len,
+                              reverse=True)
+        alone = r"(?<![A-Za-z0-9]){}(?![A-Za-z0-9])"
+        self._pattern = re.compile("|".join(
+            re.escape(s) if len(s) >= SHORT_SECRET else alone.format(re.escape(s))
+            for s in self.secrets)) if self.secrets else None
+
+    def __call__(self, text: str) -> str:
+        return self._pattern.sub(PLACEHOLDER, text) if self._pattern else text
+
+    def unfinished(self, text: str) -> int:
+        """How many characters at the end of `text` may begin a secret that the next text
+        ends (kept back until then)."""
+        longest = min(len(text), len(self.secrets[0]) - 1) if self.secrets else 0
+        for size in range(longest, 0, -1):
+            if any(s.startswith(text[-size:]) for s in self.secrets):
+                return size
+        return 0
 
 
 def secret_paths(schema: Mapping[str, Any], prefix: Path = ()) -> Iterator[Path]:

@@ -89,7 +89,7 @@ class Supervisor:
             started.writer.close()  # a job still running (the worker is stopping) then ends
             try:
                 await cancelled(flushing)
-                await asyncio.shield(log.flush())
+                await asyncio.shield(log.flush(final=True))
             finally:
                 if cgroup is not None:  # what it left running dies (a stopping worker too)
                     outcome.setdefault("ceiling", next(iter(cgroup.hit()), None))

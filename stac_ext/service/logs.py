@@ -57,8 +57,9 @@ class RequestIdFilter(logging.Filter):
 #: Query parameters whose values are credentials (an authorization code is a signed JWT
 #: with the user's groups and rights): never written to a log line.
 SECRET_PARAMS = ("code", "state", "session_state", "token", "access_token", "id_token",
-                 "refresh_token")
-_SECRET_VALUE = re.compile(r"([?&](?:" + "|".join(SECRET_PARAMS) + r")=)[^&\s#]*")
+                 "refresh_token", "password", "client_secret", "api_key", "apikey", "secret")
+_SECRET_VALUE = re.compile(r"([?&](?:" + "|".join(SECRET_PARAMS) + r")=)[^&\s#]*",
+                           re.IGNORECASE)
 
 
 class ScrubQuery(logging.Filter):

@@ -68,3 +68,28 @@ async def test_a_job_that_writes_nothing_has_an_empty_log(
     await wait_for(alice_processes, r.headers["Location"], "successful")
     r = await alice_processes.get(f"{r.headers['Location']}/logs")
     assert (r.status_code, r.text) == (200, "")
+
+
+async def test_a_secret_cut_between_two_pieces_of_output_is_scrubbed(
+        alice_processes: httpx.AsyncClient) -> None:
+    """A line longer than the relay's 16,384 bytes comes in pieces: a secret across the cut
+    was stored in clear."""
+    r = await execute(alice_processes, "test-chatty", {"token": "tok-9f31-secret",
+                                                       "straddle": True})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert job["status"] == "successful", job
+    text = (await alice_processes.get(f"{r.headers['Location']}/logs")).text
+    assert text == ("token is ***\nfrom a child process\n" + "x" * (16384 - 4) + "***\n"
+                    "waiting\nthe end\n")
+
+
+async def test_a_short_secret_is_scrubbed_where_it_stands_alone(
+        alice_processes: httpx.AsyncClient) -> None:
+    """A one-letter secret was scrubbed inside every word ("Runtim***Error"), which told it."""
+    r = await execute(alice_processes, "test-fail", {"token": "e"})
+    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
+    assert job["message"] == "RuntimeError: could not reach the provider with ***"
+    r = await execute(alice_processes, "test-chatty", {"token": "e"})
+    await wait_for(alice_processes, r.headers["Location"], "successful")
+    text = (await alice_processes.get(f"{r.headers['Location']}/logs")).text
+    assert text == "token is ***\nfrom a child process\nwaiting\nthe end\n"

@@ -159,7 +159,8 @@ TEST_PROCESSES.append(NAP)
 
 
 def chatty(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Writes its secret, a child process's line, `flood` characters, then waits `seconds`."""
+    """Writes its secret, a child process's line, `flood` characters (or its secret
+    `straddle`-ing the cut of a long line), then waits `seconds`."""
     import subprocess
     import sys
     import time
@@ -168,6 +169,11 @@ def chatty(inputs: dict[str, Any], context: Any) -> dict[str, Any]:
     subprocess.run(["sh", "-c", "echo from a child process >&2"], check=True)
     if inputs.get("flood"):
         sys.stderr.write("x" * int(inputs["flood"]) + "\n")
+    if inputs.get("straddle"):  # its token across the relay's cut of a long line
+        sys.stderr.write("x" * (16384 - 4) + str(inputs["token"])[:4])
+        sys.stderr.flush()
+        time.sleep(0.5)
+        sys.stderr.write(str(inputs["token"])[4:] + "\n")
     print("waiting", flush=True)
     time.sleep(float(inputs.get("seconds", 0)))
     print("the end")
@@ -178,7 +184,7 @@ CHATTY = Process(
     id="test-chatty", version="1", title="Chatty", description="Writes to its log.",
     inputs={"type": "object", "properties": {
         "token": {"type": "string", "writeOnly": True}, "flood": {"type": "integer"},
-        "seconds": {"type": "number"}}},
+        "straddle": {"type": "boolean"}, "seconds": {"type": "number"}}},
     outputs={"type": "object"}, entry="tests.support.processes:chatty",
 )
 

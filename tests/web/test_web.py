@@ -421,12 +421,14 @@ def test_access_lines_never_carry_credentials() -> None:
     try:
         logging.getLogger("uvicorn.access").info(
             '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
-            "/ui/signed-in?code=eyJ.secret.sig&state=s1&x=1&token=t0k", "1.1", 200)
+            "/ui/signed-in?code=eyJ.secret.sig&state=s1&x=1&token=t0k&password=pw&"
+            "client_secret=cs&Password=PW", "1.1", 200)
     finally:
         logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
     line = json.loads(written.getvalue().strip().splitlines()[-1])
     assert line["message"] == ('127.0.0.1:5 - "GET /ui/signed-in?code=***&state=***&x=1&'
-                               'token=*** HTTP/1.1" 200')
+                               'token=***&password=***&client_secret=***&Password=*** '
+                               'HTTP/1.1" 200')
 
 
 async def test_the_service_has_an_icon(anon: httpx.AsyncClient) -> None:
