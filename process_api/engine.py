@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import jsonschema
@@ -74,6 +75,11 @@ Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]
 DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
+DATABASE_AWAY = ("The database was unreachable while this job ran: its worker could not "
+                 "follow it, and stopped it. Submit it again.")
+#: What says the database is away, to the job engine.
+UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
+               procrastinate.exceptions.ConnectorException, OSError)
 
 
 class Engine:
@@ -116,6 +122,8 @@ class Engine:
         self.deployed = Deployed(dsn, self.pool)
         # the procrastinate workers running in this process now: alive while it runs
         self._own_workers: set[int] = set()
+        # jobs of this worker that met the database away: how they end says so
+        self._lost: set[str] = set()
         self._listening: asyncio.Task[None] | None = None
         self.notifier = notifier or Notifier()
         # what every job would import, imported once by the fork server
@@ -267,13 +275,17 @@ class Engine:
                 await forks.stop()
 
     async def _reap_forever(self) -> None:
+        away = False
         while True:
             try:
                 await self.reap()
+                away = False
             except (procrastinate.exceptions.ConnectorException, psycopg.Error,
                     psycopg_pool.PoolTimeout, OSError) as e:  # away: next round
-                logger.warning("reaping stalled jobs: the database is away (%s)",
-                               type(e).__name__)
+                if not away:
+                    logger.warning("reaping stalled jobs: the database is away (%s); "
+                                   "trying every %g s", type(e).__name__, self.heartbeat)
+                away = True
             except Exception:
                 logger.exception("reaping stalled jobs failed")
             await asyncio.sleep(self.heartbeat)
@@ -296,7 +308,10 @@ class Engine:
                 logger.warning("job %s: worker died, queued again", job["id"])
                 continue
             if job:
-                failed = await self.store.finish(job["id"], "failed", WORKER_DIED)
+                failed = await self.store.finish(
+                    job["id"], "failed",
+                    DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
+                self._lost.discard(str(job["id"]))
                 logger.warning("job %s: worker died, job failed", job["id"])
                 if failed is not None:
                     self._callback(failed, FAILED)
@@ -317,7 +332,12 @@ class Engine:
             try:
                 await self._execute(context, job_id, started)
             except asyncio.CancelledError:  # the worker is stopping: its process ended
-                await asyncio.shield(self._stopped(started, context.job.lock))
+                try:
+                    await asyncio.shield(self._stopped(started, context.job.lock))
+                except UNREACHABLE as e:  # the reaper ends it once the database is back
+                    self._lost.add(job_id)
+                    logger.warning("job %s: stopped; the database is away (%s)", job_id,
+                                   type(e).__name__)
                 raise
             except Exception as e:  # never left `running`: the job fails, saying so
                 logger.exception("job %s: the engine failed", job_id)
@@ -349,9 +369,25 @@ class Engine:
         launcher = self.own_sandbox if process.mutable else \
             self._forks(network=process.network or process.database)
         outcome = await Supervisor(self.store, job_id, context, self.job_dsn, launcher,
-                                   self.cgroups, sandboxed=self.sandbox is not None).run(
+                                   self.cgroups, sandboxed=self.sandbox is not None,
+                                   lost=partial(self._lost.add, job_id)).run(
             process, inputs, limits, about, hide)
-        await self._ended(started, await self._record(job_id, process, outcome, hide, limits))
+        await self._ended(started, await self._persistently(
+            job_id, partial(self._record, job_id, process, outcome, hide, limits)))
+
+    async def _persistently(self, job_id: str, write: Callable[[], Awaitable[Job | None]]
+                            ) -> Job | None:
+        """`write` (a job's end in its record), again every heartbeat while the database
+        is away: a job that ended meanwhile keeps its outcome."""
+        while True:
+            try:
+                return await write()
+            except UNREACHABLE as e:
+                if job_id not in self._lost:
+                    logger.warning("job %s: ended; its record waits for the database (%s)",
+                                   job_id, type(e).__name__)
+                self._lost.add(job_id)
+                await asyncio.sleep(self.heartbeat)
 
     async def _stopped(self, started: Job, lock: str | None) -> None:
         """A job this worker ended because the worker is stopping: queued again (for
@@ -359,6 +395,11 @@ class Engine:
         attempt, else failed; never left running."""
         job_id = str(started["id"])
         process = self.registry.get(started["process_id"])
+        if job_id in self._lost:  # it stopped for the database's outage: say so
+            self._lost.discard(job_id)
+            await self._ended(started, await self.store.finish(job_id, "failed",
+                                                               DATABASE_AWAY))
+            return
         if process is not None and started["attempts"] <= process.retries:
             async with self.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):

@@ -28,6 +28,7 @@ class JobLog:
         self._pending = ""
         self._held = ""  # the end of the output so far, which may begin a secret
         self._dropped = 0
+        self._failing = False  # the last write failed (said once)
 
     def add(self, text: str) -> None:
         text = self.scrub(self._held + text.replace("\x00", "\ufffd"))  # text has no NUL
@@ -39,7 +40,8 @@ class JobLog:
             self._pending = self._pending[-LOG_CHARS:]
 
     async def flush(self, final: bool = False) -> None:
-        """Write the new output (`final`: all of it, the job has ended)."""
+        """Write the new output (`final`: all of it, the job has ended). What cannot be
+        written (the database is away) waits for the next flush, said once in the log."""
         if final:
             self._pending, self._held = self._pending + self._held, ""
         if not self._pending and not self._dropped:
@@ -48,8 +50,16 @@ class JobLog:
         self._pending, self._dropped = "", 0
         try:
             await self.store.append_log(self.job_id, text, dropped, LOG_CHARS)
-        except Exception as e:  # the job goes on; its log misses this part
-            logger.warning("job %s: output not recorded (%s)", self.job_id, type(e).__name__)
+            self._failing = False
+        except Exception as e:  # the job goes on; its output waits for the next flush
+            if not self._failing:
+                logger.warning("job %s: output not recorded for now (%s)", self.job_id,
+                               type(e).__name__)
+            self._failing = True
+            self._pending, self._dropped = text + self._pending, dropped + self._dropped
+            if len(self._pending) > LOG_CHARS:
+                self._dropped += len(self._pending) - LOG_CHARS
+                self._pending = self._pending[-LOG_CHARS:]
 
     async def flushing(self) -> None:
         """Write new output every `FLUSH_SECONDS` until cancelled."""

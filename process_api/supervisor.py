@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import procrastinate
+import psycopg
+import psycopg_pool
 
 from process_api.cgroups import Cgroups, JobCgroup
 from process_api.definition import JOB_DATABASE_URL, Process
@@ -24,6 +27,10 @@ from process_api.tasks import cancelled
 
 #: What `outcome["ceiling"]` may name: the limit a failed job met.
 WALL_TIME = "time"
+#: How long a job's progress goes unwritten once a write found the database away.
+AWAY_SECONDS = 2.0
+#: What a job record's write meets while the database is away.
+DATABASE_AWAY = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout)
 
 
 class Supervisor:
@@ -32,7 +39,7 @@ class Supervisor:
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
                  dsn: str, forks: Launcher, cgroups: Cgroups | None = None,
-                 sandboxed: bool = True) -> None:
+                 sandboxed: bool = True, lost: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
@@ -40,6 +47,8 @@ class Supervisor:
         self.forks = forks
         self.cgroups = cgroups
         self.sandboxed = sandboxed
+        self.lost = lost  # called when the job's record cannot be written (database away)
+        self._away_until = 0.0  # progress is not written before (the database is away)
 
     def environment(self, process: Process) -> dict[str, str]:
         """What the job's process adds to the jobs' environment (an allow-list of the
@@ -125,8 +134,7 @@ class Supervisor:
                 if "log" in message:
                     log.add(str(message["log"]))
                 elif "progress" in message:
-                    await self.store.progress(self.job_id, message["progress"],
-                                              message.get("message"))
+                    await self._progress(message)
                 else:  # the result or the error, then the return code
                     outcome.update(message)
                     if "returncode" in message:  # the process is gone: nothing follows
@@ -142,11 +150,27 @@ class Supervisor:
                 return
             lines = [line]
 
+    async def _progress(self, message: dict[str, Any]) -> None:
+        """The job's progress in its record; while the database is away, the job goes on,
+        its progress unwritten (tried again after AWAY_SECONDS: the relay of its output
+        must not wait for each)."""
+        if time.monotonic() < self._away_until:
+            return
+        try:
+            await self.store.progress(self.job_id, message["progress"], message.get("message"))
+        except DATABASE_AWAY:
+            self.lost()
+            self._away_until = time.monotonic() + AWAY_SECONDS
+
     async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:
         while True:
             await asyncio.sleep(0.5)
-            if self.context.should_abort() or \
-                    await self.store.status(self.job_id) == "dismissed":
+            try:
+                dismissed = await self.store.status(self.job_id) == "dismissed"
+            except DATABASE_AWAY:
+                self.lost()
+                continue
+            if self.context.should_abort() or dismissed:
                 writer.write(b"kill\n")  # the job's process kills its process group
                 await writer.drain()
                 return

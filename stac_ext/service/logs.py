@@ -72,6 +72,43 @@ class ScrubQuery(logging.Filter):
         return True
 
 
+#: The exceptions (by module and class, this module imports no driver) that say the
+#: database is away: unreachable, shutting down, a connection lost or none to be had.
+OUTAGES = frozenset({
+    "psycopg.OperationalError", "psycopg.InterfaceError",
+    "asyncpg.exceptions.PostgresConnectionError",
+    "asyncpg.exceptions.OperatorInterventionError",
+    "asyncpg.exceptions._base.InterfaceError", "builtins.ConnectionError",
+    "builtins.TimeoutError"})
+
+
+def outage(error: BaseException | None) -> BaseException | None:
+    """The error (or its cause, however wrapped: procrastinate's ConnectorException) that
+    says the database is away; None when it is another error."""
+    seen = 0
+    while error is not None and seen < 10:
+        if any(f"{kind.__module__}.{kind.__qualname__}" in OUTAGES
+               for kind in type(error).__mro__):
+            return error
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
+
+
+class QuietOutages(logging.Filter):
+    """The database being away is an expected event: every library logs it with its
+    traceback (asyncpg's pool, psycopg's, procrastinate's worker, ours); one WARNING line
+    says it all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and (found := outage(record.exc_info[1])) is not None:
+            record.msg = f"{record.getMessage()} (the database is away: {type(found).__name__})"
+            record.args = None
+            record.exc_info = record.exc_text = None
+            if record.levelno > logging.WARNING:
+                record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
@@ -93,10 +130,11 @@ def logging_config(log_format: str, level: str = "INFO") -> dict[str, Any]:
     return {
         "version": 1, "disable_existing_loggers": False,
         "filters": {"request_id": {"()": f"{__name__}.RequestIdFilter"},
-                    "scrub_query": {"()": f"{__name__}.ScrubQuery"}},
+                    "scrub_query": {"()": f"{__name__}.ScrubQuery"},
+                    "quiet_outages": {"()": f"{__name__}.QuietOutages"}},
         "formatters": {"default": formatter},
         "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "default",
-                                 "filters": ["request_id"]}},
+                                 "filters": ["request_id", "quiet_outages"]}},
         "root": {"handlers": ["default"], "level": level},
         "loggers": {"uvicorn": {"handlers": [], "propagate": True},
                     "uvicorn.error": {"handlers": [], "propagate": True},

@@ -43,10 +43,11 @@ def server_process(command: list[str], port: int, env: dict[str, str], ready_pat
 
 @contextmanager
 def uvicorn_process(factory: str, port: int, env: dict[str, str], ready_path: str,
-                    *options: str, timeout: float = 60) -> Iterator[subprocess.Popen[bytes]]:
+                    *options: str, timeout: float = 60, **popen: object
+                    ) -> Iterator[subprocess.Popen[bytes]]:
     """Serve the app `factory` makes; yields once `ready_path` answers 200, stops it after."""
     with server_process(
             [sys.executable, "-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1",
              "--port", str(port), "--log-level", "warning", *options], port, env, ready_path,
-            timeout) as process:
+            timeout, **popen) as process:
         yield process
