@@ -70,6 +70,7 @@ from stac_ext.service.json_body import json_object_body
 from stac_ext.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.service.landing import root_router
 from stac_ext.service.logs import RequestIdMiddleware
+from stac_ext.service.manager import end_with_manager
 from stac_ext.service.openapi import (
     OGC_ERROR,
     STAC_ERROR,
@@ -197,6 +198,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                tracer_provider: TracerProvider | None = None) -> FastAPI:
     """The service. `processes` adds processes to the built-in and entry-point ones;
     `tracer_provider` traces it (default: as the `OTEL_*` variables say, else not at all)."""
+    end_with_manager()  # a worker of `geocatalog serve` never outlives its manager
     settings = settings or Settings()
     auth, local_issuer = build_auth(settings)
     tracer_provider = tracer_provider or configured_provider()

@@ -349,6 +349,7 @@ def serve(
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from stac_ext.service.manager import MANAGER_PID
     from stac_ext.telemetry.exposition import multiprocess_files, serve_port
 
     # the app uvicorn builds reads its settings from the environment: it listens here
@@ -379,5 +380,7 @@ def serve(
         if settings.metrics and settings.metrics_port is not None:
             serve_port(settings.metrics_port, settings.metrics_host)
         # uvicorn's worker manager, even for one worker: a worker that dies (a crash in a
-        # native library, a kill) is started again on the same socket; the service stays up
+        # native library, a kill) is started again on the same socket; the service stays up.
+        # Its workers end with it (`end_with_manager`): the service's supervisor restarts it.
+        os.environ[MANAGER_PID] = str(os.getpid())
         Multiprocess(config, sockets=[config.bind_socket()]).run()

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import signal
 import statistics
+import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +25,11 @@ import psycopg
 import pytest
 
 from stac_ext.database.cluster import Cluster
-from tests.support.cli import COMMAND
+from tests.support.cli import COMMAND, start_cli
 from tests.support.cluster import migrated_cluster
-from tests.support.http import free_port
+from tests.support.http import free_port, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
+from tests.support.roles import role_env
 from tests.support.stac import make_collection, make_item, unique
 from tests.support.uvicorn_process import server_process, uvicorn_process
 
@@ -235,3 +238,50 @@ def test_database_outage_while_jobs_run(own_cluster: Cluster, issuer, tmp_path: 
     print(text)
     assert [(job["status"], job["message"]) for job in ended] == [("successful", "finished")] * 2
     assert "Traceback" not in text
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_killed_manager_takes_its_workers_along(settings, tmp_path: Path) -> None:
+    """`kill -9` of `geocatalog serve` (uvicorn's worker manager) left its worker serving
+    with nobody to restart it, holding the port: the worker now ends with its manager, and
+    the service's supervisor (systemd's `Restart=always`, docker/systemd/) starts it all
+    again on the same port."""
+    port = free_port()
+    env = {"DATABASE_URL": settings.database_url, **role_env(settings.database_url),
+           "GEOCATALOG_DATA_DIR": str(tmp_path), "OIDC_ISSUER": settings.oidc_issuer,
+           "LOAD_DEMO_DATA": "false", "IN_PROCESS_WORKER": "true",
+           "JOB_QUEUE": f"manager-{uuid.uuid4().hex[:8]}"}
+    base = f"http://127.0.0.1:{port}"
+    manager = start_cli("serve", "--port", str(port), "--workers", "2", env=env,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until_ok(f"{base}/healthz").status_code == 200
+        workers = [int(pid) for pid in
+                   Path(f"/proc/{manager.pid}/task/{manager.pid}/children").read_text().split()
+                   if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert len(workers) == 2
+        manager.send_signal(signal.SIGKILL)
+        manager.wait()
+        deadline = time.monotonic() + 60  # bounded; not a timing assertion
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)]
+    finally:
+        manager.kill()
+        manager.wait()
+    # what a supervisor does: start it again, on the same port
+    again = start_cli("serve", "--port", str(port), env=env, stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until_ok(f"{base}/healthz").status_code == 200
+    finally:
+        again.terminate()
+        again.wait(60)

@@ -19,7 +19,7 @@ def run_cli(*args: str, env: dict[str, str], cwd: Path | None = None
 
 
 def start_cli(*args: str, env: dict[str, str], **options: Any) -> subprocess.Popen[str]:
-    """Start it (a server, a worker); stdout and stderr are piped."""
+    """Start it (a server, a worker); stdout and stderr are piped unless `options` say."""
     return subprocess.Popen([*COMMAND, *args], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **options)
+                            **{"stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+                               "text": True, **options})
