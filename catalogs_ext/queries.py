@@ -108,14 +108,16 @@ ON CONFLICT DO NOTHING
 
 EXISTING_COLLECTIONS = "SELECT id FROM pgstac.collections WHERE id = ANY($1::text[])"
 
-#: The items among the wanted ones, each held (KEY SHARE, on its row of the data API's
-#: search index, which the item's delete removes) until the transaction ends: an item
-#: delete waits for the links to commit, then removes them (its unlink runs after its
-#: delete), so a catalog never keeps a link to a deleted item.
+#: The items among the wanted ones that the reader ($3, JSON) reads (one hidden from them
+#: is as missing: a link neither confirms it nor shows it), each held (KEY SHARE, on its row
+#: of the data API's search index, which the item's delete removes) until the transaction
+#: ends: an item delete waits for the links to commit, then removes them (its unlink runs
+#: after its delete), so a catalog never keeps a link to a deleted item.
 EXISTING_ITEMS = """
 SELECT i.collection, i.id
 FROM unnest($1::text[], $2::text[]) AS wanted(collection, id)
 JOIN geocatalog.search_items i ON i.collection = wanted.collection AND i.id = wanted.id
+WHERE geocatalog.may_read(i.content->'properties', $3::text::jsonb)
 FOR KEY SHARE OF i
 """
 

@@ -93,7 +93,7 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
             access.check_project(user, body.project)
             project = body.project or (parent["project"] if parent else None)
             access.check_visibility(body.visibility, project)
-            refs = await store.check_targets(targets, None)
+            refs = await store.check_targets(targets, None, reader)
             path = await store.create(parent, body, user.username, project, refs, others)
             document = catalog_document(api_root, await store.read(path, reader), paths)
         return JSONResponse(document, status_code=201,
@@ -145,7 +145,8 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                     raise HTTPException(status_code=400, detail="`links` would replace the "
                                         "catalog's links: repeat with `_force=true`, or "
                                         "leave `links` out to update other fields.")
-                refs = await store.check_targets(targets, path, await store.child_ids(row["pk"]))
+                refs = await store.check_targets(targets, path, reader,
+                                                 await store.child_ids(row["pk"]))
                 await store.replace_links(row["pk"], refs)
             await store.update_fields(row["pk"], body,
                                       others if body.links is not None else None)

@@ -54,9 +54,10 @@ class CatalogStore:
             raise NotFoundError(f"Catalog {path} does not exist.")
         return row
 
-    async def check_targets(self, targets: Sequence[Target], path: str | None,
+    async def check_targets(self, targets: Sequence[Target], path: str | None, reader: str,
                             children: Sequence[str] = ()) -> list[Target]:
-        """The collection and item targets, once all exist; 400 naming the ones that don't.
+        """The collection and item targets, once all exist (items: that `reader` reads);
+        400 naming the ones that don't.
 
         A `child` link to a catalog is accepted only for an existing sub-catalog (so that a
         client may PUT back what it read): sub-catalogs are made by POST to their parent.
@@ -71,7 +72,8 @@ class CatalogStore:
         found = {r["id"] for r in await self.conn.fetch(
             queries.EXISTING_COLLECTIONS, wanted_collections)} if wanted_collections else set()
         found_items = {(r["collection"], r["id"]) for r in await self.conn.fetch(
-            queries.EXISTING_ITEMS, [t.collection for t in items], [t.item for t in items])
+            queries.EXISTING_ITEMS, [t.collection for t in items], [t.item for t in items],
+            reader)
         } if items else set()
         missing = [f"collection {c}" for c in wanted_collections if c not in found]
         missing += [f"item {t.collection}/{t.item}" for t in items

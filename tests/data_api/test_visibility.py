@@ -336,3 +336,26 @@ async def test_a_paging_token_naming_a_hidden_item_is_a_missing_items(
                 assert (r.status_code, r.json()) == (400, {
                     **missing.json(), "description": missing.json()["description"].replace(
                         token(f"{item_id}-none"), token(item_id))}), (caller, item_id)
+
+
+async def test_a_catalog_link_to_a_hidden_item_is_a_link_to_a_missing_one(
+        callers: dict[str, httpx.AsyncClient], shared: str) -> None:
+    """A catalog linking an item its writer cannot read was made (201) where a missing one
+    was refused (400): the link confirmed the item, and showed it to the catalog's readers."""
+    bob = callers["bob"]
+    for item_id in ("priv", "proj"):
+        answers = []
+        for target in (item_id, f"{item_id}-none"):
+            name = unique("linking-")
+            r = await bob.post("/data/catalogs", json={
+                "id": name, "type": "Catalog", "description": "links",
+                "links": [{"rel": "item", "href": f"collections/{shared}/items/{target}"}]})
+            answers.append((r.status_code, r.json()["description"].replace(
+                f"{item_id}-none", item_id)))
+        assert answers[0] == answers[1] == (
+            400, f"Links to what does not exist: item {shared}/{item_id}"), answers
+    # what the caller reads links as before
+    r = await callers["carol"].post("/data/catalogs", json={
+        "id": unique("linking-"), "type": "Catalog", "description": "links",
+        "links": [{"rel": "item", "href": f"collections/{shared}/items/proj"}]})
+    assert r.status_code == 201, r.text
