@@ -4,7 +4,8 @@ test` (all phases, with and without tokens), for use before a release.
 Own cluster in `.fuzz/` (port 5459), the demo data, the service in a real uvicorn with the
 local development issuer; one schemathesis run per (API, token) pair, bounded in examples
 and time; then the hostile-input pass (`tests/hostile.py`: huge numbers, deep and long
-filters, deep bodies, NaN, in every parameter and body field), with and without tokens;
+filters, forged paging tokens, deep bodies, NaN, in every parameter and body field, huge
+search filters, costly packages to deploy), with and without tokens;
 prints each run's summary and exits non-zero on any finding.
 
     .venv/bin/python -m tests.fuzz [--examples 200] [--seconds 600]
@@ -79,8 +80,8 @@ def main(
         issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
         tokens = {"data": issuer.mint("fuzzer", DATA_CLIENT, [], [ADMIN_RIGHT, "updateCatalog"],
                                       24 * 3600),
-                  "processes": issuer.mint("fuzzer", PROCESS_CLIENT, ["fuzz-lab"], [],
-                                           24 * 3600)}
+                  "processes": issuer.mint("fuzzer", PROCESS_CLIENT, ["fuzz-lab"],
+                                           ["deployProcess"], 24 * 3600)}
         for api in ("data", "processes"):
             for token in (tokens[api], None):
                 passed, summary = schemathesis(f"http://127.0.0.1:{port}", api, examples,
@@ -92,7 +93,7 @@ def main(
         for label, keys in (("with tokens", {"": tokens["data"],
                                              "/processes": tokens["processes"]}),
                             ("without tokens", {})):
-            problems = hostile_pass(f"http://127.0.0.1:{port}", documents, keys)
+            problems = hostile_pass(f"http://127.0.0.1:{port}", documents, keys, heavy=True)
             ok &= not problems
             print(f"== hostile inputs {label}: {'ok' if not problems else 'FINDINGS'}"
                   + "".join(f"\n  {p[:300]}" for p in problems) + "\n", flush=True)
