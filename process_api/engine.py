@@ -453,7 +453,7 @@ class Engine:
                       hide: list[str], limits: Plan) -> Job | None:
         """The job's end in its record (not if it was dismissed meanwhile): the row."""
         applied = limits.record
-        if "result" in outcome and not outcome.get("ceiling"):
+        if "result" in outcome:
             try:
                 process.outputs_validator.validate(outcome["result"])
             except jsonschema.ValidationError as e:

@@ -88,7 +88,8 @@ class Supervisor:
             try:
                 async with asyncio.timeout(limits.wall_seconds):
                     await self._relay(started, log, outcome)
-            except TimeoutError:
+            except TimeoutError:  # stopped: whatever it said, it did not end in time
+                outcome.pop("result", None)
                 outcome.update(ceiling=WALL_TIME)
                 started.writer.write(b"kill\n")  # its process kills its process group
                 await self._relay(started, log, {})
@@ -101,7 +102,8 @@ class Supervisor:
                 await asyncio.shield(log.flush(final=True))
             finally:
                 if cgroup is not None:  # what it left running dies (a stopping worker too)
-                    outcome.setdefault("ceiling", next(iter(cgroup.hit()), None))
+                    if "result" not in outcome:  # a job that failed: was a ceiling why?
+                        outcome.setdefault("ceiling", next(iter(cgroup.hit()), None))
                     await asyncio.shield(asyncio.to_thread(cgroup.close))
         return outcome
 

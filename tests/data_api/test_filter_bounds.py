@@ -183,3 +183,15 @@ async def test_large_post_filters_are_400(anon: httpx.AsyncClient, scoped: str) 
         r = await anon.post(path, json={"filter": like_or(100), "filter-lang": "cql2-json",
                                         **extra})
         assert r.status_code == 200, (path, r.text)
+
+
+async def test_a_filter_of_lone_surrogates_is_400(anon: httpx.AsyncClient) -> None:
+    """Found by schemathesis: a filter's string of a lone surrogate (valid JSON, no Unicode
+    text) was a 500."""
+    r = await anon.post("/data/search", content=b'{"filter": {"op": "=", "args": '
+                        b'[{"property": "owner"}, "\\udbba"]}, "filter-lang": "cql2-json"}',
+                        headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {
+        "code": "InvalidQueryParameter",
+        "description": "filter: its strings must be Unicode text (a lone surrogate, \\ud800 "
+                       "to \\udfff, is none)."})

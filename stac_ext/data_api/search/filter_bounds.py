@@ -92,7 +92,11 @@ def bounded_json(value: Any) -> None:
     """A CQL2-JSON filter within the limits (its size, its operations); else a 400 naming
     the limit. (Its nesting is bounded before: a GET filter's by `bounded`, a POST body's
     with the body.)"""
-    size = len(orjson.dumps(value))
+    try:
+        size = len(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # a lone surrogate: JSON's text, not Unicode's
+        raise InvalidQueryParameter("filter: its strings must be Unicode text (a lone "
+                                    "surrogate, \\ud800 to \\udfff, is none).") from None
     if size > MAX_FILTER_JSON:
         raise InvalidQueryParameter(f"filter: at most {MAX_FILTER_JSON} characters as "
                                     f"CQL2-JSON (this one has {size}).")
