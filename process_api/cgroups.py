@@ -158,6 +158,11 @@ class JobCgroup:
         for folder in self.folders:
             _write(folder / "cgroup.procs", str(pid))
 
+    def contain(self, pid: int, memory_bytes: int, processes: int) -> None:
+        """`limit`, then `add`."""
+        self.limit(memory_bytes, processes)
+        self.add(pid)
+
     def hit(self) -> list[str]:
         """The ceilings its processes met: `memory` (the kernel killed one for it),
         `processes` (a fork or a thread was refused)."""

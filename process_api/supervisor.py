@@ -112,12 +112,12 @@ class Supervisor:
         if self.cgroups is None or started.pid is None:
             return None
         cgroup = self.cgroups.create()
-        try:
-            cgroup.limit(limits.memory_bytes, limits.processes)
-            cgroup.add(started.pid)
+        try:  # off the event loop: cgroup v1's attach waits for an RCU grace period (~10 ms)
+            await asyncio.to_thread(cgroup.contain, started.pid, limits.memory_bytes,
+                                    limits.processes)
         except BaseException:
             started.writer.close()  # its process, still waiting, ends
-            await asyncio.to_thread(cgroup.close)
+            await asyncio.shield(asyncio.to_thread(cgroup.close))
             raise
         return cgroup
 
