@@ -40,6 +40,11 @@ class Ceilings:
     tmp_bytes: int = 2**30
     wall_seconds: float = 86400.0
 
+    def describe(self) -> str:
+        return (f"memory {quantity(self.memory)} by default, at most "
+                f"{quantity(self.memory_max)}; {self.processes} processes; /tmp "
+                f"{quantity(self.tmp_bytes)}; wall time {self.wall_seconds:g} s")
+
 
 class ResourceError(ValueError):
     """The job asks for more than this worker can give."""
