@@ -39,7 +39,7 @@ debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; don
   && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
   else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
 
-.PHONY: run test test-fast lint bench fuzz docs docs-serve demo-s3 system-deps web browser-deps \
+.PHONY: run test test-fast lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
         telemetry-deps gis-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
@@ -57,6 +57,11 @@ test: system-deps browser-deps telemetry-deps gis-deps $(VENV)/.test-$(HASH) \
 # slow drills (markers in pyproject.toml); about 2 minutes. `make test` runs them all.
 test-fast: system-deps $(VENV)/.test-$(HASH)
 	$(BIN)/pytest -m "not browser and not conformance and not slow"
+
+# The docs' screenshots (docs/img), retaken by the browser and Prometheus tests (a plain
+# test run writes them under .artifacts/, leaving the checkout as it was).
+screenshots: system-deps browser-deps telemetry-deps $(VENV)/.test-$(HASH) web
+	UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/web/test_web_browser.py tests/service/test_prometheus.py
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
 docs: $(VENV)/.test-$(HASH)

@@ -10,6 +10,7 @@ STAC Browser tries to resolve); no page needs them.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -41,7 +42,10 @@ CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
-DOCS_SHOTS = ROOT / "docs" / "img" / "web"
+#: The docs' screenshots: retaken into docs/img by `make screenshots`, else beside the
+#: run's own (a test run leaves the checkout as it found it)
+DOCS_SHOTS = ROOT / ("docs/img" if os.environ.get("UPDATE_SCREENSHOTS") else
+                     ".artifacts/docs-img") / "web"
 DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
                         "search-results", "catalog-tree", "not-yours", "delete-links",
                         "echo-result", "jobs", "api-docs"})
