@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -50,8 +49,6 @@ FILE_OUTPUT = {
     "description": "A file the process wrote; `contents` when it is text of 64 KiB or less.",
     "properties": {"basename": {"type": "string"}, "size": {"type": "integer"},
                    "checksum": {"type": "string"}, "contents": {"type": "string"}}}
-#: cwltool keeps state in modules: one load at a time.
-_LOADING = threading.Lock()
 
 
 class PackageError(ValueError):
@@ -183,17 +180,16 @@ def _load(text: str, target: str) -> Any:
 
     context = LoadingContext({"fetcher_constructor": PackageOnly, "do_update": True})
     context.construct_tool_object = default_make_tool
-    with _LOADING:
-        try:
-            return load_tool(f"{URI}#{target}", context)
-        except PackageError:
-            raise
-        except (SchemaSaladException, ValueError, KeyError, TypeError) as e:
-            message = re.sub(r"(?:file://|(?:\.\./)*)/?deployed/package\.cwl", "package.cwl",
-                             str(e)).strip()[:2000]
-            if "undefined reference" in message:
-                message += "\n(a package holds all it runs: steps inline or in its `$graph`)"
-            raise PackageError(f"Invalid CWL: {message}") from None
+    try:
+        return load_tool(f"{URI}#{target}", context)
+    except PackageError:
+        raise
+    except (SchemaSaladException, ValueError, KeyError, TypeError) as e:
+        message = re.sub(r"(?:file://|(?:\.\./)*)/?deployed/package\.cwl", "package.cwl",
+                         str(e)).strip()[:2000]
+        if "undefined reference" in message:
+            message += "\n(a package holds all it runs: steps inline or in its `$graph`)"
+        raise PackageError(f"Invalid CWL: {message}") from None
 
 
 def _tools(tool: Any) -> Iterator[Any]:

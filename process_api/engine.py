@@ -32,7 +32,6 @@ from process_api.metrics import (
     QUEUE_STATE,
     WORKERS,
 )
-from process_api.queries import ACTIVE_JOBS
 from process_api.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
 from process_api.quotas import Quotas
 from process_api.registry import Registry
@@ -129,18 +128,15 @@ class Engine:
         starts it, once). Submissions made while others are being written are written
         together by the next transaction (`gather`): one statement records them all, one
         queues them all, one commit."""
-        async with self.pool.connection() as conn:
-            row = await (await conn.execute(ACTIVE_JOBS, {"owner": owner, "project": project})
-                         ).fetchone()
-        assert row is not None
-        if (refused := self.quotas.refusal(*row)) is not None:
+        owner_jobs, project_jobs = await self.store.active(owner, project)
+        if (refused := self.quotas.refusal(owner_jobs, project_jobs)) is not None:
             JOBS_REFUSED.labels(refused.quota).inc()
             raise refused
         carrier: dict[str, str] = {}
         propagate.inject(carrier)  # the submitting request's trace, for the run's link
         job = new_job(process_id, owner, project, inputs, secrets, resources,
                       trace_context=carrier, **record)
-        job["lock"] = self.quotas.lock(owner, row[0])
+        job["lock"] = self.quotas.lock(owner, owner_jobs)
         return await self.gather(self.queue, job, self._submit_all)
 
     async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:

@@ -6,12 +6,12 @@ import logging
 from http import HTTPStatus
 
 import psycopg
-import psycopg_pool
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from procrastinate.exceptions import ConnectorException
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from process_api.queue import UNREACHABLE
 
 logger = logging.getLogger("geocatalog.processes")
 
@@ -79,8 +79,7 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(psycopg.DataError, on_bad_value)
     # the database is away: the job store's pool, the engine's queue
-    for unavailable in (psycopg.OperationalError, psycopg.InterfaceError,
-                        psycopg_pool.PoolTimeout, ConnectorException, OSError):
+    for unavailable in UNREACHABLE:
         app.add_exception_handler(unavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, on_validation)  # type: ignore[arg-type]

@@ -6,9 +6,11 @@ reaches them."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 #: The variables of the worker's environment a job's processes get, when the operator
 #: names none: a program's basics and the outbound policy (`outbound`), never a secret.
@@ -32,6 +34,17 @@ def close_on_exec(keep: Collection[int] = ()) -> None:
         if fd > 2 and fd not in keep:
             with contextlib.suppress(OSError):  # the listing's own, closed by now
                 os.set_inheritable(fd, False)
+
+
+async def spawn(command: list[str], environment: Mapping[str, str],
+                pass_fds: tuple[int, ...] = (), **streams: Any) -> asyncio.subprocess.Process:
+    """`command` with `environment` only, inheriting no descriptor of this process but
+    `pass_fds` (an event loop may not close the others: uvloop does not); stdin is
+    /dev/null unless `streams` say."""
+    close_on_exec(keep=pass_fds)
+    return await asyncio.create_subprocess_exec(
+        *command, env=dict(environment), close_fds=True, pass_fds=pass_fds,
+        **{"stdin": asyncio.subprocess.DEVNULL, **streams})
 
 
 def close_inherited(keep: Collection[int] = ()) -> None:

@@ -35,9 +35,7 @@ class JobLog:
         held = self.scrub.unfinished(text)
         self._held = text[len(text) - held:] if held else ""
         self._pending += text[:len(text) - held]
-        if len(self._pending) > LOG_CHARS:  # a flood between two writes
-            self._dropped += len(self._pending) - LOG_CHARS
-            self._pending = self._pending[-LOG_CHARS:]
+        self._bound()  # a flood between two writes
 
     async def flush(self, final: bool = False) -> None:
         """Write the new output (`final`: all of it, the job has ended). What cannot be
@@ -57,9 +55,13 @@ class JobLog:
                                type(e).__name__)
             self._failing = True
             self._pending, self._dropped = text + self._pending, dropped + self._dropped
-            if len(self._pending) > LOG_CHARS:
-                self._dropped += len(self._pending) - LOG_CHARS
-                self._pending = self._pending[-LOG_CHARS:]
+            self._bound()
+
+    def _bound(self) -> None:
+        """The pending output's last LOG_CHARS characters, the others counted as dropped."""
+        if len(self._pending) > LOG_CHARS:
+            self._dropped += len(self._pending) - LOG_CHARS
+            self._pending = self._pending[-LOG_CHARS:]
 
     async def flushing(self) -> None:
         """Write new output every `FLUSH_SECONDS` until cancelled."""

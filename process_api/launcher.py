@@ -11,7 +11,6 @@ cgroup before it starts anything, then writes `go` (`Started.release`)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import socket
 import struct
@@ -20,9 +19,9 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from process_api.isolation import close_on_exec, job_environment
+from process_api.isolation import spawn
 from process_api.protocol import MAX_LINE_BYTES
 from process_api.sandbox import Sandbox
 
@@ -93,25 +92,13 @@ async def _handshake(sock: socket.socket, request: bytes) -> Started:
     return Started(reader, writer, first, pid)
 
 
-async def _started(command: list[str], environment: Mapping[str, str],
-                   pass_fds: tuple[int, ...] = (), **streams: Any
-                   ) -> asyncio.subprocess.Process:
-    """`command` with `environment` only, inheriting no descriptor of this process but
-    `pass_fds` (an event loop may not close the others: uvloop does not)."""
-    close_on_exec(keep=pass_fds)
-    return await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.DEVNULL, env=dict(environment), close_fds=True,
-        pass_fds=pass_fds, **streams)
-
-
 class ForkServer:
-    def __init__(self, modules: Iterable[str], sandbox: Sandbox | None = None,
-                 network: bool = False, environment: Mapping[str, str] | None = None) -> None:
+    def __init__(self, modules: Iterable[str], sandbox: Sandbox | None,
+                 environment: Mapping[str, str], network: bool = False) -> None:
         self.modules = sorted(set(modules))
         self.sandbox = sandbox
         self.network = network  # outside a sandbox every job has the worker's network
-        self.environment = job_environment(os.environ) if environment is None \
-            else environment
+        self.environment = environment
         self._process: asyncio.subprocess.Process | None = None
         self._folder: Path | None = None
         self._lock = asyncio.Lock()
@@ -133,7 +120,7 @@ class ForkServer:
             if self.sandbox is not None:
                 command = self.sandbox.wrap(command, network=self.network,
                                             modules=self.modules)
-            self._process = await _started(
+            self._process = await spawn(
                 command, self.environment, pass_fds=(listener.fileno(),),
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL)  # the jobs' prints may hold anything
@@ -181,12 +168,11 @@ class OwnSandbox:
     (jobs of a fork server share its sandbox). Python starts per job (about a second with
     cwltool's imports)."""
 
-    def __init__(self, sandbox: Sandbox | None, network: bool = False,
-                 environment: Mapping[str, str] | None = None) -> None:
+    def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
+                 network: bool = False) -> None:
         self.sandbox = sandbox
         self.network = network
-        self.environment = job_environment(os.environ) if environment is None \
-            else environment
+        self.environment = environment
         self._started: set[asyncio.Task[int]] = set()
 
     async def connect(self, request: bytes) -> Started:
@@ -197,7 +183,7 @@ class OwnSandbox:
             command = self.sandbox.wrap(command, network=self.network,
                                         modules=["process_api"])
         try:
-            process = await _started(
+            process = await spawn(
                 command, self.environment, pass_fds=(theirs.fileno(),),
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         finally:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from process_api.cwl import CwlProcess, PackageError, read_package
-from process_api.isolation import close_on_exec
+from process_api.isolation import spawn
 from process_api.sandbox import Sandbox
 
 #: What one check may use: memory (its data), processor seconds, and seconds in all.
@@ -36,10 +36,8 @@ async def checked(text: str, target: str | None, sandbox: Sandbox | None,
     command = [sys.executable, "-m", "process_api.package_check", *([target] if target else [])]
     if sandbox is not None:
         command = sandbox.wrap(command, network=False)
-    close_on_exec()
-    process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, env=dict(environment), close_fds=True)
+    process = await spawn(command, environment, stdin=asyncio.subprocess.PIPE,
+                          stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         async with asyncio.timeout(seconds):
             out, _ = await process.communicate(text.encode())

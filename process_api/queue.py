@@ -1,5 +1,5 @@
 """procrastinate's side of the job engine: its connections (a pool in autocommit), its
-schema, and the one line an aborted job's log says."""
+schema, what says the database is away, and the one line an aborted job's log says."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from typing import Any
 
 import procrastinate
 import psycopg
+import psycopg_pool
 from psycopg_pool import AsyncConnectionPool
 
 ENGINE_SCHEMA = "procrastinate"
+#: What the job store's and the queue's connections raise while the database is away.
+UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
+               procrastinate.exceptions.ConnectorException, OSError)
 
 
 def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:

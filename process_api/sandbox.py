@@ -12,6 +12,7 @@ stays out.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -37,10 +38,12 @@ def _site(path: Path) -> bool:
         path.name in ("site-packages", "dist-packages")
 
 
-def code_roots(modules: Iterable[str]) -> set[Path]:
+@functools.cache
+def code_roots(modules: tuple[str, ...]) -> frozenset[Path]:
     """What Python loads these modules (and itself) from: its own folders and installed
     packages, and each module's top-level package (its folder, not the checkout around it:
-    a source checkout holds more than code)."""
+    a source checkout holds more than code). The same for every sandbox this process
+    starts (a deployed job starts one)."""
     roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
     roots |= {Path(p).resolve() for p in sys.path if p and Path(p).is_dir()}
     roots = {root for root in roots if _site(root.resolve())}
@@ -50,7 +53,7 @@ def code_roots(modules: Iterable[str]) -> set[Path]:
             continue
         roots |= {Path(location) for location in
                   spec.submodule_search_locations or [spec.origin or ""] if location}
-    return {root.resolve() for root in roots if root.exists()}
+    return frozenset(root.resolve() for root in roots if root.exists())
 
 
 #: The most a sandbox's `/dev/shm` holds (shared memory: semaphores, small buffers).
@@ -98,7 +101,7 @@ class Sandbox:
                  "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc",
                  "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
                  "--symlink", "/tmp", "/var/tmp"]
-        for root in sorted(code_roots([*self.packages, *modules])):
+        for root in sorted(code_roots(tuple(sorted({*self.packages, *modules})))):
             if not any(root.is_relative_to(s) for s in SYSTEM):
                 args += ["--ro-bind", str(root), str(root)]
         for folder in self.hidden:  # where a mounted folder holds one: an empty one

@@ -126,6 +126,12 @@ class JobStore:
         row = await self._one(queries.GET_LOG, id=job_id)
         return (row["text"], row["dropped"]) if row else ("", 0)
 
+    async def active(self, owner: str, project: str | None) -> tuple[int, int]:
+        """The jobs queued or running of `owner`, and of `project`."""
+        row = await self._one(queries.ACTIVE_JOBS, owner=owner, project=project)
+        assert row is not None
+        return row["owner_jobs"], row["project_jobs"]
+
     async def status(self, job_id: uuid.UUID | str) -> str | None:
         row = await self._one(queries.JOB_STATUS, id=job_id)
         return row["status"] if row else None

@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import procrastinate
-import psycopg
-import psycopg_pool
 
 from process_api.cgroups import Cgroups, JobCgroup
 from process_api.definition import JOB_DATABASE_URL, Process
@@ -21,6 +19,7 @@ from process_api.job_log import JobLog
 from process_api.launcher import Launcher, Started
 from process_api.metrics import JOB_PROCESSES
 from process_api.protocol import MAX_LINE_BYTES
+from process_api.queue import UNREACHABLE
 from process_api.resources import Plan
 from process_api.store import JobStore
 from process_api.tasks import cancelled
@@ -29,8 +28,6 @@ from process_api.tasks import cancelled
 WALL_TIME = "time"
 #: How long a job's progress goes unwritten once a write found the database away.
 AWAY_SECONDS = 2.0
-#: What a job record's write meets while the database is away.
-DATABASE_AWAY = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout)
 
 
 class Supervisor:
@@ -160,7 +157,7 @@ class Supervisor:
             return
         try:
             await self.store.progress(self.job_id, message["progress"], message.get("message"))
-        except DATABASE_AWAY:
+        except UNREACHABLE:
             self.lost()
             self._away_until = time.monotonic() + AWAY_SECONDS
 
@@ -169,7 +166,7 @@ class Supervisor:
             await asyncio.sleep(0.5)
             try:
                 dismissed = await self.store.status(self.job_id) == "dismissed"
-            except DATABASE_AWAY:
+            except UNREACHABLE:
                 self.lost()
                 continue
             if self.context.should_abort() or dismissed:

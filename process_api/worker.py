@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import procrastinate
-import psycopg
-import psycopg_pool
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 
@@ -29,6 +27,7 @@ from process_api.definition import Process
 from process_api.documents import status_info
 from process_api.launcher import ForkServer, OwnSandbox
 from process_api.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
+from process_api.queue import UNREACHABLE
 from process_api.resources import Plan, ResourceError, plan, quantity
 from process_api.secrets import PLACEHOLDER, Scrubber, merge_secrets
 from process_api.store import Job, JobStore
@@ -47,9 +46,6 @@ WORKER_DIED = ("The worker running this job stopped (crash or kill) before it fi
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
 DATABASE_AWAY = ("The database was unreachable while this job ran: its worker could not "
                  "follow it, and stopped it. Submit it again.")
-#: What says the database is away, to the job engine.
-UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
-               procrastinate.exceptions.ConnectorException, OSError)
 
 
 class JobWorker:
@@ -63,10 +59,10 @@ class JobWorker:
                                           for process in engine.registry if process.entry)]
         sandbox, environment = engine.sandbox, engine.environment
         # in a sandbox, jobs without network and jobs with it have a fork server each
-        self.forks = {network: ForkServer(modules, sandbox, network, environment)
+        self.forks = {network: ForkServer(modules, sandbox, environment, network)
                       for network in ((False, True) if sandbox is not None else (True,))}
         # deployed processes: each job in a sandbox of its own, never with network
-        self.own_sandbox = OwnSandbox(sandbox, environment=environment)
+        self.own_sandbox = OwnSandbox(sandbox, environment)
         # jobs' cgroups, looked for when the worker starts (`cgroups` False: never)
         self._use_cgroups = cgroups
         self.cgroups: Cgroups | None = None
@@ -116,8 +112,7 @@ class JobWorker:
             try:
                 await self.reap()
                 away = False
-            except (procrastinate.exceptions.ConnectorException, psycopg.Error,
-                    psycopg_pool.PoolTimeout, OSError) as e:  # away: next round
+            except UNREACHABLE as e:  # away: next round
                 if not away:
                     logger.warning("reaping stalled jobs: the database is away (%s); "
                                    "trying every %g s", type(e).__name__, self.engine.heartbeat)
