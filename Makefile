@@ -127,6 +127,7 @@ telemetry-deps:
 # Debian's GDAL (`ogrinfo`), a real OGC API Features client, for the docs' examples.
 gis-deps:
 	@$(call debian,ogrinfo,gdal-bin,GDAL for the docs' examples)
+	@$(call debian,cdo,cdo,CDO for the catalog-to-job example)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.

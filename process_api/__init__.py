@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from process_api.engine import Engine as Engine
     from process_api.entry import load_entry as load_entry
     from process_api.errors import exception_body as exception_body
+    from process_api.file_inputs import Catalog as Catalog
     from process_api.isolation import JOB_ENVIRONMENT as JOB_ENVIRONMENT
     from process_api.isolation import job_environment as job_environment
+    from process_api.job_data import DataConfig as DataConfig
     from process_api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
     from process_api.outbound import OutboundPolicy as OutboundPolicy
     from process_api.outbound import TargetRefused as TargetRefused
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     from process_api.sandbox import Sandbox as Sandbox
     from process_api.sandbox import SandboxError as SandboxError
     from process_api.secrets import SecretBox as SecretBox
+    from process_api.staging import StageLimits as StageLimits
+    from process_api.staging import StagingError as StagingError
 
 
 #: name -> module of each public export (the `TYPE_CHECKING` block above imports the same,
@@ -73,8 +77,10 @@ _EXPORTS = {
     "Engine": "process_api.engine",
     "load_entry": "process_api.entry",
     "exception_body": "process_api.errors",
+    "Catalog": "process_api.file_inputs",
     "JOB_ENVIRONMENT": "process_api.isolation",
     "job_environment": "process_api.isolation",
+    "DataConfig": "process_api.job_data",
     "OPENAPI30_MEDIA_TYPE": "process_api.openapi30",
     "OutboundPolicy": "process_api.outbound",
     "TargetRefused": "process_api.outbound",
@@ -92,6 +98,8 @@ _EXPORTS = {
     "Sandbox": "process_api.sandbox",
     "SandboxError": "process_api.sandbox",
     "SecretBox": "process_api.secrets",
+    "StageLimits": "process_api.staging",
+    "StagingError": "process_api.staging",
 }
 
 

@@ -14,6 +14,7 @@ from process_api.deploy_routes import CONFORMANCE as DEPLOY_CONFORMANCE
 from process_api.deploy_routes import deploy_router
 from process_api.engine import Engine
 from process_api.errors import add_error_handlers
+from process_api.file_inputs import Catalog
 from process_api.openapi30 import VERSION, openapi30
 from process_api.routes import jobs_router, processes_router, service_router
 from process_api.service import (
@@ -32,6 +33,7 @@ class ProcessesConfig:
     optional_user: OptionalCallerDependency  # the same, or None without a token
     deployer: CallerDependency  # a token of the process client with the right to deploy
     is_admin: Callable[[Caller], bool]  # a caller who governs every deployed process
+    catalog: Catalog | None = None  # the data API, read as a caller (file input references)
     in_process_worker: bool = True
     worker_concurrency: int = 2
     sync_wait_seconds: float = 30  # the longest a synchronous execution waits
@@ -62,11 +64,11 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
                   "Replace, Undeploy (OGC application packages in CWL).")
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
-    service = ProcessService(engine, config.is_admin)
+    service = ProcessService(engine, config.is_admin, config.catalog)
     app.include_router(processes_router(service, config.user, config.optional_user,
                                         config.sync_wait_seconds, config.body_checks))
     app.include_router(deploy_router(service, config.deployer, config.user))
-    app.include_router(jobs_router(service, config.user))
+    app.include_router(jobs_router(service, config.user, config.optional_user))
     add_error_handlers(app)
     generate = app.openapi
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ def run(request: dict[str, Any], protocol: Protocol) -> int:
     # the relay's thread starts before the memory limit (its stack counts against it)
     with relayed_output(protocol):
         outcome, code = _run(request, protocol, limits)
+    if request.get("send_files") and "result" in outcome:
+        try:
+            outcome["result"] = send_files(outcome["result"], folder, protocol)
+        except OSError as e:
+            outcome, code = {"error": f"A result file could not be read: {e}"}, EXIT_ERROR
     encoded = json.dumps(outcome)
     if len(encoded) >= MAX_LINE_BYTES:  # the worker would not read it
         encoded, code = json.dumps({"error": (
@@ -66,6 +72,37 @@ def run(request: dict[str, Any], protocol: Protocol) -> int:
             "results to files.")}), EXIT_ERROR
     protocol.send_encoded(encoded)
     return code
+
+
+def send_files(result: Any, folder: Path, protocol: Protocol) -> Any:
+    """The result's files (CWL `File`s with a `path` in the job's folder) sent to the worker
+    (`Protocol.send_file`), each replaced by its number: the result without paths. Only
+    regular files of the job's folder are sent (not what a link points to)."""
+    sent: list[int] = []
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if value.get("class") != "File" or "path" not in value:
+            return {k: walk(v) for k, v in value.items()}
+        path = (folder / value["path"]).resolve()
+        if not path.is_relative_to(folder.resolve()):
+            raise OSError(f"{value['path']} is outside the job's folder")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode):
+                raise OSError(f"{value['path']} is not a regular file")
+            protocol.send_file(len(sent), fd, found.st_size)
+        finally:
+            os.close(fd)
+        sent.append(len(sent))
+        return {k: v for k, v in value.items() if k not in ("path", "class")} | \
+            {"file": sent[-1]}
+
+    return walk(result)
 
 
 def tmp_full(limits: dict[str, Any]) -> str:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
-from process_api.processes.sections import RESOURCES
+from process_api.file_inputs import FILE_INPUT
+from process_api.job_sections import JOB_SECTIONS
 
 #: The largest package accepted, in bytes.
 MAX_BYTES = 1 << 20
@@ -32,23 +33,19 @@ URI = "file:///deployed/package.cwl"
 FILE_NAME = "package.cwl"
 #: Where cwltool notes the version a document was written in, before it upgraded it.
 ORIGINAL_VERSION = "http://commonwl.org/cwltool#original_cwlVersion"
-#: The largest file given by its contents, in characters.
-FILE_CHARS = 1 << 20
 
 _PRIMITIVES: dict[str, dict[str, Any]] = {
     "string": {"type": "string"}, "int": {"type": "integer"}, "long": {"type": "integer"},
     "float": {"type": "number"}, "double": {"type": "number"},
     "boolean": {"type": "boolean"}}
-FILE_INPUT = {
-    "type": "object", "required": ["contents"], "additionalProperties": False,
-    "description": "A file, given by its contents.",
-    "properties": {"contents": {"type": "string", "maxLength": FILE_CHARS},
-                   "basename": {"type": "string", "pattern": r"^[A-Za-z0-9._-]{1,255}$"}}}
 FILE_OUTPUT = {
     "type": "object", "required": ["basename", "size", "checksum"],
-    "description": "A file the process wrote; `contents` when it is text of 64 KiB or less.",
+    "description": "A file the process wrote, stored: where (`href`), its media type, size "
+                   "and SHA-256 checksum (multihash); `contents` too when it is text of 64 "
+                   "KiB or less.",
     "properties": {"basename": {"type": "string"}, "size": {"type": "integer"},
-                   "checksum": {"type": "string"}, "contents": {"type": "string"}}}
+                   "checksum": {"type": "string"}, "href": {"type": "string"},
+                   "type": {"type": "string"}, "contents": {"type": "string"}}}
 
 
 class PackageError(ValueError):
@@ -261,12 +258,13 @@ def _schema(kind: Any, where: str, output: bool) -> dict[str, Any]:
 
 
 def _inputs_schema(inputs: list[dict[str, Any]], secrets: set[str]) -> dict[str, Any]:
-    properties: dict[str, Any] = {"resources": RESOURCES}
+    properties: dict[str, Any] = dict(JOB_SECTIONS)
     required = []
     for given in inputs:
         name = _name(given["id"])
-        if name == "resources":
-            raise PackageError("inputs.resources: the name is the job's own (its limits).")
+        if name in JOB_SECTIONS:
+            raise PackageError(f"inputs.{name}: the name is the job's own (its limits, "
+                               f"storage, results, publishing: {', '.join(JOB_SECTIONS)}).")
         schema = _schema(given["type"], f"inputs.{name}", output=False)
         for key, value in (("title", given.get("label")), ("description", given.get("doc")),
                            ("default", given.get("default"))):

@@ -1,9 +1,10 @@
 """Runs a deployed CWL process inside its job's process: `python -m process_api.cwl_run
 TARGET`, with the package (`cwl.FILE_NAME`) in the working folder and the job's inputs as
-JSON on stdin; the results as JSON on stdout. cwltool runs the tools without a container,
-in the job's own sandbox (`launcher.OwnSandbox`); its log and the tools' stderr are the
-job's log. A file among the results is its name, size and checksum, and its contents when
-it is text of 64 KiB or less.
+JSON on stdin (a file given by reference: its `path` where the worker staged it); the
+results as JSON on stdout. cwltool runs the tools without a container, in the job's own
+sandbox (`launcher.OwnSandbox`); its log and the tools' stderr are the job's log. A file
+among the results is its path (the worker takes it from there: `child.send_files`), name
+and size, and its contents when it is text of 64 KiB or less.
 """
 
 from __future__ import annotations
@@ -17,21 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from process_api.cwl import FILE_NAME
+from process_api.job_sections import JOB_SECTIONS
 
 #: A result file's contents are given up to this size.
 CONTENTS_BYTES = 65536
 
 
 def _job(inputs: dict[str, Any]) -> dict[str, Any]:
-    """The inputs as CWL's job: a file given by its contents is a File literal."""
+    """The inputs as CWL's job: a file given by its contents is a File literal, a staged
+    one a File at its path."""
     def literal(value: Any) -> Any:
+        if isinstance(value, dict) and "path" in value:
+            return {"class": "File", "path": value["path"]}
         if isinstance(value, dict):
             return {"class": "File", **value}
         if isinstance(value, list):
             return [literal(v) for v in value]
         return value
 
-    return {name: literal(value) for name, value in inputs.items() if name != "resources"}
+    return {name: literal(value) for name, value in inputs.items()
+            if name not in JOB_SECTIONS}
 
 
 def _result(value: Any) -> Any:
@@ -39,8 +45,8 @@ def _result(value: Any) -> Any:
         return [_result(v) for v in value]
     if isinstance(value, dict) and value.get("class") == "File":
         path = Path(value["path"])
-        found = {"basename": value["basename"], "size": value["size"],
-                 "checksum": value.get("checksum", "")}
+        found = {"class": "File", "path": value["path"], "basename": value["basename"],
+                 "size": value["size"]}
         if value["size"] <= CONTENTS_BYTES:
             with contextlib.suppress(UnicodeDecodeError):  # binary: no contents
                 found["contents"] = path.read_bytes().decode()

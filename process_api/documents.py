@@ -61,6 +61,10 @@ def ogc_description(process: Process, base: str) -> dict[str, Any]:
             "outputs": _by_id(dict(process.outputs), occurs=False)}
 
 
+#: The link relation of a job's provenance document (W3C PROV-AQ).
+HAS_PROVENANCE = "http://www.w3.org/ns/prov#has_provenance"
+
+
 def status_info(job: Job, base: str) -> dict[str, Any]:
     url = f"{base}jobs/{job['id']}"
     links = [{"rel": "self", "type": JSON, "title": "Job status", "href": url},
@@ -70,6 +74,9 @@ def status_info(job: Job, base: str) -> dict[str, Any]:
     if job["status"] == "successful":
         links.append({"rel": "http://www.opengis.net/def/rel/ogc/1.0/results", "type": JSON,
                       "title": "Results", "href": f"{url}/results"})
+    if job["status"] in ("successful", "failed"):
+        links.append({"rel": HAS_PROVENANCE, "type": JSON, "href": f"{url}/prov",
+                      "title": "What the job read and wrote (W3C PROV)"})
     info = {
         "jobID": str(job["id"]), "processID": job["process_id"], "type": "process",
         "status": job["status"], "message": job["message"], "progress": job["progress"],

@@ -24,6 +24,7 @@ from process_api.callbacks import Notifier
 from process_api.definition import Process
 from process_api.deployed import Deployed
 from process_api.isolation import job_environment
+from process_api.job_data import DataConfig
 from process_api.metrics import (
     JOB_QUOTA,
     JOBS,
@@ -65,7 +66,7 @@ class Engine:
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
                  environment: Mapping[str, str] | None = None,
                  ceilings: Ceilings = Ceilings(), cgroups: bool = True,
-                 quotas: Quotas = Quotas(),
+                 quotas: Quotas = Quotas(), data: DataConfig = DataConfig(),
                  tracer: trace.Tracer | None = None) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
@@ -77,6 +78,7 @@ class Engine:
         self.box = box
         self.ceilings = ceilings
         self.quotas = quotas
+        self.data = data  # how deployed processes' jobs read and write data
         for name in ("user_running", "user_queued", "project_queued"):
             JOB_QUOTA.labels(name).set(getattr(quotas, name))
         self.sandbox = sandbox

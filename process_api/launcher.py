@@ -23,7 +23,7 @@ from typing import Protocol
 
 from process_api.isolation import spawn
 from process_api.protocol import MAX_LINE_BYTES
-from process_api.sandbox import Sandbox
+from process_api.sandbox import INPUTS_MOUNT, Sandbox
 
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
@@ -49,8 +49,9 @@ class Started:
 
 
 class Launcher(Protocol):
-    async def connect(self, request: bytes) -> Started:
-        """One job's process, given `request` (a JSON line), waiting for `release`."""
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+        """One job's process, given `request` (a JSON line), waiting for `release`;
+        `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own)."""
         ...
 
 
@@ -136,8 +137,10 @@ class ForkServer:
                 await self._stopped()
                 await self._start()
 
-    async def connect(self, request: bytes) -> Started:
-        """One job's process, forked by this server."""
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+        """One job's process, forked by this server (which mounts nothing per job)."""
+        if inputs is not None:
+            raise ValueError("a fork server's jobs share its sandbox: no staged inputs")
         await self.start()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -169,19 +172,21 @@ class OwnSandbox:
     cwltool's imports)."""
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
-                 network: bool = False) -> None:
+                 network: bool = False, modules: Iterable[str] = ("process_api",)) -> None:
         self.sandbox = sandbox
         self.network = network
+        self.modules = list(modules)
         self.environment = environment
         self._started: set[asyncio.Task[int]] = set()
 
-    async def connect(self, request: bytes) -> Started:
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "process_api.forkserver", "--one",
                    str(theirs.fileno())]
         if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
-            command = self.sandbox.wrap(command, network=self.network,
-                                        modules=["process_api"])
+            command = self.sandbox.wrap(
+                command, network=self.network, modules=self.modules,
+                read_only=[(inputs, INPUTS_MOUNT)] if inputs is not None else ())
         try:
             process = await spawn(
                 command, self.environment, pass_fds=(theirs.fileno(),),

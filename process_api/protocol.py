@@ -29,6 +29,22 @@ class Protocol:
     def send(self, message: dict[str, Any]) -> None:
         self.send_encoded(json.dumps(message))
 
+    def send_file(self, number: int, fd: int, size: int) -> None:
+        """A file's bytes: a line `{"file": number, "size": size}`, then exactly `size`
+        bytes (read from `fd`), which the worker reads as they come."""
+        with self._lock:
+            self._stream.write(json.dumps({"file": number, "size": size}) + "\n")
+            self._stream.flush()
+            raw = self._stream.buffer  # a socket's file: bytes under the text
+            left = size
+            while left:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:  # shrunk while sent: the rest as zeros, the worker's count kept
+                    chunk = bytes(min(left, 1 << 20))
+                raw.write(chunk)
+                left -= len(chunk)
+            raw.flush()
+
     def send_encoded(self, message: str) -> None:
         """A message already encoded as JSON, on one line."""
         line = message + "\n"

@@ -3,12 +3,13 @@
 #: New jobs in one statement (`jobs`: a JSON array of their records).
 INSERT_JOBS = """
 INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
-                           service_url, api_url, subscriber, trace_context, process_revision)
+                           service_url, api_url, subscriber, trace_context, process_revision,
+                           staging)
 SELECT id, process_id, owner, project, inputs, secrets, resources, service_url, api_url,
-       subscriber, trace_context, process_revision
+       subscriber, trace_context, process_revision, staging
 FROM jsonb_to_recordset(%(jobs)s) AS j(id uuid, process_id text, owner text, project text,
     inputs jsonb, secrets text, resources jsonb, service_url text, api_url text,
-    subscriber jsonb, trace_context jsonb, process_revision int)
+    subscriber jsonb, trace_context jsonb, process_revision int, staging jsonb)
 RETURNING *
 """
 
@@ -59,6 +60,7 @@ FINISH_JOB = """
 UPDATE processes.jobs
 SET status = %(status)s, message = %(message)s, results = %(results)s,
     resources = coalesce(%(resources)s, resources),
+    provenance = coalesce(%(provenance)s, provenance),
     progress = CASE WHEN %(status)s = 'successful' THEN 100 ELSE progress END,
     finished = now(), updated = now(), secrets = NULL
 WHERE id = %(id)s AND status IN ('accepted', 'running')

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
 import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from process_api.documents import (
     JSON,
@@ -25,6 +26,7 @@ from process_api.models import ExecuteRequest
 from process_api.openapi30 import OPENAPI30_MEDIA_TYPE
 from process_api.outbound import TargetRefused, check_reachable
 from process_api.preferences import ASYNC, sync_preference
+from process_api.provenance import PROV_JSON, provenance
 from process_api.quotas import RETRY_SECONDS, QueueFull
 from process_api.resources import resource_problems
 from process_api.secrets import PLACEHOLDER
@@ -34,6 +36,7 @@ from process_api.service import (
     OptionalCallerDependency,
     ProcessService,
 )
+from process_api.staging import CHUNK
 from process_api.store import JobQuery
 
 CONFORMANCE = [
@@ -188,7 +191,8 @@ def processes_router(service: ProcessService, user: CallerDependency,
     return router
 
 
-def jobs_router(service: ProcessService, user: CallerDependency) -> APIRouter:
+def jobs_router(service: ProcessService, user: CallerDependency,
+                optional_user: OptionalCallerDependency) -> APIRouter:
     router = APIRouter(prefix="/jobs", tags=["Jobs"])
 
     @router.get("", summary="Your jobs and your projects' jobs",
@@ -227,6 +231,38 @@ def jobs_router(service: ProcessService, user: CallerDependency) -> APIRouter:
             raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
         raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
 
+    @router.get("/{job_id}/prov", summary="What the job read and wrote (W3C PROV-JSON)",
+                description="The job (an activity) with its owner and process; each file it "
+                "read, with the item and asset it came from, its href and checksum; each "
+                "file it wrote; each item published from one.")
+    async def prov(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
+        job = await service.visible_job(job_id, caller)
+        if job["status"] not in ("successful", "failed"):
+            raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
+        return Response(provenance(job, _base(request)), media_type=PROV_JSON)
+
+    @router.get("/{job_id}/files/{path:path}", summary="A file a job wrote",
+                description="A file of the service's results store, for whoever may read "
+                "the job; a file published as an item, also for whoever may read the item "
+                "(after the job is dismissed too).",
+                response_class=StreamingResponse,
+                responses={200: {"content": {"application/octet-stream": {}}}})
+    async def job_file(job_id: str, path: str,
+                       caller: Caller | None = Depends(optional_user)) -> StreamingResponse:
+        store, key, written = await service.job_file(job_id, path, caller)
+        source = await asyncio.to_thread(store.open, key)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                while chunk := await asyncio.to_thread(source.read, CHUNK):
+                    yield chunk
+            finally:
+                await asyncio.to_thread(source.close)
+
+        return StreamingResponse(chunks(), media_type=written["type"], headers={
+            "Content-Length": str(written["size"]),
+            "Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"'})
+
     @router.get("/{job_id}/logs", summary="What the job's process wrote, so far",
                 response_class=PlainTextResponse,
                 description="stdout and stderr of the job's process and of what it starts, "
@@ -242,8 +278,10 @@ def jobs_router(service: ProcessService, user: CallerDependency) -> APIRouter:
 
     @router.delete("/{job_id}", summary="Dismiss a job",
                    description="Stops a queued or running job, drops a finished job's "
-                   "results; 200 with its status `dismissed`. The job is then gone for "
-                   "its owner and project (404 `no-such-job`, not in the job list).")
+                   "results and its files in the service's results store, except those "
+                   "published as items (nothing in the caller's own storage, no item); "
+                   "200 with its status `dismissed`. The job is then gone for its owner "
+                   "and project (404 `no-such-job`, not in the job list).")
     async def dismiss(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
         job = await service.visible_job(job_id, caller)
         dismissed = await service.dismiss(job)

@@ -56,6 +56,8 @@ def code_roots(modules: tuple[str, ...]) -> frozenset[Path]:
     return frozenset(root.resolve() for root in roots if root.exists())
 
 
+#: Where a job's sandbox sees its staged inputs (read-only).
+INPUTS_MOUNT = "/inputs"
 #: The most a sandbox's `/dev/shm` holds (shared memory: semaphores, small buffers).
 SHM_BYTES = 64 * 2**20
 
@@ -79,9 +81,10 @@ class Sandbox:
         return cls(tuple(Path(h).resolve() for h in hidden), program, tmp_bytes,
                    tuple(packages))
 
-    def wrap(self, command: list[str], network: bool, modules: Iterable[str] = ()
-             ) -> list[str]:
-        """`command` run inside the sandbox, which can import `modules`."""
+    def wrap(self, command: list[str], network: bool, modules: Iterable[str] = (),
+             read_only: Iterable[tuple[Path, str]] = ()) -> list[str]:
+        """`command` run inside the sandbox, which can import `modules` and read each
+        `(host folder, where)` of `read_only` (a job's staged inputs)."""
         args = [self.program, "--unshare-user", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL"]
@@ -107,6 +110,8 @@ class Sandbox:
         for folder in self.hidden:  # where a mounted folder holds one: an empty one
             if folder.is_dir():
                 args += ["--size", "4096", "--tmpfs", str(folder), "--remount-ro", str(folder)]
+        for host, where in read_only:
+            args += ["--ro-bind", str(host), where]
         # the same working directory (`python -m` imports from it: only the packages
         # mounted above are in it); each job gets a folder of its own in the private /tmp
         # (`child.run`)

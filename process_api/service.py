@@ -4,6 +4,7 @@ changes. Routes talk to it, not to the engine's parts (its store, registry, secr
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -14,7 +15,9 @@ from process_api.definition import Process
 from process_api.deployed import Deployment
 from process_api.engine import Engine
 from process_api.errors import OgcError, no_such_job, no_such_process
+from process_api.file_inputs import Catalog, resolve
 from process_api.secrets import split_secrets
+from process_api.staging import ResultsStore
 from process_api.store import Job, JobQuery
 
 
@@ -38,6 +41,7 @@ OptionalCallerDependency = Callable[..., Awaitable[Caller | None]]
 class ProcessService:
     engine: Engine
     is_admin: Callable[[Caller], bool]  # sees and governs every deployed process
+    catalog: Catalog | None = None  # the data API read as a caller (file references)
 
     # -- processes ---------------------------------------------------------------------
 
@@ -93,11 +97,20 @@ class ProcessService:
 
     async def submit(self, process: Process, revision: int | None, caller: Caller,
                      project: str | None, inputs: dict[str, Any], **record: Any) -> Job:
-        """A job of `process` recorded and queued: its secret inputs kept apart, sealed."""
+        """A job of `process` recorded and queued: its secret inputs kept apart, sealed;
+        the data its file inputs reference resolved as the caller (a deployed process's)."""
+        staging = None
+        if process.mutable:
+            staging = await resolve(inputs, process.inputs, self.catalog, caller,
+                                    record.get("service_url") or "/",
+                                    self.engine.data.limits.files)
+            if inputs.get("publish") is not None and self.engine.data.publisher is None:
+                raise OgcError(400, "invalid-input", "publish: this service publishes no "
+                               "results.")
         stored, secrets = split_secrets(inputs, process.inputs)
         return await self.engine.submit(process.id, caller.username, project, stored,
                                         self.engine.box.seal(secrets), inputs.get("resources"),
-                                        process_revision=revision, **record)
+                                        process_revision=revision, staging=staging, **record)
 
     async def ended(self, job_id: str, seconds: float) -> Job | None:
         return await self.engine.ended(job_id, seconds)
@@ -125,4 +138,49 @@ class ProcessService:
         return await self.engine.store.log(job["id"])
 
     async def dismiss(self, job: Job) -> Job | None:
-        return await self.engine.dismiss(job)
+        """The job dismissed, and its files in the service's store removed but for those
+        published as items (they outlive the job: their items use them)."""
+        dismissed = await self.engine.dismiss(job)
+        recorded = (dismissed or {}).get("provenance") or {}
+        published = {item.get("file") for item in recorded.get("published") or []}
+        dropped = [w["key"] for w in recorded.get("outputs") or []
+                   if w.get("service_store") and w["href"] not in published]
+        if dropped:
+            store = self.engine.data.service_store(str(job.get("api_url") or "/"))
+            await asyncio.to_thread(store.remove, dropped)
+        return dismissed
+
+    async def job_file(self, job_id: str, path: str, caller: Caller | None
+                       ) -> tuple[ResultsStore, str, dict[str, Any]]:
+        """A file of the service's results store (its store, key and record): for who may
+        read the job, or (published) one of its items; 404 otherwise."""
+        missing = OgcError(404, "not-found", f"The job {job_id} has no file {path}.")
+        try:
+            job = await self.engine.store.get(uuid.UUID(job_id))
+        except ValueError:
+            raise missing from None
+        recorded = (job or {}).get("provenance") or {}
+        key = f"{job_id}/{path}"
+        written = next((w for w in recorded.get("outputs") or []
+                        if w.get("key") == key and w.get("service_store")), None)
+        if job is None or written is None:
+            raise missing
+        if not await self._may_read(job, written, recorded, caller):
+            raise missing
+        return self.engine.data.service_store(str(job.get("api_url") or "/")), key, written
+
+    async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
+                        caller: Caller | None) -> bool:
+        if caller is not None and job["status"] != "dismissed" and (
+                job["owner"] == caller.username or job.get("project") in caller.groups):
+            return True
+        items = [i["url"] for i in recorded.get("published") or []
+                 if i.get("file") == written["href"]]
+        for url in items if self.catalog is not None else ():
+            assert self.catalog is not None
+            try:
+                await self.catalog.files({"href": url}, caller, str(job["service_url"]), 1)
+                return True
+            except (LookupError, ValueError):
+                continue
+        return False

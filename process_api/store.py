@@ -25,14 +25,15 @@ def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, 
             service_url: str | None = None, api_url: str | None = None,
             subscriber: dict[str, Any] | None = None,
             trace_context: dict[str, str] | None = None,
-            process_revision: int | None = None) -> NewJob:
+            process_revision: int | None = None,
+            staging: list[dict[str, Any]] | None = None) -> NewJob:
     """The record of a job to submit, its id chosen (`process_revision`: of a deployed
     process, the revision it runs)."""
     return {"id": str(uuid.uuid4()), "process_id": process_id, "owner": owner,
             "project": project, "inputs": inputs, "secrets": secrets,
             "resources": resources or {}, "service_url": service_url, "api_url": api_url,
             "subscriber": subscriber or None, "trace_context": trace_context or None,
-            "process_revision": process_revision}
+            "process_revision": process_revision, "staging": staging or None}
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,14 @@ class JobStore:
 
     async def finish(self, job_id: uuid.UUID | str, status: str, message: str,
                      results: dict[str, Any] | None = None,
-                     resources: dict[str, Any] | None = None) -> Job | None:
+                     resources: dict[str, Any] | None = None,
+                     provenance: dict[str, Any] | None = None) -> Job | None:
         """The ended job, or None when it had ended already (e.g. dismissed)."""
         return await self._one(queries.FINISH_JOB, id=job_id, status=status, message=message,
                                results=Jsonb(results) if results is not None else None,
-                               resources=Jsonb(resources) if resources is not None else None)
+                               resources=Jsonb(resources) if resources is not None else None,
+                               provenance=Jsonb(provenance) if provenance is not None
+                               else None)
 
     async def requeue(self, job_id: uuid.UUID | str, message: str) -> None:
         await self._one(queries.REQUEUE_JOB, id=job_id, message=message)

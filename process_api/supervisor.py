@@ -6,9 +6,11 @@ is over."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import procrastinate
@@ -21,6 +23,7 @@ from process_api.metrics import JOB_PROCESSES
 from process_api.protocol import MAX_LINE_BYTES
 from process_api.queue import UNREACHABLE
 from process_api.resources import Plan
+from process_api.staging import CHUNK, multihash
 from process_api.store import JobStore
 from process_api.tasks import cancelled
 
@@ -46,6 +49,8 @@ class Supervisor:
         self.sandboxed = sandboxed
         self.lost = lost  # called when the job's record cannot be written (database away)
         self._away_until = 0.0  # progress is not written before (the database is away)
+        self.outputs: Path | None = None  # where the job's result files are received
+        self.tmp_bytes = 0  # the largest file a job can send (its /tmp holds it)
 
     def environment(self, process: Process) -> dict[str, str]:
         """What the job's process adds to the jobs' environment (an allow-list of the
@@ -67,13 +72,19 @@ class Supervisor:
         return applied
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: Plan,
-                  about: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
+                  about: dict[str, Any], secrets: Sequence[str] = (),
+                  staged: Path | None = None, outputs: Path | None = None) -> dict[str, Any]:
         """The job's outcome (`result` or `error`, `returncode`, and `ceiling` when it met
-        one); its output in its record's log meanwhile, `secrets` scrubbed."""
+        one); its output in its record's log meanwhile, `secrets` scrubbed. `staged`: the
+        folder of its inputs, which it reads; `outputs`: where its result files are
+        received (`outcome["files"]`: number -> `{"local", "size", "checksum"}`)."""
+        self.outputs = outputs
+        self.tmp_bytes = limits.tmp_bytes
         started = await self.forks.connect(json.dumps({
             "entry": process.entry, "command": process.command, "files": process.files,
             "inputs": inputs, "limits": self.child_limits(limits), "job": about,
-            "env": self.environment(process)}).encode() + b"\n")
+            "env": self.environment(process), "send_files": outputs is not None,
+            }).encode() + b"\n", staged)
         cgroup = await self._contained(started, limits)
         log = JobLog(self.store, self.job_id, secrets)
         flushing = asyncio.create_task(log.flushing())
@@ -132,6 +143,9 @@ class Supervisor:
                     continue
                 if "log" in message:
                     log.add(str(message["log"]))
+                elif "file" in message:
+                    if not await self._receive(started, message, outcome):
+                        started.writer.write(b"kill\n")
                 elif "progress" in message:
                     await self._progress(message)
                 else:  # the result or the error, then the return code
@@ -148,6 +162,28 @@ class Supervisor:
             if not line:
                 return
             lines = [line]
+
+    async def _receive(self, started: Started, message: dict[str, Any],
+                       outcome: dict[str, Any]) -> bool:
+        """One result file's bytes into the outputs folder, with its checksum; False (and
+        an error) when the job may not send it."""
+        size = int(message.get("size") or 0)
+        if self.outputs is None or not 0 <= size <= self.tmp_bytes:
+            outcome["error"] = "The job sent a file it may not send."
+            return False
+        number = int(message["file"])
+        local = self.outputs / str(number)
+        digest = hashlib.sha256()
+        with local.open("wb") as out:
+            left = size
+            while left:
+                chunk = await started.reader.readexactly(min(left, CHUNK))
+                digest.update(chunk)
+                await asyncio.to_thread(out.write, chunk)
+                left -= len(chunk)
+        outcome.setdefault("files", {})[number] = {
+            "local": str(local), "size": size, "checksum": multihash(digest)}
+        return True
 
     async def _progress(self, message: dict[str, Any]) -> None:
         """The job's progress in its record; while the database is away, the job goes on,

@@ -25,11 +25,14 @@ from process_api.cgroups import Cgroups
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.documents import status_info
-from process_api.launcher import ForkServer, OwnSandbox
+from process_api.job_data import JobData
+from process_api.launcher import ForkServer, Launcher, OwnSandbox
 from process_api.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
 from process_api.queue import UNREACHABLE
 from process_api.resources import Plan, ResourceError, plan, quantity
+from process_api.sandbox import INPUTS_MOUNT
 from process_api.secrets import PLACEHOLDER, Scrubber, merge_secrets
+from process_api.staging import StagingError
 from process_api.store import Job, JobStore
 from process_api.supervisor import WALL_TIME, Supervisor
 from process_api.tasks import cancelled
@@ -63,6 +66,11 @@ class JobWorker:
                       for network in ((False, True) if sandbox is not None else (True,))}
         # deployed processes: each job in a sandbox of its own, never with network
         self.own_sandbox = OwnSandbox(sandbox, environment)
+        # their results' publishing: a sandbox of its own too (it reads files a user's code
+        # wrote), with the database
+        publisher = engine.data.publisher
+        self.publishing = OwnSandbox(sandbox, environment, network=True, modules=[
+            "process_api", publisher.entry.partition(":")[0]] if publisher else ["process_api"])
         # jobs' cgroups, looked for when the worker starts (`cgroups` False: never)
         self._use_cgroups = cgroups
         self.cgroups: Cgroups | None = None
@@ -198,14 +206,73 @@ class JobWorker:
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
-        launcher = self.own_sandbox if process.mutable else \
-            self._forks(network=process.network or process.database)
-        outcome = await Supervisor(self.store, job_id, context, self.engine.job_dsn, launcher,
-                                   self.cgroups, sandboxed=self.engine.sandbox is not None,
-                                   lost=partial(self._lost.add, job_id)).run(
-            process, inputs, limits, about, hide)
+        provenance = None
+        if process.mutable:
+            outcome, provenance = await self._run_deployed(context, started, process, inputs,
+                                                           limits, about, hide)
+        else:
+            outcome = await self._supervisor(
+                context, job_id, self._forks(network=process.network or process.database)
+            ).run(process, inputs, limits, about, hide)
         await self._ended(started, await self._persistently(
-            job_id, partial(self._record, job_id, process, outcome, hide, limits)))
+            job_id, partial(self._record, job_id, process, outcome, hide, limits, provenance)))
+
+    def _supervisor(self, context: procrastinate.JobContext, job_id: str,
+                    launcher: Launcher) -> Supervisor:
+        return Supervisor(self.store, job_id, context, self.engine.job_dsn, launcher,
+                          self.cgroups, sandboxed=self.engine.sandbox is not None,
+                          lost=partial(self._lost.add, job_id))
+
+    async def _run_deployed(self, context: procrastinate.JobContext, started: Job,
+                            process: Process, inputs: dict[str, Any], limits: Plan,
+                            about: dict[str, Any], hide: list[str]
+                            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """A deployed process's job, in a sandbox of its own: its inputs' data staged in
+        first, its files stored and (as asked) published after. Its outcome, and its
+        provenance (None when nothing was staged)."""
+        job_id = str(started["id"])
+        data = JobData(self.engine.data, started, inputs)
+        sandboxed = self.engine.sandbox is not None
+        try:
+            try:
+                given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged))
+            except StagingError as e:
+                return {"error": Scrubber(hide)(str(e))}, None
+            outcome = await self._supervisor(context, job_id, self.own_sandbox).run(
+                process, given, limits, about, hide, staged=data.staged,
+                outputs=data.outputs)
+            if "result" not in outcome:
+                return outcome, data.provenance([])
+            try:
+                result = await data.store_results(outcome["result"], outcome.pop("files", {}))
+                published = await self._publish(context, job_id, data, process, limits,
+                                                about, hide)
+            except StagingError as e:
+                return {"error": Scrubber(hide)(str(e))}, data.provenance([])
+            return {**outcome, "result": data.with_items(result, published)}, \
+                data.provenance(published)
+        finally:
+            await asyncio.to_thread(data.close)
+
+    async def _publish(self, context: procrastinate.JobContext, job_id: str, data: JobData,
+                       process: Process, limits: Plan, about: dict[str, Any],
+                       hide: list[str]) -> list[dict[str, Any]]:
+        """The job's files published as items (when its request asks): the items."""
+        sandboxed = self.engine.sandbox is not None
+        request = data.publish_request(process, INPUTS_MOUNT if sandboxed else
+                                       str(data.outputs))
+        if request is None or not request["files"]:
+            return []
+        publisher = self.engine.data.publisher
+        if publisher is None:
+            raise StagingError("This service does not publish results (no publisher).")
+        outcome = await self._supervisor(context, job_id, self.publishing).run(
+            publisher, request, limits, about, hide, staged=data.outputs)
+        if "result" not in outcome:
+            raise StagingError("The job's files are stored; publishing them failed: "
+                               f"{outcome.get('error') or 'the publisher stopped'}")
+        found = outcome["result"]
+        return [*found.get("created", []), *found.get("updated", [])]
 
     async def _persistently(self, job_id: str, write: Callable[[], Awaitable[Job | None]]
                             ) -> Job | None:
@@ -275,7 +342,8 @@ class JobWorker:
         self.engine.notifier.send(str(job["id"]), job["subscriber"], which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
-                      hide: list[str], limits: Plan) -> Job | None:
+                      hide: list[str], limits: Plan, provenance: dict[str, Any] | None = None
+                      ) -> Job | None:
         """The job's end in its record (not if it was dismissed meanwhile): the row."""
         applied = limits.record
         if "result" in outcome:
@@ -286,7 +354,7 @@ class JobWorker:
                     job_id, "failed", f"The process returned results that do not match its "
                     f"outputs schema: {e.message}", resources=applied)
             return await self.store.finish(job_id, "successful", "finished", outcome["result"],
-                                           resources=applied)
+                                           resources=applied, provenance=provenance)
         error = outcome.get("error") or "the process stopped without a result"
         ceiling = outcome.get("ceiling")
         if ceiling == "memory" or error == "memory" or \
@@ -299,7 +367,8 @@ class JobWorker:
             error = (f"Process limit reached: the job asked for more than {limits.processes} "
                      f"processes and threads at once (JOB_PROCESSES). {error}")
         error = Scrubber(hide)(error)  # an error text must never carry a secret
-        return await self.store.finish(job_id, "failed", error, resources=applied)
+        return await self.store.finish(job_id, "failed", error, resources=applied,
+                                       provenance=provenance)
 
     @staticmethod
     def _memory_exceeded(limits: Plan) -> str:

@@ -23,6 +23,7 @@ from process_api import (
     JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
     Ceilings,
+    DataConfig,
     Engine,
     Notifier,
     Process,
@@ -31,6 +32,7 @@ from process_api import (
     Registry,
     Sandbox,
     SecretBox,
+    StageLimits,
     create_process_app,
     job_environment,
     lifespan_of,
@@ -47,6 +49,7 @@ from stac_ext.auth.sign_in import sign_in_router
 from stac_ext.content.decorate import ItemDecorator
 from stac_ext.content.routes import ExampleExtension
 from stac_ext.data_api.api import DataExtensions, build_data_api
+from stac_ext.data_api.caller_reads import CallerReads
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.queries import search_of
@@ -59,7 +62,7 @@ from stac_ext.database import readiness
 from stac_ext.database.group_commit import GroupCommit
 from stac_ext.database.migration_sets import MIGRATIONS
 from stac_ext.database.pools import close_pools, open_pools, pool_states
-from stac_ext.publish.definition import PUBLISH_DATASET
+from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.service.base_url import BaseUrlMiddleware
 from stac_ext.service.body_limit import BodyLimitMiddleware
@@ -166,6 +169,12 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   quotas=Quotas(user_running=settings.job_user_running,
                                 user_queued=settings.job_user_queued,
                                 project_queued=settings.job_project_queued),
+                  data=DataConfig(
+                      limits=StageLimits(files=settings.job_stage_files,
+                                         bytes=parse_memory(settings.job_stage_bytes)),
+                      store_url=settings.results_store_url,
+                      store_options=settings.results_store_options,
+                      publisher=PUBLISH_RESULTS),
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
 
@@ -203,8 +212,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     auth, local_issuer = build_auth(settings)
     tracer_provider = tracer_provider or configured_provider()
     engine = build_engine(settings, processes, tracer_provider=tracer_provider)
+    catalog = CallerReads(settings.prefix_path)  # reads the data API as a job's caller
     process_app = create_process_app(ProcessesConfig(
-        engine=engine,
+        engine=engine, catalog=catalog,
         user=auth.client(settings.process_client_id),
         optional_user=auth.optional_client(settings.process_client_id),
         deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
@@ -283,6 +293,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     if tracer_provider is not None:
         instrument_app(app, tracer_provider, process_app)
+    catalog.app = app
     app.state.auth = auth
     app.state.rendered_items = extensions.rendered  # items kept as served (None: none)
     return app

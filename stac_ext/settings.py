@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -117,6 +117,18 @@ class ProcessSettings(BaseSettings):
     """The variables of the worker's environment that jobs' processes get, comma-separated
     (an allow-list: nothing else of the worker's environment reaches a job). A job's `HOME`
     is its sandbox's `/tmp`, and a process declaring `database` gets `JOB_DATABASE_URL`."""
+    job_stage_bytes: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "10Gi"
+    """The most data one job's inputs may stage in (all its referenced files together): a
+    job over it fails before it runs, saying so."""
+    job_stage_files: int = Field(default=1000, ge=1, le=100_000)
+    """The most files one job's inputs may reference: more is a 400 at submission."""
+    results_store: str = ""
+    """Where jobs' files go when a request names no storage of its own (`results.prefix`):
+    an fsspec URL, `s3://bucket/prefix` in production (every worker writes it); unset: the
+    folder `results` of the data dir, which suits one machine."""
+    results_store_options: dict[str, Any] = Field(default_factory=dict)
+    """The results store's fsspec options, JSON (for S3: `{"endpoint_url": ..., "key": ...,
+    "secret": ...}`)."""
     callback_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     """Seconds of each attempt of a job callback (`subscriber`)."""
     callbacks_in_flight: int = Field(default=16, ge=1, le=1000)
@@ -164,6 +176,11 @@ class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
             else self.geocatalog_host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.geocatalog_port}/auth"
+
+    @property
+    def results_store_url(self) -> str:
+        """The results store: `RESULTS_STORE`, else the data dir's `results` folder."""
+        return self.results_store or (self.data_dir / "results").as_uri()
 
     @property
     def issuer_key_file(self) -> Path:

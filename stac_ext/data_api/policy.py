@@ -12,6 +12,7 @@ from fastapi import HTTPException, Request
 
 from stac_ext.auth.dependencies import AuthDependencies
 from stac_ext.auth.principal import Principal
+from stac_ext.data_api.caller_reads import READER_KEY
 from stac_ext.data_api.item_writers import ItemWriter
 
 
@@ -60,6 +61,9 @@ class DataPolicy:
         caller = self.auth.optional_client(self.client_id)
 
         async def dependency(request: Request) -> None:  # one dependency: reads are hot
+            if READER_KEY in request.scope:  # the service reading as a caller
+                request.state.reader = request.scope[READER_KEY]
+                return
             request.state.reader = self.reader(await caller(request))
 
         return dependency

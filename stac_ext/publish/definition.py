@@ -45,3 +45,15 @@ PUBLISH_DATASET = Process(
     },
     entry="stac_ext.publish.run:publish", database=True, network=True,
 )
+
+#: What publishes a deployed process's job's files, when its request asks (`publish`): run
+#: by the worker after the job, in a sandbox of its own, as the job's caller. Not offered
+#: as a process: the job engine runs it.
+PUBLISH_RESULTS = Process(
+    id="publish-results", version="1.0.0", title="Publish a job's results",
+    description="Describes a job's NetCDF and Parquet files and publishes each variable "
+                "with a CF standard_name as an item, with the job's lineage.",
+    inputs={"type": "object", "required": ["files", "lineage"]},
+    outputs={"type": "object", "required": ["created", "updated", "skipped", "warnings"]},
+    entry="stac_ext.publish.results:publish_results", database=True, network=True,
+)

@@ -186,7 +186,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
     out = _migrate_cli(url)
     for applied in ("processes 004_job_trace_context", "processes 005_job_logs",
                     "processes 006_deployed_processes", "processes 007_job_quotas",
-                    "processes 008_process_ids_without_case",
+                    "processes 008_process_ids_without_case", "processes 009_job_lineage",
                     "geocatalog 007_free_text",
                     "geocatalog 008_aggregate", "geocatalog 009_visibility",
                     "geocatalog 010_index_upkeep", "geocatalog 011_token_visibility",

@@ -86,7 +86,7 @@ def unique(name: str) -> str:
 
 async def finished(client: httpx.AsyncClient, url: str) -> dict:
     job = await wait_for(client, url, "successful", "failed", "dismissed")
-    assert job["status"] == "successful", job
+    assert job["status"] == "successful", job["message"]
     return (await client.get(f"{url}/results")).json()
 
 

@@ -1,0 +1,122 @@
+"""The data API read as a given caller, from inside the service: the files a job's input
+references (an item, a collection with a query, a search) give, resolved through the same
+routes, SQL and visibility rules a client's request meets (`process_api.file_inputs`).
+
+The request goes to the service's own ASGI app, in this process, with the caller's reader
+set in its scope (`READER_KEY`, which the read dependency takes in place of a token): no
+client can set an ASGI scope key, so none can read as another user this way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+#: The ASGI scope key of a request the service makes as a caller: their reader.
+READER_KEY = "geocatalog.reader"
+#: Items asked for per page of a search.
+PAGE = 500
+#: Assets not read by default (an item's pictures and descriptions, not its data).
+NOT_DATA = {"thumbnail", "overview", "metadata", "visual"}
+
+
+class _AsReader:
+    def __init__(self, app: ASGIApp, reader: dict[str, Any] | None) -> None:
+        self.app = app
+        self.reader = reader
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app({**scope, READER_KEY: self.reader}, receive, send)
+
+
+def _assets(item: dict[str, Any], wanted: list[str] | None) -> list[tuple[str, dict]]:
+    assets = item.get("assets") or {}
+    if wanted:
+        missing = [key for key in wanted if key not in assets]
+        if missing:
+            raise ValueError(f"item {item.get('id')} has no asset {', '.join(missing)}")
+        return [(key, assets[key]) for key in wanted]
+    data = [(k, a) for k, a in assets.items() if "data" in (a.get("roles") or [])]
+    return data or [(k, a) for k, a in assets.items()
+                    if not NOT_DATA & set(a.get("roles") or [])]
+
+
+class CallerReads:
+    """`process_api.file_inputs.Catalog` over the service's own app (`app`, set once the
+    composition root has built it), whose data API is at `prefix`."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix.rstrip("/")
+        self.app: ASGIApp | None = None
+        self._item = re.compile(rf"^{re.escape(self.prefix)}/collections/([^/]+)/items/([^/]+)$")
+        self._collection = re.compile(rf"^{re.escape(self.prefix)}/collections/([^/]+)$")
+        self._pages = re.compile(
+            rf"^{re.escape(self.prefix)}(/search|/collections/[^/]+/items)$")
+
+    async def files(self, reference: Mapping[str, Any], caller: Any, service_url: str,
+                    limit: int) -> list[dict[str, Any]] | None:
+        href = str(reference.get("collection") or reference.get("href"))
+        root = service_url.rstrip("/")
+        if not href.startswith(f"{root}{self.prefix}/") or self.app is None:
+            return None
+        path = urlsplit(href).path[len(urlsplit(root).path):]
+        reader = None if caller is None else \
+            {"user": caller.username, "groups": sorted(caller.groups)}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(
+                app=_AsReader(self.app, reader)), base_url=root) as client:
+            items = await self._items(client, reference, href, path, limit)
+        wanted = reference.get("assets")
+        files = []
+        for item in items:
+            url = f"{root}{self.prefix}/collections/{item.get('collection')}/items/{item['id']}"
+            for key, asset in _assets(item, wanted):
+                files.append({"item": url, "asset": key, "href": str(asset.get("href")),
+                              **({"type": asset["type"]} if asset.get("type") else {})})
+                if len(files) > limit:
+                    return files
+        return files
+
+    async def _items(self, client: httpx.AsyncClient, reference: Mapping[str, Any],
+                     href: str, path: str, limit: int) -> list[dict[str, Any]]:
+        if (found := self._item.match(path)) and "collection" not in reference:
+            return [_answer(await client.get(href))]
+        if found := self._collection.match(path):
+            body = {"collections": [found.group(1)], "limit": min(PAGE, limit + 1),
+                    **{k: reference[k] for k in ("bbox", "datetime", "filter", "filter-lang")
+                       if k in reference}}
+            if reference.get("q"):
+                body["q"] = [reference["q"]]
+            page = _answer(await client.post(f"{self.prefix}/search", json=body))
+        elif self._pages.match(path) and "collection" not in reference:
+            page = _answer(await client.get(href))
+        else:
+            raise ValueError("not an item, a collection or a search of this catalog")
+        items = list(page.get("features") or [])
+        while len(items) <= limit:
+            following = next((link for link in page.get("links") or []
+                              if link.get("rel") == "next"), None)
+            if following is None:
+                break
+            if following.get("method") == "POST":
+                page = _answer(await client.post(following["href"], json=following.get("body")))
+            else:
+                page = _answer(await client.get(following["href"]))
+            items += page.get("features") or []
+        return items
+
+
+def _answer(response: httpx.Response) -> dict[str, Any]:
+    """The page or item; LookupError (404) or ValueError (400) with the API's words."""
+    body = response.json() if response.content else {}
+    detail = str(body.get("description") or body.get("detail") or body.get("title") or
+                 f"the catalog answered {response.status_code}")
+    if response.status_code == 404:
+        raise LookupError(detail)
+    if response.status_code >= 400:
+        raise ValueError(detail)
+    return dict(body)
