@@ -25,6 +25,7 @@ from tests.support.http import app_on, free_port, http_client, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_DEFINITIONS, TEST_PROCESSES
 from tests.support.roles import role_settings
+from tests.support.s3 import secured_s3_server
 from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
 #: The S3 and HTTP servers of the tests are on loopback: let the processes reach them (the
@@ -165,6 +166,16 @@ async def alice_processes(app, issuer: TestIssuer) -> AsyncIterator[httpx.AsyncC
     token = issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"])
     async with http_client(app, token) as c:
         yield c
+
+
+@pytest.fixture
+def secured_s3() -> Iterator[tuple[str, dict]]:
+    """An S3 server that checks credentials, with one bucket `secured` holding a NetCDF at
+    `data/sst.nc`; its endpoint and wrong keys (a wrong secret)."""
+    from stac_ext.publish.demo_files import netcdf_bytes
+
+    with secured_s3_server("secured", {"data/sst.nc": netcdf_bytes()}) as (endpoint, keys):
+        yield endpoint, {**keys, "secretAccessKey": "wrong-secret"}
 
 
 @pytest.fixture(scope="session")

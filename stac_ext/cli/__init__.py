@@ -313,13 +313,15 @@ def demo_s3(
     bucket: Annotated[str, typer.Option(help="bucket holding the demo campaign")] = "demo",
 ) -> None:
     """A local S3-compatible server (moto) with demo NetCDF, Zarr, Parquet and CSV files
-    under s3://BUCKET/campaign, for trying publish-dataset (any access key works)."""
+    under s3://BUCKET/campaign, and monthly sea surface temperature under
+    s3://BUCKET/sst-monthly, for trying publish-dataset and the loop from the catalog to a
+    job (any access key works)."""
     try:
         import boto3
         from moto.server import ThreadedMotoServer
     except ImportError:
         raise _fail("The demo S3 server needs moto: `make demo-s3` installs it.") from None
-    from stac_ext.publish.demo_files import campaign
+    from stac_ext.publish.demo_files import campaign, sst_monthly
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -329,7 +331,10 @@ def demo_s3(
     s3.create_bucket(Bucket=bucket)
     for key, data in campaign():
         s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
-    typer.echo(f"demo S3 at {endpoint}: s3://{bucket}/campaign (Ctrl-C stops it)")
+    for key, data in sst_monthly():
+        s3.put_object(Bucket=bucket, Key=f"sst-monthly/{key}", Body=data)
+    typer.echo(f"demo S3 at {endpoint}: s3://{bucket}/campaign, s3://{bucket}/sst-monthly "
+               "(Ctrl-C stops it)")
     try:
         while True:
             time.sleep(3600)

@@ -10,6 +10,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+def monthly_sst(year: int, month: int, days: int = 2) -> bytes:
+    """Sea surface temperature of one month (`days` time steps), CF-1 NetCDF: the monthly
+    files a scientist averages (`sst-monthly`)."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    kelvin = 275.0 + 2 * month + (year - 2020)
+    ds = xr.Dataset(
+        {"sst": (("time", "lat", "lon"), np.full((days, 3, 4), kelvin, dtype="float32"),
+                 {"standard_name": "sea_surface_temperature", "units": "K",
+                  "long_name": "Sea surface temperature"})},
+        coords={"time": pd.date_range(f"{year}-{month:02d}-01", periods=days, freq="7D"),
+                "lat": ("lat", [40.0, 41.0, 42.0], {"units": "degrees_north",
+                                                    "standard_name": "latitude"}),
+                "lon": ("lon", [-10.0, -9.0, -8.0, -7.0], {"units": "degrees_east",
+                                                           "standard_name": "longitude"})},
+        attrs={"Conventions": "CF-1.8"})
+    return bytes(ds.to_netcdf(engine="h5netcdf"))
+
+
+def sst_monthly(months: tuple[tuple[int, int], ...] = (
+        (2021, 1), (2021, 2), (2021, 3), (2022, 1))) -> Iterator[tuple[str, bytes]]:
+    """(key, bytes) of monthly sea surface temperature files."""
+    for year, month in months:
+        yield f"sst-{year}-{month:02d}.nc", monthly_sst(year, month)
+
+
 def netcdf_bytes() -> bytes:
     """Sea surface temperature over two days (and a variable without standard_name)."""
     import numpy as np

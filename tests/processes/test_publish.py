@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
 
 from stac_ext.data_api.urls import api_root
-from stac_ext.publish.demo_files import campaign, netcdf_bytes
+from stac_ext.publish.demo_files import campaign
 from stac_ext.publish.run import report
 from stac_ext.publish.writer import Outcome
 from tests.support.http import free_port
@@ -179,42 +175,6 @@ async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3
     assert expected in job["message"], job["message"]
     assert SECRET not in job["message"]
     assert await item_count(app) == before
-
-
-@pytest.fixture
-def secured_s3() -> Iterator[tuple[str, dict]]:
-    """An S3 server that checks credentials (moto with IAM authentication), with one bucket."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "5"},  # the probe + 4 set-up calls,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(endpoint, timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        iam = boto3.client("iam", endpoint_url=endpoint, aws_access_key_id="bootstrap",
-                           aws_secret_access_key="bootstrap", region_name="us-east-1")
-        iam.create_user(UserName="owner")
-        key = iam.create_access_key(UserName="owner")["AccessKey"]
-        policy = iam.create_policy(PolicyName="s3", PolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
-        iam.attach_user_policy(UserName="owner", PolicyArn=policy["Policy"]["Arn"])
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                          aws_access_key_id=key["AccessKeyId"],
-                          aws_secret_access_key=key["SecretAccessKey"])
-        s3.create_bucket(Bucket="secured")
-        s3.put_object(Bucket="secured", Key="data/sst.nc", Body=netcdf_bytes())
-        yield endpoint, {"accessKeyId": key["AccessKeyId"], "secretAccessKey": "wrong-secret",
-                         "endpoint": endpoint, "defaultRegion": "us-east-1"}
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 async def test_publish_with_wrong_keys(app, alice_processes, secured_s3) -> None:

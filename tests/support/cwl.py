@@ -276,3 +276,27 @@ arguments: [$(v1(1))]
 inputs: []
 outputs: []
 """
+
+
+def cdo_mean(process_id: str) -> str:
+    """The time mean of sea surface temperature files, by CDO (`timmean` of their
+    `mergetime`), to one NetCDF: a real tool on real data (the docs' example)."""
+    return f"""\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process_id}
+label: Time mean (CDO)
+doc: The time mean of NetCDF files, merged along time.
+baseCommand: [cdo, -s, timmean, -mergetime]
+arguments:
+  - {{position: 2, valueFrom: mean.nc}}
+inputs:
+  files:
+    type: File[]
+    label: NetCDF files
+    inputBinding: {{position: 1}}
+outputs:
+  mean:
+    type: File
+    outputBinding: {{glob: mean.nc}}
+"""

@@ -1,0 +1,220 @@
+"""From the catalog to a job and back, end to end on the real engine, a real S3 server and
+a real tool (CDO): alice finds monthly sea surface temperature by free text, runs a
+deployed CDO process on those items as a collection input, and its result is stored in her
+storage and published into her catalog with its lineage and provenance. And what must fail,
+failing clearly with nothing staged or written."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from prov.model import ProvDocument
+
+from stac_ext.app import create_app
+from stac_ext.publish.demo_files import netcdf_bytes, sst_monthly
+from tests.support.cwl import cdo_mean
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT, TestIssuer
+from tests.support.jobs import execute, wait_for
+from tests.support.processes import TEST_PROCESSES
+from tests.support.s3 import KEY_ID, SECRET, s3_client, secured_s3_server
+
+SST = "climate_forecast-sea_surface_temperature"
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+
+
+def s3_section(endpoint: str) -> dict:
+    return {"accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": endpoint,
+            "defaultRegion": "us-east-1"}
+
+
+@pytest.fixture
+async def loop_service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
+    """The service with a worker, staging at most 40 KiB per job (three months' files fit,
+    six demo NetCDFs do not); clients: alice (deploys, in ocean-lab), bob, anonymous,
+    each with a data and a process token."""
+    app = create_app(settings.model_copy(update={
+        "job_queue": f"loop-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
+        "job_stage_bytes": "40Ki"}), processes=TEST_PROCESSES)
+    clients = {
+        "alice": issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"],
+                              rights=["deployProcess"]),
+        "alice_data": issuer.token("alice", groups=["ocean-lab"]),
+        "bob": issuer.token("bob", client=PROCESS_CLIENT),
+        "bob_data": issuer.token("bob"),
+    }
+    async with app.router.lifespan_context(app):
+        made = {name: http_client(app, token) for name, token in clients.items()}
+        made["anonymous"] = http_client(app)
+        try:
+            yield made
+        finally:
+            for client in made.values():
+                await client.aclose()
+
+
+async def published(client: httpx.AsyncClient, inputs: dict) -> dict:
+    r = await execute(client, "publish-dataset", inputs)
+    assert r.status_code == 201, r.text
+    job = await wait_for(client, r.headers["Location"], "successful", "failed", seconds=180)
+    assert job["status"] == "successful", job.get("message")
+    return (await client.get(f"{r.headers['Location']}/results")).json()
+
+
+@pytest.mark.slow
+async def test_from_the_catalog_to_a_job_and_back(loop_service, s3_endpoint) -> None:
+    alice, alice_data = loop_service["alice"], loop_service["alice_data"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"alice-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    files = dict(sst_monthly())
+    for key, data in files.items():
+        s3.put_object(Bucket=bucket, Key=f"sst/{key}", Body=data)
+    # her monthly files in the catalog, private to her
+    result = await published(alice, {
+        "source": f"s3://{bucket}/sst", "visibility": "private",
+        "s3": s3_section(s3_endpoint), "display": {"friendlyName": f"Campaign {run}"}})
+    months = {i["file"].rsplit("/", 1)[1]: i["url"] for i in result["created"]}
+    assert set(months) == set(files)
+
+    # 1. she finds the sea surface temperature of 2021 by free text
+    query = {"q": "sea surface temperature",
+             "datetime": "2021-01-01T00:00:00Z/2021-12-31T23:59:59Z",
+             "filter": {"op": "like", "args": [{"property": "title"}, f"%{run}%"]},
+             "filter-lang": "cql2-json"}
+    found = (await alice_data.post("/data/search", json={
+        "collections": [SST], "limit": 100, **{**query, "q": [query["q"]]}})).json()
+    inputs_2021 = {months[f"sst-2021-0{m}.nc"] for m in (1, 2, 3)}
+    assert {f"http://testserver/data/collections/{SST}/items/{i['id']}"
+            for i in found["features"]} == inputs_2021
+
+    # 2. she deploys CDO's time mean, and runs it on those items, publishing privately
+    catalog = f"results-{run}"
+    assert (await alice_data.post("/data/catalogs", json={
+        "id": catalog, "type": "Catalog", "description": "my results"})).status_code == 201
+    process = f"sst-mean-{run}"
+    r = await alice.post("/processes/processes", content=cdo_mean(process), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    r = await execute(alice, process, {
+        "files": [{"collection": f"http://testserver/data/collections/{SST}", **query}],
+        "s3": s3_section(s3_endpoint), "results": {"prefix": f"s3://{bucket}/results"},
+        "publish": {"catalog": catalog}})
+    assert r.status_code == 201, r.text
+    url = r.headers["Location"]
+    job_id = url.rsplit("/", 1)[1]
+
+    # 3. it succeeds; the NetCDF is in her storage at the documented path, and downloads
+    job = await wait_for(alice, url, "successful", "failed", seconds=180)
+    assert job["status"] == "successful", job.get("message")
+    results = (await alice.get(f"{url}/results")).json()
+    mean = results["mean"]
+    key = f"results/{job_id}/mean/mean.nc"
+    assert mean["href"] == f"s3://{bucket}/{key}"
+    assert (mean["basename"], mean["type"]) == ("mean.nc", "application/x-netcdf")
+    stored = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    assert (mean["size"], mean["checksum"]) == (
+        len(stored), "1220" + hashlib.sha256(stored).hexdigest())
+
+    # 4. a new item of the collection, with its lineage
+    assert len(mean["items"]) == 1
+    item = (await alice_data.get(mean["items"][0].removeprefix("http://testserver"))).json()
+    assert item["collection"] == SST
+    assert item["assets"]["data"]["href"] == mean["href"]
+    properties = item["properties"]
+    assert properties["visibility"] == "private"
+    assert properties["processing:software"] == {process: "1.0.0 (revision 1)"}
+    assert properties["processing:lineage"].startswith(f"Made by the process {process}")
+    assert "processing:datetime" in properties
+    assert any(e.endswith("/processing/v1.2.0/schema.json") for e in item["stac_extensions"])
+    links = item["links"]
+    assert {link["href"] for link in links if link["rel"] == "derived_from"} == inputs_2021
+    assert {"rel": "related", "href": url} in [
+        {k: link[k] for k in ("rel", "href")} for link in links]
+    assert f"{url}/prov" in {link["href"] for link in links}
+    tree = (await alice_data.get(f"/data/catalogs/{catalog}")).json()
+    assert mean["items"][0] in {link["href"] for link in tree["links"] if link["rel"] == "item"}
+
+    # 5. the provenance lists each input's checksum, and PROV reads it
+    r = await alice.get(f"{url}/prov")
+    assert r.status_code == 200
+    document = ProvDocument.deserialize(content=r.text, format="json")
+    assert len(document.get_records()) > 0
+    prov = r.json()
+    read = {e["prov:location"]: e for name, e in prov["entity"].items()
+            if name.startswith("job:inputs/")}
+    assert set(read) == {f"s3://{bucket}/sst/sst-2021-0{m}.nc" for m in (1, 2, 3)}
+    for href, entity in read.items():
+        data = files[href.rsplit("/", 1)[1]]
+        assert entity["geocatalog:checksum"] == "1220" + hashlib.sha256(data).hexdigest()
+    assert {e["geocatalog:item"] for e in read.values()} == inputs_2021
+
+    # 6. bob and anonymous do not see the new item
+    item_path = mean["items"][0].removeprefix("http://testserver")
+    for other in (loop_service["bob_data"], loop_service["anonymous"]):
+        assert (await other.get(item_path)).status_code == 404
+
+    # dismissing the job leaves the item and her file
+    assert (await alice.delete(url)).status_code == 200
+    assert (await alice_data.get(item_path)).status_code == 200
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == stored
+
+
+async def jobs_of(client: httpx.AsyncClient, process: str) -> int:
+    r = await client.get("/processes/jobs", params={"processID": process})
+    return len(r.json()["jobs"])
+
+
+@pytest.mark.slow
+async def test_what_a_job_cannot_read_fails_clearly(loop_service, s3_endpoint) -> None:
+    alice, bob = loop_service["alice"], loop_service["bob"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"data-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    for n in range(6):
+        s3.put_object(Bucket=bucket, Key=f"a/sst-{n}.nc", Body=netcdf_bytes())
+    process = f"sst-mean-{run}"
+    r = await alice.post("/processes/processes", content=cdo_mean(process), headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    # bob's private item
+    result = await published(bob, {"source": f"s3://{bucket}/a/sst-0.nc",
+                                   "visibility": "private", "s3": s3_section(s3_endpoint)})
+    bobs = result["created"][0]["url"]
+
+    # alice naming bob's private item: 404 at submission, no job
+    r = await execute(alice, process, {"files": [{"href": bobs}]})
+    assert r.status_code == 404, r.text
+    assert r.json()["type"] == OGC + "no-such-input"
+    assert "does not exist" in r.json()["detail"]
+    assert await jobs_of(alice, process) == 0
+
+    # over the job's bytes: six files of 9 KiB against 40 KiB; nothing written
+    r = await execute(alice, process, {
+        "files": [{"href": f"s3://{bucket}/a/sst-{n}.nc"} for n in range(6)],
+        "s3": s3_section(s3_endpoint), "results": {"prefix": f"s3://{bucket}/out"}})
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "failed"
+    assert re.fullmatch(r"Stage-in stopped: the job's inputs are more than 40Ki "
+                        rf"\(JOB_STAGE_BYTES\); s3://{bucket}/a/sst-\d\.nc was being read\.",
+                        job["message"]), job["message"]
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="out")
+
+    # an asset whose storage refuses the keys
+    with secured_s3_server("secured", {"x/sst.nc": netcdf_bytes()}) as (_, keys):
+        wrong = {**keys, "secretAccessKey": "wrong-secret"}
+        r = await execute(alice, process, {"files": [{"href": "s3://secured/x/sst.nc"}],
+                                           "s3": wrong})
+        job = await wait_for(alice, r.headers["Location"], "successful", "failed",
+                             seconds=120)
+    assert job["status"] == "failed"
+    assert job["message"] == ("The object storage refused access to s3://secured/x/sst.nc: "
+                              "check s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
+    assert "entity" not in (await alice.get(f"{r.headers['Location']}/prov")).json()
