@@ -7,6 +7,7 @@ failing clearly with nothing staged or written."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ from prov.model import ProvDocument
 
 from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes, sst_monthly
-from tests.support.cwl import cdo_mean
+from tests.support.cwl import cdo_mean, python_tool
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
@@ -218,3 +219,63 @@ async def test_what_a_job_cannot_read_fails_clearly(loop_service, s3_endpoint) -
     assert job["message"] == ("The object storage refused access to s3://secured/x/sst.nc: "
                               "check s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
     assert "entity" not in (await alice.get(f"{r.headers['Location']}/prov")).json()
+
+
+SANDBOXED_READER = """
+    import json, os, socket, sys
+    path, port = sys.argv[1], int(sys.argv[2])
+    def attempt(action):
+        try:
+            action()
+            return "ok"
+        except OSError as e:
+            return type(e).__name__
+    def write():
+        with open(path, "ab") as f:
+            f.write(b"x")
+    print(json.dumps({"size": os.path.getsize(path), "write": attempt(write),
+                      "interfaces": [name for _, name in socket.if_nameindex()],
+                      "storage": attempt(lambda: socket.create_connection(("127.0.0.1", port), 2)),
+                      "outside": attempt(lambda: socket.create_connection(("192.0.2.1", 80), 2))}))
+"""
+
+
+@pytest.mark.slow
+async def test_staged_data_in_a_sandbox_without_network(loop_service, s3_endpoint) -> None:
+    """The worker stages the data in; the job reads it, read-only, and still reaches no
+    address (not even the storage it came from). Its file goes to the service's results
+    store, read through the API by whoever may read the job, and gone with the job."""
+    alice = loop_service["alice"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"net-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    data = netcdf_bytes()
+    s3.put_object(Bucket=bucket, Key="sst.nc", Body=data)
+    process = f"reader-{run}"
+    r = await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        process, SANDBOXED_READER, {"data": "File", "port": "int"}, {"report": "stdout"}))
+    assert r.status_code == 201, r.text
+    port = int(s3_endpoint.rsplit(":", 1)[1])
+    r = await execute(alice, process, {"data": {"href": f"s3://{bucket}/sst.nc"},
+                                       "port": port, "s3": s3_section(s3_endpoint)})
+    url = r.headers["Location"]
+    job = await wait_for(alice, url, "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job.get("message")
+    report = (await alice.get(f"{url}/results")).json()["report"]
+    # its own loopback (nothing listens on it), and no other interface
+    assert json.loads(report["contents"]) == {
+        "size": len(data), "write": "OSError", "interfaces": ["lo"],
+        "storage": "ConnectionRefusedError", "outside": "OSError"}
+    job_id = url.rsplit("/", 1)[1]
+    assert report["href"] == f"{url}/files/report/{report['basename']}"
+    path = report["href"].removeprefix("http://testserver")
+    got = await alice.get(path)
+    assert (got.status_code, got.content.decode()) == (200, report["contents"])
+    assert got.headers["content-type"].startswith(report["type"])
+    for other in (loop_service["bob"], loop_service["anonymous"]):
+        r = await other.get(path)
+        assert (r.status_code, r.json()["detail"]) == (
+            404, f"The job {job_id} has no file report/{report['basename']}.")
+    assert (await alice.delete(url)).status_code == 200
+    assert (await alice.get(path)).status_code == 404
