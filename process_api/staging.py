@@ -69,22 +69,28 @@ def _storage_error(error: Exception, href: str) -> StagingError:
     return StagingError(f"{href} could not be read ({type(error).__name__}).")
 
 
+def _over(limits: StageLimits, href: str) -> StagingError:
+    return StagingError(f"Stage-in stopped: the job's inputs are more than "
+                        f"{quantity(limits.bytes)} (JOB_STAGE_BYTES), at {href}.")
+
+
 class Fetcher:
-    """Opens the data a job reads: `s3://` with the caller's credentials, http(s) through
-    the outbound policy (no redirects)."""
+    """Fetches the data a job reads: `s3://` with the caller's credentials, http(s) through
+    the outbound policy (no redirects); each file in one streamed request, its size asked
+    first (a file over the room left is not fetched)."""
 
     def __init__(self, s3: dict[str, Any]) -> None:
         self.s3 = s3
         self._s3fs: Any = None
         self._https: Any = None
 
-    def open(self, href: str) -> Any:
+    def _source(self, href: str) -> tuple[Any, str]:
         if href.startswith("s3://"):
             if self.s3.get("enabled") is False:
                 raise StagingError(f"{href}: S3 access is disabled (s3.enabled = false).")
             if self._s3fs is None:
                 self._s3fs = s3_filesystem(self.s3)
-            return self._s3fs.open(href.removeprefix("s3://"), "rb", block_size=CHUNK)
+            return self._s3fs, href.removeprefix("s3://")
         import fsspec
 
         OutboundPolicy.from_env().check(href)
@@ -92,7 +98,29 @@ class Fetcher:
             self._https = fsspec.filesystem("https", allow_redirects=False,
                                             get_client=allowed_http_client,
                                             skip_instance_cache=True)
-        return self._https.open(href, "rb", block_size=CHUNK)
+        return self._https, href
+
+    def fetch(self, href: str, target: Path, room: int, limits: StageLimits
+              ) -> tuple[int, str]:
+        """`href` into `target`, if it fits in `room` bytes: its size and checksum."""
+        try:
+            fs, path = self._source(href)
+            announced = fs.info(path).get("size")
+            if announced is not None and int(announced) > room:
+                raise _over(limits, href)
+            fs.get_file(path, str(target))
+        except StagingError:
+            raise
+        except Exception as e:  # fsspec and its storages raise many kinds: say which
+            raise _storage_error(e, href) from None
+        digest, size = hashlib.sha256(), 0
+        with target.open("rb") as data:
+            while chunk := data.read(CHUNK):
+                size += len(chunk)
+                digest.update(chunk)
+        if size > room:  # a server that said less than it sent
+            raise _over(limits, href)
+        return size, multihash(digest)
 
 
 def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
@@ -114,25 +142,10 @@ def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
             href, name = file["href"], safe_name(file["href"])
             target = folder / str(count) / name
             target.parent.mkdir(parents=True)
-            digest, size = hashlib.sha256(), 0
-            try:
-                with fetcher.open(href) as source, target.open("wb") as out:
-                    while chunk := source.read(CHUNK):
-                        size += len(chunk)
-                        if total + size > limits.bytes:
-                            raise StagingError(
-                                f"Stage-in stopped: the job's inputs are more than "
-                                f"{quantity(limits.bytes)} (JOB_STAGE_BYTES); {href} "
-                                "was being read.")
-                        digest.update(chunk)
-                        out.write(chunk)
-            except StagingError:
-                raise
-            except Exception as e:  # fsspec and its storages raise many kinds: say which
-                raise _storage_error(e, href) from None
+            size, checksum = fetcher.fetch(href, target, limits.bytes - total, limits)
             total += size
             files.append({**file, "path": f"{mount}/{count}/{name}", "size": size,
-                          "checksum": multihash(digest)})
+                          "checksum": checksum})
         staged.append({**entry, "files": files})
     return staged
 

@@ -90,4 +90,9 @@ def table(results: dict[str, Any]) -> str:
                      "one job on an idle worker: accepted->running p50 "
                      f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
                      f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
+    if staged := results.get("staging"):
+        lines.append(f"staging ({staged['bytes'] / 2**20:.0f} MiB NetCDF, local S3, median of "
+                     f"{staged['rounds']}): stage in + out {staged['seconds']['stage in + out']}"
+                     f" s vs plain copy {staged['seconds']['plain copy']} s = "
+                     f"{staged['ratio']:.2f}x (target 1.5x or less)")
     return "\n".join(lines)

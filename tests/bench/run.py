@@ -30,6 +30,7 @@ from tests.bench import (
     report,
     scenarios,
     servers,
+    staging,
     wrk,
 )
 
@@ -77,7 +78,8 @@ def main(
     only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
-        "--feature", help="only these features: catalogs, scoped_search, jobs")] = None,
+        "--feature", help="only these features: catalogs, scoped_search, jobs, staging")
+    ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
     cf_collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
@@ -227,7 +229,7 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs")
+FEATURES = ("catalogs", "scoped_search", "jobs", "staging")
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
 #: metrics)
 COST_PAIRS = 6
@@ -248,6 +250,8 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
             results["scoped_search"] = features.scoped_search(dsn, running)
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
+    if "staging" in chosen:  # a job's data in and out, against a plain copy
+        results["staging"] = staging.run()
     if "jobs" in chosen:
         database.reset_jobs(dsn)
         jobs = servers.job_service(dsn, settings.data_dir)

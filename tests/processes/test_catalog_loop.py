@@ -204,7 +204,7 @@ async def test_what_a_job_cannot_read_fails_clearly(loop_service, s3_endpoint) -
     job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
     assert job["status"] == "failed"
     assert re.fullmatch(r"Stage-in stopped: the job's inputs are more than 40Ki "
-                        rf"\(JOB_STAGE_BYTES\); s3://{bucket}/a/sst-\d\.nc was being read\.",
+                        rf"\(JOB_STAGE_BYTES\), at s3://{bucket}/a/sst-\d\.nc\.",
                         job["message"]), job["message"]
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="out")
 
