@@ -38,7 +38,8 @@ def with_lineage(item: dict[str, Any], lineage: dict[str, Any]) -> dict[str, Any
                   "processing:software": {software: version},
                   "processing:datetime": lineage["datetime"]}
     links = [*item.get("links", []),
-             *({"rel": "derived_from", "href": url, "type": "application/geo+json"}
+             *({"rel": "derived_from", "href": url, "type": "application/geo+json",
+                "title": f"Derived from {url.rstrip('/').rsplit('/', 1)[-1]}"}
                for url in sources),
              {"rel": "related", "href": lineage["job"], "type": "application/json",
               "title": "The job that made this item"},

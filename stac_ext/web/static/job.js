@@ -2,7 +2,7 @@
 // dismiss.
 "use strict";
 (() => {
-  const { api, apiText, message, showError, settings, ready } = window.geocatalog;
+  const { api, apiText, download, message, showError, settings, ready } = window.geocatalog;
   const id = document.getElementById("job-id").dataset.job;
   const url = settings.processes + "jobs/" + encodeURIComponent(id);
   const error = document.getElementById("job-error");
@@ -17,6 +17,42 @@
   let dismissing = false;
   const schedule = () => { timer = window.setTimeout(() => { polling = poll(); }, 400); };
 
+  const isFile = (value) => value && typeof value === "object" && typeof value.href === "string";
+  const ownApi = (href) => href.startsWith(settings.processes);
+
+  // A stored file: its name, size and where it is; a Download button for a file of the
+  // service's store (read with the signed-in user's token), the items it became.
+  function fileView(file) {
+    const view = document.createElement("div");
+    view.className = "result-file";
+    const name = document.createElement("strong");
+    name.textContent = file.basename || file.href;
+    view.append(name, " (" + (file.type || "file") + ", " + (file.size || 0).toLocaleString() + " bytes) ");
+    if (ownApi(file.href)) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = "Download";
+      button.addEventListener("click", async () => {
+        const result = await download(file.href, file.basename || "result");
+        if (!result.ok) showError(error, message(result));
+      });
+      view.append(button);
+    } else {
+      const where = document.createElement("code");
+      where.className = "result-href";
+      where.textContent = file.href;
+      view.append("in your storage: ", where);
+    }
+    for (const item of file.items || []) {
+      const link = document.createElement("a");
+      link.href = item;
+      link.className = "result-item";
+      link.textContent = "the item it became";
+      view.append(" · ", link);
+    }
+    return view;
+  }
+
   function showResults(results) {
     const list = document.getElementById("result-values");
     list.replaceChildren();
@@ -24,7 +60,9 @@
       const term = document.createElement("dt");
       term.textContent = name;
       const description = document.createElement("dd");
-      description.textContent = typeof value === "string" ? value : JSON.stringify(value);
+      const files = Array.isArray(value) ? value.filter(isFile) : (isFile(value) ? [value] : []);
+      if (files.length) description.append(...files.map(fileView));
+      else description.textContent = typeof value === "string" ? value : JSON.stringify(value);
       list.append(term, description);
     }
     text("results-json", JSON.stringify(results, null, 2));

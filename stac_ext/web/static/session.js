@@ -49,6 +49,20 @@
     return { status: response.status, ok: response.ok, text: await response.text() };
   }
 
+  // A file of the API (a job's result), saved by the browser under `name`.
+  async function download(url, name) {
+    const response = await authorized(url, { headers: { Accept: "*/*" } });
+    if (!response.ok) return { status: response.status, ok: false, body: null };
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(await response.blob());
+    link.download = name;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    window.setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+    return { status: response.status, ok: true, body: null };
+  }
+
   // The API's own words: OGC exceptions have `detail`, STAC errors `description`.
   function message(result) {
     const body = result.body || {};
@@ -129,6 +143,6 @@
   document.getElementById("sign-in").addEventListener("click", () => signIn());
   document.getElementById("sign-out").addEventListener("click", () => signOut());
 
-  window.geocatalog = { settings, manager, user, api, apiText, message, showError, sameOrigin, ready,
+  window.geocatalog = { settings, manager, user, api, apiText, download, message, showError, sameOrigin, ready,
     groups, rights };
 })();

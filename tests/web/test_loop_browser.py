@@ -1,0 +1,125 @@
+"""The loop from the catalog to a job and back, as a person sees it in a browser: the job's
+page lists its result files (one in her storage, one to download from the service) and
+links the item its NetCDF became; that item's page in STAC Browser shows what it was
+derived from and the job that made it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.publish.demo_files import sst_monthly
+from stac_ext.settings import Settings
+from tests.support.cli import run_cli
+from tests.support.cluster import new_database
+from tests.support.cwl import cdo_mean
+from tests.support.http import free_port, uvicorn_serving
+from tests.support.s3 import KEY_ID, SECRET, s3_client
+
+CHROMIUM = "/usr/bin/chromium"
+SST = "climate_forecast-sea_surface_temperature"
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                 reason="Debian's chromium (make test installs it)")]
+
+
+def ended(base: str, job: str, token: str) -> dict:
+    """The job once it has ended (bounded; not a timing assertion)."""
+    deadline = time.monotonic() + 180
+    while True:
+        found = httpx.get(job, headers={"Authorization": f"Bearer {token}"}).json()
+        if found["status"] in ("successful", "failed") or time.monotonic() > deadline:
+            return found
+        time.sleep(0.3)
+
+
+def run(base: str, token: str, process: str, inputs: dict) -> str:
+    r = httpx.post(f"{base}/processes/processes/{process}/execution",
+                   json={"processInputs": inputs}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 201, r.text
+    job = r.headers["Location"]
+    assert ended(base, job, token)["status"] == "successful", ended(base, job, token)
+    return job
+
+
+@pytest.fixture(scope="module")
+def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[tuple[str, str]]:
+    """A service (a worker, the local issuer) where alice published monthly SST from her
+    storage, deployed CDO's mean and ran it on 2021's months, her NetCDF published into
+    her catalog; the base URL and the job's id."""
+    url = new_database(settings.database_url or "", "loopweb_")
+    assert run_cli("migrate", env={"DATABASE_URL": url}).returncode == 0
+    s3 = s3_client(s3_endpoint)
+    bucket = f"web-{free_port()}"
+    s3.create_bucket(Bucket=bucket)
+    for key, data in sst_monthly():
+        s3.put_object(Bucket=bucket, Key=f"sst/{key}", Body=data)
+    storage = {"accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": s3_endpoint,
+               "defaultRegion": "us-east-1"}
+    port, data_dir = free_port(), tmp_path_factory.mktemp("loop-web")
+    with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
+                         GEOCATALOG_PORT=str(port), IN_PROCESS_WORKER="true",
+                         OUTBOUND_ALLOW="127.0.0.0/8",
+                         GEOCATALOG_DATA_DIR=str(data_dir)) as base:
+        issuer = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth")
+        jobs = issuer.mint("alice", settings.process_client_id, rights=["deployProcess"])
+        data = issuer.mint("alice", settings.data_client_id)
+        run(base, jobs, "publish-dataset", {"source": f"s3://{bucket}/sst", "s3": storage})
+        r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {data}"},
+                       json={"id": "means", "type": "Catalog", "description": "My means"})
+        assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/processes/processes", content=cdo_mean("sst-mean"),
+                       headers={"Authorization": f"Bearer {jobs}",
+                                "Content-Type": "application/cwl+yaml"})
+        assert r.status_code == 201, r.text
+        job = run(base, jobs, "sst-mean", {
+            "files": [{"href": f"{base}/data/search?collections={SST}&datetime="
+                               "2021-01-01T00:00:00Z/2021-12-31T23:59:59Z&limit=2"}],
+            "s3": storage, "results": {"prefix": f"s3://{bucket}/results"},
+            "publish": {"catalog": "means", "visibility": "public"}})
+        yield base, job.rsplit("/", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update"])
+        yield chromium
+        chromium.close()
+
+
+def test_the_job_page_and_the_item_it_made(finished_job, browser: Browser) -> None:
+    base, job = finished_job
+    page = browser.new_page()
+    page.route("**/*", lambda route: route.continue_()
+               if route.request.url.startswith((base, "data:", "blob:")) else route.abort())
+    page.goto(f"{base}/processes/jobs/{job}", wait_until="networkidle")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("DEVELOPMENT ONLY.")).to_be_visible()
+    page.get_by_label("User name").fill("alice")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Signed in as alice")).to_be_visible()
+    results = page.locator("#results")
+    expect(results).to_be_visible()
+    expect(results.locator(".result-file strong")).to_have_text("mean.nc")
+    expect(results.locator(".result-href")).to_have_text(
+        json.loads(page.locator("#results-json").text_content() or "{}")["mean"]["href"])
+    # the item it became, in STAC Browser: derived from the three months of 2021, made by the job
+    results.locator(".result-item").click()
+    page.wait_for_url(f"{base}/browser/**")
+    expect(page.get_by_text("Derived from", exact=False).first).to_be_visible(timeout=30000)
+    derived = page.locator("a", has_text="sst-2021-0")
+    expect(derived).to_have_count(3)
+    expect(page.get_by_text("The job that made this item")).to_be_visible()
+    page.close()
