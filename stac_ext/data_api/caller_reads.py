@@ -86,6 +86,7 @@ class CallerReads:
         if (found := self._item.match(path)) and "collection" not in reference:
             return [_answer(await client.get(href))]
         if found := self._collection.match(path):
+            _answer(await client.get(f"{self.prefix}/collections/{found.group(1)}"))
             body = {"collections": [found.group(1)], "limit": min(PAGE, limit + 1),
                     **{k: reference[k] for k in ("bbox", "datetime", "filter", "filter-lang")
                        if k in reference}}

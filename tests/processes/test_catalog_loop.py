@@ -20,10 +20,11 @@ from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes, sst_monthly
 from tests.support.cwl import cdo_mean, python_tool
 from tests.support.http import http_client
-from tests.support.issuer import PROCESS_CLIENT, TestIssuer
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
 from tests.support.processes import TEST_PROCESSES
 from tests.support.s3 import KEY_ID, SECRET, s3_client, secured_s3_server
+from tests.support.stac import make_collection, make_item
 
 SST = "climate_forecast-sea_surface_temperature"
 CWL_YAML = {"Content-Type": "application/cwl+yaml"}
@@ -37,18 +38,19 @@ def s3_section(endpoint: str) -> dict:
 
 @pytest.fixture
 async def loop_service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
-    """The service with a worker, staging at most 40 KiB per job (three months' files fit,
-    six demo NetCDFs do not); clients: alice (deploys, in ocean-lab), bob, anonymous,
-    each with a data and a process token."""
+    """The service with a worker, staging at most 40 KiB and 8 files per job (three
+    months' files fit, six demo NetCDFs do not); clients: alice (deploys, in ocean-lab),
+    bob, anonymous, each with a data and a process token, and an administrator."""
     app = create_app(settings.model_copy(update={
         "job_queue": f"loop-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
-        "job_stage_bytes": "40Ki"}), processes=TEST_PROCESSES)
+        "job_stage_bytes": "40Ki", "job_stage_files": 8}), processes=TEST_PROCESSES)
     clients = {
         "alice": issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"],
                               rights=["deployProcess"]),
         "alice_data": issuer.token("alice", groups=["ocean-lab"]),
         "bob": issuer.token("bob", client=PROCESS_CLIENT),
         "bob_data": issuer.token("bob"),
+        "admin_data": issuer.token("root", rights=[ADMIN_RIGHT]),
     }
     async with app.router.lifespan_context(app):
         made = {name: http_client(app, token) for name, token in clients.items()}
@@ -279,3 +281,83 @@ async def test_staged_data_in_a_sandbox_without_network(loop_service, s3_endpoin
             404, f"The job {job_id} has no file report/{report['basename']}.")
     assert (await alice.delete(url)).status_code == 200
     assert (await alice.get(path)).status_code == 404
+
+
+async def test_references_that_cannot_be_read_are_refused_at_submission(
+        loop_service, s3_endpoint) -> None:
+    """Each a 400 (or 404) naming the input, and no job."""
+    alice = loop_service["alice"]
+    run = uuid.uuid4().hex[:8]
+    single = f"one-{run}"
+    r = await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        single, "print(1)", {"data": "File"}, {"report": "stdout"}))
+    assert r.status_code == 201, r.text
+    many = f"many-{run}"
+    assert (await alice.post("/processes/processes", content=cdo_mean(many),
+                             headers=CWL_YAML)).status_code == 201
+    name = f"loop-{run}"
+    r = await loop_service["admin_data"].post("/data/collections", json=make_collection(name))
+    assert r.status_code == 201, r.text
+    collection = f"http://testserver/data/collections/{name}"
+    for n in range(2):  # two items of hers, each with one data asset
+        item = make_item(f"two-{run}-{n}", day=n + 1, data=f"s3://b/{run}-{n}.nc")
+        item["properties"]["title"] = f"Two {run}"
+        r = await loop_service["alice_data"].post(f"/data/collections/{name}/items", json=item)
+        assert r.status_code == 201, r.text
+    mine = {"op": "=", "args": [{"property": "title"}, f"Two {run}"]}
+    cases = [
+        (single, {"data": {"collection": collection, "filter": mine}}, 400,
+         r"processInputs\.data: the reference gives 2 files, and the input takes one "
+         r"\(an array input takes many\)\."),
+        (single, {"data": {"href": "http://testserver/data/conformance"}}, 400,
+         r"processInputs\.data: not an item, a collection or a search of this catalog"),
+        (single, {"data": {"collection": "https://elsewhere.example/collections/x"}}, 400,
+         r"processInputs\.data: a collection input names a collection of this catalog\."),
+        (single, {"data": {"href": f"{collection}/items/nothing-{run}"}}, 404,
+         rf"processInputs\.data: Item nothing-{run} in Collection {name} does not exist\."),
+        (single, {"data": {"collection": "http://testserver/data/collections/none"}}, 404,
+         r"processInputs\.data: Collection none does not exist\."),
+        (single, {"data": {"href": "http://testserver/data/collections/none/items/x"}}, 404,
+         r"processInputs\.data: Collection none does not exist\."),
+        (many, {"files": [{"href": f"s3://b/{n}.nc"} for n in range(9)]}, 400,
+         r"processInputs\.files\[8\]: the references give more than 8 files, the most one "
+         r"job reads \(JOB_STAGE_FILES\)\."),
+        (single, {"data": {"href": "ftp://example.org/x.nc"}}, 400,
+         r"processInputs do not match the process's inputs schema: data: .*"),
+    ]
+    for process, inputs, status, detail in cases:
+        r = await execute(alice, process, inputs)
+        assert r.status_code == status, (inputs, r.text)
+        assert re.fullmatch(detail, r.json()["detail"]), r.json()["detail"]
+    assert await jobs_of(alice, single) == 0 and await jobs_of(alice, many) == 0
+
+    # a package's input may not take a name of the job's own sections
+    for name in ("s3", "results", "publish", "resources"):
+        r = await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+            f"named-{run}", "print(1)", {name: "string"}, {}))
+        assert r.status_code == 400
+        assert r.json()["detail"].startswith(f"inputs.{name}: the name is the job's own")
+
+
+@pytest.mark.slow
+async def test_publishing_into_a_catalog_not_yours_fails_saying_so(
+        loop_service, s3_endpoint) -> None:
+    alice, bob_data = loop_service["alice"], loop_service["bob_data"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"pub-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="sst.nc", Body=netcdf_bytes())
+    assert (await bob_data.post("/data/catalogs", json={
+        "id": f"bobs-{run}", "type": "Catalog", "description": "bob's"})).status_code == 201
+    process = f"sst-mean-{run}"
+    assert (await alice.post("/processes/processes", content=cdo_mean(process),
+                             headers=CWL_YAML)).status_code == 201
+    r = await execute(alice, process, {
+        "files": [{"href": f"s3://{bucket}/sst.nc"}], "s3": s3_section(s3_endpoint),
+        "results": {"prefix": f"s3://{bucket}/out"}, "publish": {"catalog": f"bobs-{run}"}})
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "failed"
+    assert job["message"].startswith(
+        "The job's files are stored; publishing them failed: PublishError: "), job["message"]
+    assert "bobs-" in job["message"]
