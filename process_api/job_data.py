@@ -27,6 +27,8 @@ from process_api.staging import (
 )
 from process_api.store import Job
 
+#: The sections of a job's inputs for its worker alone (storage keys, where results go).
+WORKER_SECTIONS = ("s3", "results", "publish")
 #: The formats a published result may be (what the catalog's inspector describes).
 PUBLISHED_TYPES = ("application/x-netcdf", "application/vnd.apache.parquet")
 
@@ -78,13 +80,14 @@ class JobData:
 
     async def stage_in(self, mount: str) -> dict[str, Any]:
         """The files the inputs reference fetched; the inputs as the job reads them (each
-        reference a `{"path"}` where it sees the staged folder: `mount`)."""
+        reference a `{"path"}` where it sees the staged folder: `mount`), without the
+        sections the worker uses: the job's code never sees the storage's keys."""
+        given = {k: v for k, v in self.inputs.items() if k not in WORKER_SECTIONS}
         staging = self.job.get("staging") or []
         if not staging:
-            return self.inputs
+            return given
         self.read = await asyncio.to_thread(stage_in, staging, self.staged, self.s3,
                                             self.config.limits, mount)
-        given = dict(self.inputs)
         # last index first: an array's reference may become several files
         for entry in sorted(self.read, key=lambda e: -1 if e["index"] is None else -e["index"]):
             files = [{"path": f["path"]} for f in entry["files"]]

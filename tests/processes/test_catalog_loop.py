@@ -224,7 +224,7 @@ async def test_what_a_job_cannot_read_fails_clearly(loop_service, s3_endpoint) -
 
 
 SANDBOXED_READER = """
-    import json, os, socket, sys
+    import glob, json, os, socket, stat, sys
     path, port = sys.argv[1], int(sys.argv[2])
     def attempt(action):
         try:
@@ -235,7 +235,22 @@ SANDBOXED_READER = """
     def write():
         with open(path, "ab") as f:
             f.write(b"x")
+    def seen(secret):  # in what another process holds open, or in its environment
+        found = []
+        for place in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/fd/*"):
+            if place.startswith(f"/proc/{os.getpid()}/"):
+                continue
+            try:
+                if not stat.S_ISREG(os.stat(place).st_mode):  # a pipe would block
+                    continue
+                with open(place, "rb") as f:
+                    if secret in f.read(1 << 20):
+                        found.append(place)
+            except OSError:
+                pass
+        return found
     print(json.dumps({"size": os.path.getsize(path), "write": attempt(write),
+                      "keys": seen("yek-terces-tset"[::-1].encode()),
                       "interfaces": [name for _, name in socket.if_nameindex()],
                       "storage": attempt(lambda: socket.create_connection(("127.0.0.1", port), 2)),
                       "outside": attempt(lambda: socket.create_connection(("192.0.2.1", 80), 2))}))
@@ -245,8 +260,9 @@ SANDBOXED_READER = """
 @pytest.mark.slow
 async def test_staged_data_in_a_sandbox_without_network(loop_service, s3_endpoint) -> None:
     """The worker stages the data in; the job reads it, read-only, and still reaches no
-    address (not even the storage it came from). Its file goes to the service's results
-    store, read through the API by whoever may read the job, and gone with the job."""
+    address (not even the storage it came from), nor sees the storage's keys (in no
+    process's environment or open file). Its file goes to the service's results store,
+    read through the API by whoever may read the job, and gone with the job."""
     alice = loop_service["alice"]
     run = uuid.uuid4().hex[:8]
     bucket = f"net-{run}"
@@ -266,8 +282,9 @@ async def test_staged_data_in_a_sandbox_without_network(loop_service, s3_endpoin
     assert job["status"] == "successful", job.get("message")
     report = (await alice.get(f"{url}/results")).json()["report"]
     # its own loopback (nothing listens on it), and no other interface
+    assert SECRET == "test-secret-key"  # what the script looks for, reversed in its text
     assert json.loads(report["contents"]) == {
-        "size": len(data), "write": "OSError", "interfaces": ["lo"],
+        "size": len(data), "write": "OSError", "keys": [], "interfaces": ["lo"],
         "storage": "ConnectionRefusedError", "outside": "OSError"}
     job_id = url.rsplit("/", 1)[1]
     assert report["href"] == f"{url}/files/report/{report['basename']}"
