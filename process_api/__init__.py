@@ -1,8 +1,8 @@
 """OGC API Processes under `/processes`: the sub-app, job store, engine, built-in processes.
 
 May import FastAPI, procrastinate, psycopg, jsonschema, joserfc, prometheus-client,
-OpenTelemetry, cwltool (and its loader's schema-salad and ruamel.yaml) and the standard
-library;
+OpenTelemetry, cwltool (and its loader's schema-salad and ruamel.yaml), httpx, fsspec and
+s3fs (jobs' data), prov and rocrate (jobs' provenance) and the standard library;
 never `stac_ext` or `catalogs_ext`: the composition root hands it the DSN, the secrets key
 and the auth dependency (`ProcessesConfig`).
 

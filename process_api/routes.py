@@ -29,6 +29,7 @@ from process_api.preferences import ASYNC, sync_preference
 from process_api.provenance import PROV_JSON, provenance
 from process_api.quotas import RETRY_SECONDS, QueueFull
 from process_api.resources import resource_problems
+from process_api.ro_crate import RO_CRATE, ro_crate
 from process_api.secrets import PLACEHOLDER
 from process_api.service import (
     Caller,
@@ -234,11 +235,17 @@ def jobs_router(service: ProcessService, user: CallerDependency,
     @router.get("/{job_id}/prov", summary="What the job read and wrote (W3C PROV-JSON)",
                 description="The job (an activity) with its owner and process; each file it "
                 "read, with the item and asset it came from, its href and checksum; each "
-                "file it wrote; each item published from one.")
-    async def prov(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
+                "file it wrote; each item published from one. To `Accept: "
+                "application/ld+json`: the same as a Workflow Run RO-Crate's metadata.",
+                responses={200: {"content": {"application/ld+json": {}}}})
+    async def prov(job_id: str, request: Request, caller: Caller = Depends(user),
+                   accept: Annotated[str | None, Header(max_length=1024)] = None
+                   ) -> Response:
         job = await service.visible_job(job_id, caller)
         if job["status"] not in ("successful", "failed"):
             raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
+        if "application/ld+json" in (accept or ""):
+            return Response(ro_crate(job, _base(request)), media_type=RO_CRATE)
         return Response(provenance(job, _base(request)), media_type=PROV_JSON)
 
     @router.get("/{job_id}/files/{path:path}", summary="A file a job wrote",

@@ -11,10 +11,12 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 from prov.model import ProvDocument
+from rocrate.rocrate import ROCrate
 
 from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes, sst_monthly
@@ -71,7 +73,8 @@ async def published(client: httpx.AsyncClient, inputs: dict) -> dict:
 
 
 @pytest.mark.slow
-async def test_from_the_catalog_to_a_job_and_back(loop_service, s3_endpoint) -> None:
+async def test_from_the_catalog_to_a_job_and_back(loop_service, s3_endpoint,
+                                                  tmp_path: Path) -> None:
     alice, alice_data = loop_service["alice"], loop_service["alice_data"]
     run = uuid.uuid4().hex[:8]
     bucket = f"alice-{run}"
@@ -157,6 +160,16 @@ async def test_from_the_catalog_to_a_job_and_back(loop_service, s3_endpoint) -> 
         data = files[href.rsplit("/", 1)[1]]
         assert entity["geocatalog:checksum"] == "1220" + hashlib.sha256(data).hexdigest()
     assert {e["geocatalog:item"] for e in read.values()} == inputs_2021
+    # the same as a Workflow Run RO-Crate, which ro-crate-py reads
+    r = await alice.get(f"{url}/prov", headers={"Accept": "application/ld+json"})
+    assert r.headers["content-type"].startswith("application/ld+json")
+    (tmp_path / "ro-crate-metadata.json").write_text(r.text)
+    crate = ROCrate(tmp_path)
+    assert crate.mainEntity.id == f"http://testserver/processes/processes/{process}/package"
+    action = next(e for e in crate.get_entities() if e.type == "CreateAction")
+    assert {f.id for f in action["object"]} == set(read)
+    assert [f.id for f in action["result"]] == [mean["href"]]
+    assert action["result"][0]["sha256"] == mean["checksum"].removeprefix("1220")
 
     # 6. bob and anonymous do not see the new item
     item_path = mean["items"][0].removeprefix("http://testserver")
