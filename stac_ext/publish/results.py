@@ -15,7 +15,7 @@ from process_api import JOB_DATABASE_URL, Context
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root
 from stac_ext.publish.items import build_items, file_name
-from stac_ext.publish.run import describe, report
+from stac_ext.publish.run import describe, may_create_collections, report
 from stac_ext.publish.settings import PublishSettings
 from stac_ext.publish.writer import Outcome, Writer
 
@@ -51,10 +51,8 @@ def with_lineage(item: dict[str, Any], lineage: dict[str, Any]) -> dict[str, Any
 
 def publish_results(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
     settings = PublishSettings()  # the job's environment: no secret of the service
-    projects = settings.publish_collection_projects
-    may_create = "*" in projects or (context.project is not None
-                                     and context.project in projects)
-    return asyncio.run(_publish(inputs, context, settings, may_create))
+    return asyncio.run(_publish(inputs, context, settings,
+                                may_create_collections(settings, context)))
 
 
 async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSettings,

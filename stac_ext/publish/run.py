@@ -105,12 +105,16 @@ def describe(fs: Any, path: str, href: str) -> Description | None:
     return None
 
 
+def may_create_collections(settings: PublishSettings, context: Context) -> bool:
+    """Whether the job's project may create the collections its items need."""
+    projects = settings.publish_collection_projects
+    return "*" in projects or (context.project is not None and context.project in projects)
+
+
 def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
     settings = PublishSettings()  # the job's environment: no secret of the service
-    projects = settings.publish_collection_projects
-    may_create = "*" in projects or (context.project is not None
-                                     and context.project in projects)
-    return asyncio.run(_publish(inputs, context, settings, may_create))
+    return asyncio.run(_publish(inputs, context, settings,
+                                may_create_collections(settings, context)))
 
 
 async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSettings,
