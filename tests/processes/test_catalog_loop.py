@@ -391,3 +391,39 @@ async def test_publishing_into_a_catalog_not_yours_fails_saying_so(
     assert job["message"].startswith(
         "The job's files are stored; publishing them failed: PublishError: "), job["message"]
     assert "bobs-" in job["message"]
+
+
+@pytest.mark.slow
+async def test_a_published_file_of_the_service_store_outlives_its_job(
+        loop_service, s3_endpoint) -> None:
+    """Without a storage of hers the NetCDF goes to the service's results store; published
+    publicly, anyone who reads the item reads its file, and dismissing the job keeps it
+    (an unpublished file goes with the job: the sandbox test)."""
+    alice, anonymous = loop_service["alice"], loop_service["anonymous"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"svc-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="sst.nc", Body=netcdf_bytes())
+    process = f"sst-mean-{run}"
+    assert (await alice.post("/processes/processes", content=cdo_mean(process),
+                             headers=CWL_YAML)).status_code == 201
+    r = await execute(alice, process, {"files": [{"href": f"s3://{bucket}/sst.nc"}],
+                                       "s3": s3_section(s3_endpoint),
+                                       "publish": {"visibility": "public"}})
+    url = r.headers["Location"]
+    job = await wait_for(alice, url, "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job.get("message")
+    mean = (await alice.get(f"{url}/results")).json()["mean"]
+    assert mean["href"] == f"{url}/files/mean/mean.nc"
+    item = (await anonymous.get(mean["items"][0].removeprefix("http://testserver"))).json()
+    assert item["assets"]["data"]["href"] == mean["href"]
+    assert item["properties"]["visibility"] == "public"
+    assert "derived_from" not in {link["rel"] for link in item["links"]}  # a file's URL
+    path = mean["href"].removeprefix("http://testserver")
+    first = await anonymous.get(path)
+    assert (first.status_code, len(first.content)) == (200, mean["size"])
+    assert (await alice.delete(url)).status_code == 200
+    for reader in (alice, anonymous):
+        again = await reader.get(path)
+        assert (again.status_code, again.content) == (200, first.content)
