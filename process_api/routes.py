@@ -142,7 +142,9 @@ def processes_router(service: ProcessService, user: CallerDependency,
                  "(else 201, `Preference-Applied: respond-async`); a job that fails then is "
                  "a 422 with its message.",
                  responses={200: {"description": "The results (synchronous execution)"},
-                            422: {"description": "The job failed (synchronous execution)"}})
+                            422: {"description": "The job failed (synchronous execution)"},
+                            429: {"description": "Too many jobs of the caller or the "
+                                                 "project queued or running (`Retry-After`)"}})
     async def execute(process_id: str, body: ExecuteRequest, request: Request,
                       caller: Caller = Depends(user),
                       prefer: Annotated[str | None, Header(max_length=1024)] = None,

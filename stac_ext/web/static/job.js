@@ -43,6 +43,12 @@
       where.textContent = file.href;
       view.append("in your storage: ", where);
     }
+    if (typeof file.contents === "string") {  // small text: shown as well
+      const contents = document.createElement("pre");
+      contents.className = "result-contents";
+      contents.textContent = file.contents;
+      view.append(contents);
+    }
     for (const item of file.items || []) {
       const link = document.createElement("a");
       link.href = item;
