@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import psycopg
 import pystac
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader, Methods
 
+from stac_ext.database import statistics
 from stac_ext.database.load_workers import Rule, load_items
 
 
@@ -204,3 +206,5 @@ def load(
         with PgstacDB(dsn=dsn) as db:
             Loader(db=db).load_collections(iter(collections), Methods(method.value))
     load_items(dsn, list(items), method.value, workers, progress)
+    with psycopg.connect(dsn, autocommit=True) as conn:  # searches plan with the new rows
+        statistics.refresh(conn)

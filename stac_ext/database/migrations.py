@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 from pypgstac.db import PgstacDB
 
-from stac_ext.database import roles
+from stac_ext.database import roles, statistics
 
 _FILE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6765_6F63  # "geoc": serialises concurrent `migrate` runs
@@ -90,8 +90,12 @@ def migrate(
                 echo(f"applied {what}" if done else f"{what} (up to date)")
             for migration_set in sets:
                 applied += _apply_set(conn, migration_set, echo)
+            stepped = []
             for migration_set in sets:
-                applied += _run_steps(conn, migration_set, echo)
+                stepped += _run_steps(conn, migration_set, echo)
+            if stepped:  # before anything plans with what the tables held before
+                statistics.refresh(conn)
+            applied += stepped
             roles.grant(conn, echo)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))

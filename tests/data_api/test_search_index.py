@@ -98,6 +98,22 @@ def disagreements(url: str) -> list[tuple]:
         return conn.execute(DIFFERENCE).fetchall()
 
 
+def planned_rows(dsn: str) -> int:
+    """The search index's rows as the planner's statistics count them."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT reltuples::bigint FROM pg_class "
+                           "WHERE oid = 'geocatalog.search_items'::regclass").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def indexed_rows(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT count(*) FROM geocatalog.search_items").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 async def test_the_index_follows_every_write(service, issuer, database: str, s3_endpoint: str,
                                              tmp_path: Path) -> None:
     rng = random.Random(29)
@@ -136,6 +152,8 @@ async def test_the_index_follows_every_write(service, issuer, database: str, s3_
                               for n in range(40)))
     env = {"DATABASE_URL": database}
     assert run_cli("load", str(path), env=env).returncode == 0
+    # the planner knows the new rows when the command returns (not at autovacuum's turn)
+    assert planned_rows(database) == indexed_rows(database)
     assert run_cli("load", str(path), "--method", "upsert", env=env).returncode == 0
     with PgstacDB(dsn=database) as db:
         Loader(db=db).load_items(iter([item(rng, COLLECTIONS[4], n) | {"id": f"p{n}"}
