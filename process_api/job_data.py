@@ -1,20 +1,25 @@
-"""A deployed process's job's data, around its run (`worker`): the files its inputs
-reference staged in (`staging.stage_in`) before its sandbox starts, the files it wrote
-stored (the caller's storage, else the service's results store), published into the
-catalog when its request asks (the composition root's publisher, in a sandbox of its own),
-and what it read and wrote kept as its provenance."""
+"""A deployed process's job's data, around its run (`run_with_data`, for the worker):
+the files its inputs reference staged in (`staging.stage_in`) before its sandbox starts,
+the files it wrote stored (the caller's storage, else the service's results store),
+published into the catalog when its request asks (the composition root's publisher, in a
+sandbox of its own), and what it read and wrote kept as its provenance."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from process_api.definition import Process
+from process_api.launcher import Launcher
+from process_api.resources import Plan
+from process_api.sandbox import INPUTS_MOUNT
+from process_api.secrets import Scrubber
 from process_api.staging import (
     ResultsStore,
     StageLimits,
@@ -26,6 +31,7 @@ from process_api.staging import (
     stage_in,
 )
 from process_api.store import Job
+from process_api.supervisor import Supervisor
 
 #: The sections of a job's inputs for its worker alone (storage keys, where results go).
 WORKER_SECTIONS = ("s3", "results", "publish")
@@ -177,3 +183,52 @@ class JobData:
                 "outputs": [{k: v for k, v in w.items() if k != "local"}
                             for w in self.written],
                 "published": published}
+
+
+async def run_with_data(data: JobData, process: Process, limits: Plan,
+                        about: dict[str, Any], hide: list[str],
+                        supervise: Callable[[Launcher], Supervisor], *, own: Launcher,
+                        publishing: Launcher, sandboxed: bool
+                        ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A deployed process's job, in a sandbox of its own (`own`): its inputs' data staged
+    in first, its files stored and (as asked) published after (in the `publishing`
+    sandbox). Its outcome, and its provenance (None when nothing could be staged)."""
+    try:
+        try:
+            given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged))
+        except StagingError as e:
+            return {"error": Scrubber(hide)(str(e))}, None
+        outcome = await supervise(own).run(process, given, limits, about, hide,
+                                           staged=data.staged, outputs=data.outputs)
+        if "result" not in outcome:
+            return outcome, data.provenance([])
+        try:
+            result = await data.store_results(outcome["result"], outcome.pop("files", {}))
+            request = data.publish_request(process, INPUTS_MOUNT if sandboxed else
+                                           str(data.outputs))
+            published = await _published(data, request, limits, about, hide,
+                                         supervise(publishing))
+        except StagingError as e:
+            return {"error": Scrubber(hide)(str(e))}, data.provenance([])
+        return {**outcome, "result": data.with_items(result, published)}, \
+            data.provenance(published)
+    finally:
+        await asyncio.to_thread(data.close)
+
+
+async def _published(data: JobData, request: dict[str, Any] | None, limits: Plan,
+                     about: dict[str, Any], hide: list[str], supervisor: Supervisor
+                     ) -> list[dict[str, Any]]:
+    """The job's files published as items (when its request asks): the items."""
+    if request is None or not request["files"]:
+        return []
+    publisher = data.config.publisher
+    if publisher is None:
+        raise StagingError("This service does not publish results (no publisher).")
+    outcome = await supervisor.run(publisher, request, limits, about, hide,
+                                   staged=data.outputs)
+    if "result" not in outcome:
+        raise StagingError("The job's files are stored; publishing them failed: "
+                           f"{outcome.get('error') or 'the publisher stopped'}")
+    found = outcome["result"]
+    return [*found.get("created", []), *found.get("updated", [])]

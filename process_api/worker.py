@@ -25,14 +25,12 @@ from process_api.cgroups import Cgroups
 from process_api.child import EXIT_MEMORY
 from process_api.definition import Process
 from process_api.documents import status_info
-from process_api.job_data import JobData
+from process_api.job_data import JobData, run_with_data
 from process_api.launcher import ForkServer, Launcher, OwnSandbox
 from process_api.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
 from process_api.queue import UNREACHABLE
 from process_api.resources import Plan, ResourceError, plan, quantity
-from process_api.sandbox import INPUTS_MOUNT
 from process_api.secrets import PLACEHOLDER, Scrubber, merge_secrets
-from process_api.staging import StagingError
 from process_api.store import Job, JobStore
 from process_api.supervisor import WALL_TIME, Supervisor
 from process_api.tasks import cancelled
@@ -208,8 +206,11 @@ class JobWorker:
                  "project": started["project"], "service_url": started.get("service_url")}
         provenance = None
         if process.mutable:
-            outcome, provenance = await self._run_deployed(context, started, process, inputs,
-                                                           limits, about, hide)
+            outcome, provenance = await run_with_data(
+                JobData(self.engine.data, started, inputs), process, limits, about, hide,
+                partial(self._supervisor, context, str(started["id"])),
+                own=self.own_sandbox, publishing=self.publishing,
+                sandboxed=self.engine.sandbox is not None)
         else:
             outcome = await self._supervisor(
                 context, job_id, self._forks(network=process.network or process.database)
@@ -222,57 +223,6 @@ class JobWorker:
         return Supervisor(self.store, job_id, context, self.engine.job_dsn, launcher,
                           self.cgroups, sandboxed=self.engine.sandbox is not None,
                           lost=partial(self._lost.add, job_id))
-
-    async def _run_deployed(self, context: procrastinate.JobContext, started: Job,
-                            process: Process, inputs: dict[str, Any], limits: Plan,
-                            about: dict[str, Any], hide: list[str]
-                            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """A deployed process's job, in a sandbox of its own: its inputs' data staged in
-        first, its files stored and (as asked) published after. Its outcome, and its
-        provenance (None when nothing was staged)."""
-        job_id = str(started["id"])
-        data = JobData(self.engine.data, started, inputs)
-        sandboxed = self.engine.sandbox is not None
-        try:
-            try:
-                given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged))
-            except StagingError as e:
-                return {"error": Scrubber(hide)(str(e))}, None
-            outcome = await self._supervisor(context, job_id, self.own_sandbox).run(
-                process, given, limits, about, hide, staged=data.staged,
-                outputs=data.outputs)
-            if "result" not in outcome:
-                return outcome, data.provenance([])
-            try:
-                result = await data.store_results(outcome["result"], outcome.pop("files", {}))
-                published = await self._publish(context, job_id, data, process, limits,
-                                                about, hide)
-            except StagingError as e:
-                return {"error": Scrubber(hide)(str(e))}, data.provenance([])
-            return {**outcome, "result": data.with_items(result, published)}, \
-                data.provenance(published)
-        finally:
-            await asyncio.to_thread(data.close)
-
-    async def _publish(self, context: procrastinate.JobContext, job_id: str, data: JobData,
-                       process: Process, limits: Plan, about: dict[str, Any],
-                       hide: list[str]) -> list[dict[str, Any]]:
-        """The job's files published as items (when its request asks): the items."""
-        sandboxed = self.engine.sandbox is not None
-        request = data.publish_request(process, INPUTS_MOUNT if sandboxed else
-                                       str(data.outputs))
-        if request is None or not request["files"]:
-            return []
-        publisher = self.engine.data.publisher
-        if publisher is None:
-            raise StagingError("This service does not publish results (no publisher).")
-        outcome = await self._supervisor(context, job_id, self.publishing).run(
-            publisher, request, limits, about, hide, staged=data.outputs)
-        if "result" not in outcome:
-            raise StagingError("The job's files are stored; publishing them failed: "
-                               f"{outcome.get('error') or 'the publisher stopped'}")
-        found = outcome["result"]
-        return [*found.get("created", []), *found.get("updated", [])]
 
     async def _persistently(self, job_id: str, write: Callable[[], Awaitable[Job | None]]
                             ) -> Job | None:
