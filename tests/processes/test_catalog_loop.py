@@ -369,20 +369,27 @@ async def test_references_that_cannot_be_read_are_refused_at_submission(
         assert r.json()["detail"].startswith(f"inputs.{name}: the name is the job's own")
 
 
+async def cdo_and_a_file(alice: httpx.AsyncClient, s3_endpoint: str
+                         ) -> tuple[str, str, str]:
+    """A run's mark, a bucket of its own holding a NetCDF at `sst.nc`, and the CDO mean
+    deployed by alice: (run, bucket, process id)."""
+    run = uuid.uuid4().hex[:8]
+    bucket, process = f"file-{run}", f"sst-mean-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="sst.nc", Body=netcdf_bytes())
+    assert (await alice.post("/processes/processes", content=cdo_mean(process),
+                             headers=CWL_YAML)).status_code == 201
+    return run, bucket, process
+
+
 @pytest.mark.slow
 async def test_publishing_into_a_catalog_not_yours_fails_saying_so(
         loop_service, s3_endpoint) -> None:
     alice, bob_data = loop_service["alice"], loop_service["bob_data"]
-    run = uuid.uuid4().hex[:8]
-    bucket = f"pub-{run}"
-    s3 = s3_client(s3_endpoint)
-    s3.create_bucket(Bucket=bucket)
-    s3.put_object(Bucket=bucket, Key="sst.nc", Body=netcdf_bytes())
+    run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     assert (await bob_data.post("/data/catalogs", json={
         "id": f"bobs-{run}", "type": "Catalog", "description": "bob's"})).status_code == 201
-    process = f"sst-mean-{run}"
-    assert (await alice.post("/processes/processes", content=cdo_mean(process),
-                             headers=CWL_YAML)).status_code == 201
     r = await execute(alice, process, {
         "files": [{"href": f"s3://{bucket}/sst.nc"}], "s3": s3_section(s3_endpoint),
         "results": {"prefix": f"s3://{bucket}/out"}, "publish": {"catalog": f"bobs-{run}"}})
@@ -400,14 +407,7 @@ async def test_a_published_file_of_the_service_store_outlives_its_job(
     publicly, anyone who reads the item reads its file, and dismissing the job keeps it
     (an unpublished file goes with the job: the sandbox test)."""
     alice, anonymous = loop_service["alice"], loop_service["anonymous"]
-    run = uuid.uuid4().hex[:8]
-    bucket = f"svc-{run}"
-    s3 = s3_client(s3_endpoint)
-    s3.create_bucket(Bucket=bucket)
-    s3.put_object(Bucket=bucket, Key="sst.nc", Body=netcdf_bytes())
-    process = f"sst-mean-{run}"
-    assert (await alice.post("/processes/processes", content=cdo_mean(process),
-                             headers=CWL_YAML)).status_code == 201
+    _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     r = await execute(alice, process, {"files": [{"href": f"s3://{bucket}/sst.nc"}],
                                        "s3": s3_section(s3_endpoint),
                                        "publish": {"visibility": "public"}})
