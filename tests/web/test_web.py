@@ -478,10 +478,17 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
     assert typed.status_code == 200 and "1 item matches; 1 on this page." in typed.text
     assert "<dt>datetime</dt><dd>2021-01-02T00:00:00Z/2021-01-02T23:59:59Z</dd>" in typed.text
     assert "<dt>bbox</dt>" not in typed.text
-    assert [typed_datetime(v) for v in ("2021-01-01/2021-06-30", "../2021-06-30", "2021",
-                                        "2021-01-01T10:00:00Z/..")] == [
-        "2021-01-01T00:00:00Z/2021-06-30T23:59:59Z", "../2021-06-30T23:59:59Z", "2021",
-        "2021-01-01T10:00:00Z/.."]
+    assert [typed_datetime(v) for v in (
+        "2021-01-01/2021-06-30", "../2021-06-30", "2021", "2024-02", "2020/2021-03", "2021/..",
+        "2021-01-01T10:00:00Z/..", "2021-13", "yesterday")] == [
+        "2021-01-01T00:00:00Z/2021-06-30T23:59:59Z", "../2021-06-30T23:59:59Z",
+        "2021-01-01T00:00:00Z/2021-12-31T23:59:59Z",
+        "2024-02-01T00:00:00Z/2024-02-29T23:59:59Z",
+        "2020-01-01T00:00:00Z/2021-03-31T23:59:59Z", "2021-01-01T00:00:00Z/..",
+        "2021-01-01T10:00:00Z/..", "2021-13", "yesterday"]
+    year = await anon.get(f"/ui/search?collections={collection}&datetime=2021")
+    assert year.status_code == 200 and "<dt>datetime</dt><dd>2021-01-01T00:00:00Z/" \
+        "2021-12-31T23:59:59Z</dd>" in year.text
     # no criteria: STAC Browser's search page, as before
     assert (await anon.get("/data/search", headers=HTML)).headers["location"] == \
         "/browser/search"

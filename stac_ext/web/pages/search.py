@@ -4,6 +4,7 @@ the API answers for that same query, with its pages."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -34,22 +35,40 @@ def _pages(body: dict[str, Any]) -> dict[str, str]:
             if link.get("rel") in rels and link.get("method", "GET") == "GET"}
 
 
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: A year, a month or a day, as a person types it.
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 #: The criteria the page's form offers, typed (STAC Browser's picker goes month by month).
 FORM_FIELDS = ("q", "collections", "bbox", "datetime", "limit")
 
 
+def _period(value: str) -> tuple[str, str] | None:
+    """The first and last second (UTC) of a year, a month or a day; None for anything
+    else (the API judges it)."""
+    found = _PERIOD.match(value)
+    if found is None:
+        return None
+    year, month, day = found.groups()
+    if month is None:
+        return f"{year}-01-01T00:00:00Z", f"{year}-12-31T23:59:59Z"
+    if not 1 <= int(month) <= 12:
+        return None
+    last = day or f"{calendar.monthrange(int(year), int(month))[1]:02d}"
+    return f"{year}-{month}-{day or '01'}T00:00:00Z", f"{year}-{month}-{last}T23:59:59Z"
+
+
 def typed_datetime(value: str) -> str:
-    """A range a person types (`2021-01-01/2021-06-30`, `2021-03-01`, open ends `..`) as the
-    API reads it: days become the first and last second of those days (UTC)."""
+    """A range a person types (`2021`, `2021-03`, `2021-03-01`, `2021/2022-06`, open ends
+    `..`) as the API reads it: each end from the first second of its period to the last
+    (UTC); anything else as typed."""
     parts = value.split("/")
     if len(parts) > 2:
         return value
     if len(parts) == 1:
-        return f"{value}T00:00:00Z/{value}T23:59:59Z" if _DAY.match(value) else value
+        whole = _period(value)
+        return "/".join(whole) if whole else value
     start, end = parts
-    return "/".join([f"{start}T00:00:00Z" if _DAY.match(start) else start,
-                     f"{end}T23:59:59Z" if _DAY.match(end) else end])
+    first, last = _period(start), _period(end)
+    return "/".join([first[0] if first else start, last[1] if last else end])
 
 
 def _criteria(request: Request) -> list[tuple[str, str]]:
