@@ -80,6 +80,11 @@ def _application_package(raw: bytes) -> tuple[str, dict[str, Any]]:
     unit = document.get("executionUnit")
     if isinstance(unit, list) and len(unit) == 1:
         unit = unit[0]
+    if unit is None and "cwlVersion" in document:  # bare CWL, sent as an application package
+        raise OgcError(400, "invalid-input", "This is CWL, sent as an OGC application "
+                       "package (application/json): send it as application/cwl+json, or "
+                       "wrap it in {\"executionUnit\": {\"value\": <CWL>, \"mediaType\": "
+                       "\"application/cwl+json\"}}.")
     if not isinstance(unit, dict):
         raise OgcError(400, "invalid-input", "executionUnit: one object, with the CWL as "
                        "`value` and its `mediaType`.")

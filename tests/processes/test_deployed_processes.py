@@ -266,6 +266,9 @@ async def test_every_deployed_job_is_sandboxed(service, database_url: str) -> No
     ('{"executionUnit": {"href": "https://example.org/x.cwl"}}', "application/ogcapppkg+json",
      400, "give the CWL by value"),
     ("a: &x [1]\nb: *x\n", "application/cwl+yaml", 400, "YAML aliases"),
+    ('{"cwlVersion": "v1.2", "class": "CommandLineTool", "inputs": {}, "outputs": {}}',
+     "application/json", 400, "This is CWL, sent as an OGC application package "
+     "(application/json): send it as application/cwl+json"),
     ("<xml/>", "application/xml", 415, "A package is application/ogcapppkg+json or CWL"),
 ])
 async def test_a_package_that_cannot_be_deployed_says_why(service, body: str, kind: str,
