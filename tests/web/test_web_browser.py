@@ -375,8 +375,11 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     create.get_by_label("Title").fill("Ocean lab")
     create.get_by_label("Description").fill(f"Our data {PAYLOAD}")
     create.get_by_label("Project").select_option("ocean-lab")
+    expect(create.get_by_label("Who reads it")).to_have_value("private")  # as it says
+    create.get_by_label("Who reads it").select_option("public")
     create.get_by_role("button", name="Create catalog").click()
     expect(page.get_by_role("heading", name="Ocean lab")).to_be_visible()
+    expect(page.locator("#catalog-readers")).to_have_text("read by anyone")
     expect(page.locator("#catalog-description")).to_have_text(f"Our data {PAYLOAD}")
     assert page.evaluate("window.__pwned") is None
     create = page.locator("#create-catalog")
@@ -385,6 +388,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     create.get_by_label("Description").fill("Sea surface temperature we use")
     create.get_by_label("Collections and items").fill(
         f"{SST}\n{SST}/sea_surface_temperature-north-sea-2022")
+    create.get_by_label("Who reads it").select_option("public")
     create.get_by_role("button", name="Create sub-catalog").click()
     expect(page.get_by_role("heading", name="Sea surface", exact=True)).to_be_visible()
     expect(page.locator("#linked-collections")).to_have_text("Sea surface temperature")
@@ -402,6 +406,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(create.locator(".error")).to_contain_text("already")
     s.provoked = set()
     s.shot("catalog-conflict")
+    # a catalog made with the form's defaults is hers alone, as the form says
+    page.get_by_role("banner").get_by_role("link", name="Catalogs", exact=True).click()
+    create = page.locator("#create-catalog")
+    create.get_by_label("Id").fill("drafts")
+    create.get_by_label("Description").fill("Not yet")
+    s.provoked = {404}  # its page as anyone gets it first: a 404, then hers
+    create.get_by_role("button", name="Create catalog").click()
+    expect(page.locator("#catalog-readers")).to_have_text(
+        "read by only its owner (and administrators)")
+    s.provoked = set()
+    assert httpx.get(f"{web_server}/data/catalogs/drafts").status_code == 404
 
     # the tree in STAC Browser, by its child links
     s.goto("/browser/catalogs")
@@ -528,6 +543,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_role("heading", name="Catalogs", exact=True)).to_be_visible()
     expect(page.get_by_text("Ocean lab", exact=True)).to_have_count(0)  # gone, subtree too
     # a catalog of links only: the same confirmation, saying what goes (links, not data)
+    s.provoked = {404, 409}  # hers alone (the form's default): anyone's view of it is a 404
     create = page.locator("#create-catalog")
     create.get_by_label("Id").fill("picks")
     create.get_by_label("Description").fill("A few favourites")

@@ -66,6 +66,7 @@
       description: form.elements.description.value };
     if (form.elements.title.value) body.title = form.elements.title.value;
     if (form.elements.project.value) body.project = form.elements.project.value;
+    body.visibility = form.elements.visibility.value;
     if (form.elements.links.value.trim()) body.links = links(form.elements.links.value);
     const parent = form.dataset.parent;
     const result = await api(parent ? catalogs + "/" + encoded(parent) : catalogs,
@@ -82,7 +83,8 @@
   }
 
   handle("edit-catalog", async (form) => {
-    const body = Object.assign(current(), { description: form.elements.description.value });
+    const body = Object.assign(current(), { description: form.elements.description.value,
+      visibility: form.elements.visibility.value });
     if (form.elements.title.value) body.title = form.elements.title.value; else delete body.title;
     const result = await api(catalogs + "/" + path,
       { method: "PUT", headers: json, body: JSON.stringify(body) });
