@@ -178,6 +178,13 @@ class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
         return f"http://{host}:{self.geocatalog_port}/auth"
 
     @property
+    def demo_on_start(self) -> bool:
+        """Whether `serve` loads the demo set into an empty catalog (`LOAD_DEMO_DATA`,
+        else only into the embedded cluster)."""
+        return self.load_demo_data if self.load_demo_data is not None \
+            else not self.database_url
+
+    @property
     def results_store_url(self) -> str:
         """The results store: `RESULTS_STORE`, else the data dir's `results` folder."""
         return self.results_store or (self.data_dir / "results").as_uri()

@@ -371,7 +371,7 @@ def serve(
     ensure_database(settings)
     if settings.migrate_on_start:
         migrate_all(settings)
-    if settings.load_demo_data and _catalog_is_empty(settings.dsn):
+    if settings.demo_on_start and _catalog_is_empty(settings.dsn):
         demo_data(LoadMethod.upsert)
     if settings.local_issuer:  # `geocatalog token` signs for the issuer that runs
         settings.issuer_url_file.parent.mkdir(parents=True, exist_ok=True)

@@ -23,8 +23,10 @@ class ServiceSettings(BaseSettings):
     max_body_bytes: int = 32 * 2**20
     """Request bodies above this size are refused with 413 (bulk loads go through
     `geocatalog load`)."""
-    load_demo_data: bool = True
-    """`serve` loads the demo set when the catalog has no collection."""
+    load_demo_data: bool | None = None
+    """`serve` loads the demo set when the catalog has no collection: `true`, `false`, or
+    unset: only into the embedded cluster (a database `DATABASE_URL` names is the
+    operator's, and gets no demo data unless asked)."""
 
     @field_validator("base_url")
     @classmethod

@@ -70,6 +70,16 @@ def test_a_concern_reads_only_its_variables(monkeypatch: pytest.MonkeyPatch) -> 
     assert AuthSettings().data_client_id == "data-client"
 
 
+def test_demo_data_goes_only_where_asked_or_into_the_embedded_cluster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("LOAD_DEMO_DATA", raising=False)
+    named = "postgresql://owner:secret@db/catalog"
+    assert [Settings(database_url=url, load_demo_data=asked).demo_on_start
+            for url, asked in ((None, None), (named, None), (named, True), (None, False))
+            ] == [True, False, True, False]
+
+
 def test_a_bad_secret_is_refused_without_echoing_it() -> None:
     with pytest.raises(ValueError) as refused:
         Settings(job_secrets_key="not-a-key-but-a-secret")
