@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from process_api.definitions import SHIPPED as SHIPPED
     from process_api.definitions import DefinitionError as DefinitionError
     from process_api.definitions import load_definitions as load_definitions
+    from process_api.documents import HAS_PROVENANCE as HAS_PROVENANCE
     from process_api.engine import JOB_REFUSALS as JOB_REFUSALS
     from process_api.engine import Engine as Engine
     from process_api.entry import load_entry as load_entry
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from process_api.secrets import SecretBox as SecretBox
     from process_api.staging import StageLimits as StageLimits
     from process_api.staging import StagingError as StagingError
+    from process_api.staging import storage_failure as storage_failure
 
 
 #: name -> module of each public export (the `TYPE_CHECKING` block above imports the same,
@@ -73,6 +75,7 @@ _EXPORTS = {
     "SHIPPED": "process_api.definitions",
     "DefinitionError": "process_api.definitions",
     "load_definitions": "process_api.definitions",
+    "HAS_PROVENANCE": "process_api.documents",
     "JOB_REFUSALS": "process_api.engine",
     "Engine": "process_api.engine",
     "load_entry": "process_api.entry",
@@ -100,6 +103,7 @@ _EXPORTS = {
     "SecretBox": "process_api.secrets",
     "StageLimits": "process_api.staging",
     "StagingError": "process_api.staging",
+    "storage_failure": "process_api.staging",
 }
 
 

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,10 @@ from process_api.staging import (
     StageLimits,
     StagingError,
     caller_store,
+    files_href,
     media_type,
     safe_name,
-    service_store,
+    service_filesystem,
     stage_in,
 )
 from process_api.store import Job
@@ -50,11 +52,19 @@ class DataConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     publisher: Process | None = None
 
+    # made once per process (a cached property writes the instance's __dict__, which a
+    # frozen dataclass allows): every download and dismissal asks for it
+    @cached_property
+    def _service_filesystem(self) -> tuple[Any, str]:
+        return service_filesystem(self.store_url, self.store_options)
+
     def service_store(self, api_url: str) -> ResultsStore:
+        """The service's results store, its files read through the API at `api_url`."""
         if not self.store_url:
             raise StagingError("This service has no results store (RESULTS_STORE): give "
                                "results.prefix in your own storage.")
-        return service_store(self.store_url, self.store_options, api_url)
+        fs, root = self._service_filesystem
+        return ResultsStore(fs, root, partial(files_href, api_url))
 
 
 class JobData:

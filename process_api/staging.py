@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from process_api.outbound import OutboundPolicy, TargetRefused, allowed_http_client
@@ -56,16 +56,35 @@ class StageLimits:
     bytes: int = 10 * 2**30
 
 
-def _storage_error(error: Exception, href: str) -> StagingError:
+#: What a storage's failure was, whatever its client raised: `refused` (the keys),
+#: `missing` (no such bucket or object), `unreachable`; None for anything else.
+Failure = Literal["refused", "missing", "unreachable"]
+
+
+def storage_failure(error: Exception) -> Failure | None:
+    """fsspec, s3fs and botocore raise many kinds: which one this is, in words."""
     text = f"{type(error).__name__} {error}".lower()
     if isinstance(error, PermissionError) or any(word in text for word in (
             "accessdenied", "forbidden", "signature", "invalidaccesskeyid", "403")):
-        return StagingError(f"The object storage refused access to {href}: check "
-                            "s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
-    if isinstance(error, FileNotFoundError) or "nosuchkey" in text or "404" in text:
-        return StagingError(f"{href} does not exist.")
+        return "refused"
+    if isinstance(error, FileNotFoundError) or any(word in text for word in (
+            "nosuchkey", "nosuchbucket", "404")):
+        return "missing"
+    if isinstance(error, OSError | ConnectionError | TimeoutError) or any(
+            word in type(error).__name__ for word in ("Connect", "Endpoint", "Timeout")):
+        return "unreachable"
+    return None
+
+
+def _storage_error(error: Exception, href: str) -> StagingError:
     if isinstance(error, TargetRefused):
         return StagingError(f"{href}: {error}")
+    failure = storage_failure(error)
+    if failure == "refused":
+        return StagingError(f"The object storage refused access to {href}: check "
+                            "s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
+    if failure == "missing":
+        return StagingError(f"{href} does not exist.")
     return StagingError(f"{href} could not be read ({type(error).__name__}).")
 
 
@@ -198,12 +217,12 @@ def files_href(api_url: str, key: str) -> str:
     return f"{api_url}jobs/{job}/files/{path}"
 
 
-def service_store(url: str, options: dict[str, Any], api_url: str = "/") -> ResultsStore:
+def service_filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
     """The service's results store (`RESULTS_STORE`: a folder, or `s3://bucket/prefix`
-    with `options`); its files are read through the API (`files_href`)."""
+    with `options`): its filesystem and root (a folder made if missing)."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(url, **options)
     if urlsplit(url).scheme in ("", "file"):
         Path(root).mkdir(parents=True, exist_ok=True)
-    return ResultsStore(fs, root, lambda key: files_href(api_url, key))
+    return fs, root

@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 
-from process_api import JOB_DATABASE_URL, Context
+from process_api import HAS_PROVENANCE, JOB_DATABASE_URL, Context
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root
 from stac_ext.publish.items import build_items, file_name
@@ -20,8 +20,6 @@ from stac_ext.publish.settings import PublishSettings
 from stac_ext.publish.writer import Outcome, Writer
 
 PROCESSING = "https://stac-extensions.github.io/processing/v1.2.0/schema.json"
-#: The link relation of an item's provenance document (W3C PROV-AQ).
-HAS_PROVENANCE = "http://www.w3.org/ns/prov#has_provenance"
 
 
 def with_lineage(item: dict[str, Any], lineage: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from process_api import (
     TargetRefused,
     allowed_http_client,
     s3_filesystem,
+    storage_failure,
 )
 from stac_ext.content.formats import Format, asset_format
 from stac_ext.data_api.item_rules import ItemRules
@@ -34,15 +35,13 @@ from stac_ext.publish.writer import Outcome, PublishError, Writer
 def _listing_error(error: Exception, source: str, endpoint: str | None
                    ) -> PublishError | None:
     """The listing failure in a user's words, or None when it is not about the storage."""
-    text = f"{type(error).__name__} {error}".lower()
-    if isinstance(error, PermissionError) or "accessdenied" in text or "forbidden" in text \
-            or "signature" in text or "invalidaccesskeyid" in text:
+    failure = storage_failure(error)
+    if failure == "refused":
         return PublishError("The object storage refused access: check s3.accessKeyId and "
                             "s3.secretAccessKey (and sessionToken).")
-    if isinstance(error, FileNotFoundError) or "nosuchbucket" in text:
+    if failure == "missing":
         return PublishError(f"{source} does not exist in the object storage.")
-    if isinstance(error, OSError | ConnectionError | TimeoutError) or any(
-            word in type(error).__name__ for word in ("Connect", "Endpoint", "Timeout")):
+    if failure == "unreachable":
         where = endpoint or "its default endpoint"
         return PublishError(f"Cannot reach the object storage at {where} to list {source}.")
     return None
