@@ -8,12 +8,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
 from process_api.orphans import die_with_parent
+
+#: A command's first word that stands for the Python running the job's process (the
+#: worker's path to it is not the sandbox's).
+PYTHON = "{python}"
 
 #: How much of a failing command's stderr its job's message keeps (the end of it).
 STDERR_TAIL = 2000
@@ -32,6 +37,8 @@ def _tee_stderr(stream: IO[bytes], tail: bytearray) -> None:
 
 
 def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
+    if argv and argv[0] == PYTHON:
+        argv = [sys.executable, *argv[1:]]
     # inputs from a file: nothing to write while the command fills its output pipes
     with tempfile.TemporaryFile() as given:
         given.write(json.dumps(inputs).encode())

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from process_api import queries
+from process_api.command import PYTHON
 from process_api.cwl import FILE_NAME, CwlProcess
 from process_api.definition import Process
 
@@ -65,7 +65,7 @@ def _deployment(row: dict[str, Any]) -> Deployment:
         id=row["id"], version=about["version"], title=about["title"],
         description=about["description"], inputs=about["inputs"], outputs=about["outputs"],
         # the runner, in the job's own folder and sandbox, with the package beside it
-        command=(sys.executable, "-m", "process_api.cwl_run", about["target"]),
+        command=(PYTHON, "-m", "process_api.cwl_run", about["target"]),
         files={FILE_NAME: row["cwl"]}, sync=True, mutable=True)
     return Deployment(process=process, revision=row["revision"], owner=row["owner"],
                       project=row["project"], visibility=row["visibility"],

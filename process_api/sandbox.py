@@ -38,22 +38,56 @@ def _site(path: Path) -> bool:
         path.name in ("site-packages", "dist-packages")
 
 
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    found = sorted(set(paths))
+    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+
+
+#: Where a sandbox sees the code it runs: Python's folders under `python/N`, the service's
+#: packages side by side in `code` (the working directory `python -m` imports from).
+VIEW = Path("/opt/geocatalog")
+
+
 @functools.cache
-def code_roots(modules: tuple[str, ...]) -> frozenset[Path]:
-    """What Python loads these modules (and itself) from: its own folders and installed
-    packages, and each module's top-level package (its folder, not the checkout around it:
-    a source checkout holds more than code). The same for every sandbox this process
-    starts (a deployed job starts one)."""
-    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
-    roots |= {Path(p).resolve() for p in sys.path if p and Path(p).is_dir()}
-    roots = {root for root in roots if _site(root.resolve())}
+def code_views(modules: tuple[str, ...]) -> tuple[tuple[Path, Path], ...]:
+    """What Python loads these modules (and itself) from, as `(host folder, where the
+    sandbox sees it)`: its own folders and installed packages, and each module's top-level
+    package (its folder, not the checkout around it: a source checkout holds more than
+    code). No host path shows inside, so a job sees the same wherever the service lives.
+    The same for every sandbox this process starts (a deployed job starts one)."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
+    roots |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
+    sites = _outermost(root.resolve() for root in roots
+                       if _site(root.resolve()) and root.exists() and not _system(root))
+    packages: set[Path] = set()
     for module in modules:
         spec = importlib.util.find_spec(module.partition(".")[0])
-        if spec is None:
-            continue
-        roots |= {Path(location) for location in
-                  spec.submodule_search_locations or [spec.origin or ""] if location}
-    return frozenset(root.resolve() for root in roots if root.exists())
+        if spec is not None:
+            packages |= {Path(location).resolve() for location in
+                         spec.submodule_search_locations or [spec.origin or ""] if location}
+    # the base Python keeps its path: a venv names it by that path
+    base = Path(sys.base_prefix).resolve()
+    views = [(base, base)] if base in sites else []
+    views += [(site, VIEW / "python" / str(n))
+              for n, site in enumerate(s for s in sites if s != base)]
+    views += [(package, VIEW / "code" / package.name) for package in sorted(packages)
+              if package.exists() and not _system(package)
+              and not any(package.is_relative_to(site) for site in sites)]
+    return tuple(views)
+
+
+def _system(path: Path) -> bool:
+    return any(path.resolve().is_relative_to(s) for s in SYSTEM)
+
+
+def seen_as(path: str, views: Iterable[tuple[Path, Path]]) -> str:
+    """A host path (the Python that runs) as the sandbox sees it."""
+    # its folder resolved, not itself: a venv's python is a link out of the venv
+    located = Path(path).parent.resolve() / Path(path).name
+    for host, where in views:
+        if located.is_relative_to(host):
+            return str(where / located.relative_to(host))
+    return path
 
 
 #: Where a job's sandbox sees its staged inputs (read-only).
@@ -104,16 +138,17 @@ class Sandbox:
                  "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc",
                  "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
                  "--symlink", "/tmp", "/var/tmp"]
-        for root in sorted(code_roots(tuple(sorted({*self.packages, *modules})))):
-            if not any(root.is_relative_to(s) for s in SYSTEM):
-                args += ["--ro-bind", str(root), str(root)]
+        views = code_views(tuple(sorted({*self.packages, *modules})))
+        for host, where in views:
+            args += ["--ro-bind", str(host), str(where)]
         for folder in self.hidden:  # where a mounted folder holds one: an empty one
             if folder.is_dir():
                 args += ["--size", "4096", "--tmpfs", str(folder), "--remount-ro", str(folder)]
         for host, where in read_only:
             args += ["--ro-bind", str(host), where]
-        # the same working directory (`python -m` imports from it: only the packages
-        # mounted above are in it); each job gets a folder of its own in the private /tmp
-        # (`child.run`)
-        return [*args, "--dir", str(Path.cwd()), "--remount-ro", "/", "--chdir",
-                str(Path.cwd()), "--setenv", "HOME", "/tmp", "--", *command]
+        # the packages mounted above are importable from any working directory (each job
+        # works in a folder of its own in the private /tmp, `child.run`)
+        code = str(VIEW / "code")
+        return [*args, "--dir", code, "--remount-ro", "/", "--chdir", code,
+                "--setenv", "HOME", "/tmp", "--setenv", "PYTHONPATH", code,
+                "--", seen_as(command[0], views), *command[1:]]

@@ -76,4 +76,5 @@ def test_a_deployed_tool_finds_nothing_of_the_service(served: str, issuer) -> No
     assert taken and not [t for t in taken if t.startswith("socket:")], others
     names = {name for seen in others.values() if isinstance(seen["environ"], list)
              for name in seen["environ"]}
-    assert names and names <= {*JOB_ENVIRONMENT, "HOME", "PWD", "TMPDIR"}, names
+    # the sandbox adds where its Python finds the service's code (`sandbox.VIEW`)
+    assert names and names <= {*JOB_ENVIRONMENT, "HOME", "PWD", "TMPDIR", "PYTHONPATH"}, names
