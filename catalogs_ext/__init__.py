@@ -1,9 +1,11 @@
 """The nested `/data/catalogs` tree, as a stac-fastapi ApiExtension with its own SQL schema.
 
-May import stac-fastapi, FastAPI, asyncpg and the standard library; never `stac_ext` or
-`process_api`: the composition root hands it the writer dependency and the rights checks
-(`CatalogAccess`), where the data API serves collections and items (`DataPaths`), and the
-database pools through stac-fastapi's `get_connection`.
+Of ours, imports the platform only; never the data API or `process_api`: the composition
+root hands it the writer dependency and the rights checks (`CatalogAccess`), where the data
+API serves collections and items (`DataPaths`), and the database pools through
+stac-fastapi's `get_connection`.
+
+Third-party imports: `asyncpg`, `attr`, `fastapi`, `pydantic`, `stac_fastapi`, `starlette`.
 """
 
 from pathlib import Path

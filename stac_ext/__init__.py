@@ -1,10 +1,13 @@
-"""geocatalog's data API and composition root.
+"""geocatalog's composition root, the data API and its features, and the platform beneath.
 
-Owns: the composition root (`app`, `settings`, `cli`), the root app's plumbing
-(`service/`), the `/data` STAC API (`data_api/`: stock stac-fastapi-pgstac plus our item,
-collection and search rules), generated content (`content/`), identity (`auth/`), the
-publish-dataset process (`publish/`) and the database lifecycle (`database/`).
-May import `catalogs_ext` and `process_api` (it wires them); they never import it.
+Owns, by layer: the composition root (`app`, `settings`, `migration_sets`, `cli`), which
+alone wires every package; the features (`publish`: the publish-dataset process and a
+job's results; `content`: generated content) and the `/data` STAC API (`data_api/`), peers
+of `catalogs_ext` and `process_api`, with the web face (`web`); and the platform
+(`platform/`: service plumbing, identity, telemetry, the database), which every other
+package may import. The layers are import-linter contracts (pyproject.toml).
+
+Third-party imports: `fastapi`, `opentelemetry`, `pydantic`, `pydantic_settings`.
 """
 
 import logging

@@ -40,12 +40,6 @@ from process_api import (
     load_entry,
     parse_memory,
 )
-from stac_ext.auth.authenticator import Authenticator
-from stac_ext.auth.dependencies import AuthDependencies
-from stac_ext.auth.keys import RemoteJwks, StaticKeys
-from stac_ext.auth.local_issuer import LocalIssuer
-from stac_ext.auth.principal import Principal
-from stac_ext.auth.sign_in import sign_in_router
 from stac_ext.content.decorate import ItemDecorator
 from stac_ext.content.routes import ExampleExtension
 from stac_ext.data_api.api import DataExtensions, build_data_api
@@ -58,23 +52,28 @@ from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.search.owner import OWNER_CONFORMANCE, OWNER_SPEC
 from stac_ext.data_api.spec_pages import SpecPages
 from stac_ext.data_api.urls import collection_path, item_path
-from stac_ext.database import readiness
-from stac_ext.database.group_commit import GroupCommit
-from stac_ext.database.migration_sets import MIGRATIONS
-from stac_ext.database.pools import close_pools, open_pools, pool_states
-from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
-from stac_ext.service.allowed_methods import AllowedMethodsMiddleware
-from stac_ext.service.base_url import BaseUrlMiddleware
-from stac_ext.service.body_limit import BodyLimitMiddleware
-from stac_ext.service.errors import UnexpectedErrorMiddleware, add_error_handlers
-from stac_ext.service.format_param import FormatParameterMiddleware
-from stac_ext.service.html_headers import HtmlProtectionMiddleware
-from stac_ext.service.json_body import json_object_body
-from stac_ext.service.keyfiles import decode_key, load_or_create_key
-from stac_ext.service.landing import root_router
-from stac_ext.service.logs import RequestIdMiddleware
-from stac_ext.service.manager import end_with_manager
-from stac_ext.service.openapi import (
+from stac_ext.migration_sets import MIGRATIONS
+from stac_ext.platform.auth.authenticator import Authenticator
+from stac_ext.platform.auth.dependencies import AuthDependencies
+from stac_ext.platform.auth.keys import RemoteJwks, StaticKeys
+from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.platform.auth.principal import Principal
+from stac_ext.platform.auth.sign_in import sign_in_router
+from stac_ext.platform.database import readiness
+from stac_ext.platform.database.group_commit import GroupCommit
+from stac_ext.platform.database.pools import close_pools, open_pools, pool_states
+from stac_ext.platform.service.allowed_methods import AllowedMethodsMiddleware
+from stac_ext.platform.service.base_url import BaseUrlMiddleware
+from stac_ext.platform.service.body_limit import BodyLimitMiddleware
+from stac_ext.platform.service.errors import UnexpectedErrorMiddleware, add_error_handlers
+from stac_ext.platform.service.format_param import FormatParameterMiddleware
+from stac_ext.platform.service.html_headers import HtmlProtectionMiddleware
+from stac_ext.platform.service.json_body import json_object_body
+from stac_ext.platform.service.keyfiles import decode_key, load_or_create_key
+from stac_ext.platform.service.landing import root_router
+from stac_ext.platform.service.logs import RequestIdMiddleware
+from stac_ext.platform.service.manager import end_with_manager
+from stac_ext.platform.service.openapi import (
     OGC_ERROR,
     STAC_ERROR,
     complete_openapi,
@@ -82,11 +81,12 @@ from stac_ext.service.openapi import (
     processes_protected,
     serve_openapi_as,
 )
+from stac_ext.platform.telemetry.exposition import metrics_router
+from stac_ext.platform.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
+from stac_ext.platform.telemetry.readings import Readings, sampling
+from stac_ext.platform.telemetry.traces import configured_provider, instrument_app
+from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
-from stac_ext.telemetry.exposition import metrics_router
-from stac_ext.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
-from stac_ext.telemetry.readings import Readings, sampling
-from stac_ext.telemetry.traces import configured_provider, instrument_app
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import HtmlNegotiationMiddleware
 from stac_ext.web.site import SignIn, WebFace, add_web_face

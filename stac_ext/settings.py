@@ -20,7 +20,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from process_api import JOB_ENVIRONMENT, MEMORY_PATTERN
 from process_api import SHIPPED as SHIPPED_DEFINITIONS
-from stac_ext.auth.settings import AuthSettings
 from stac_ext.content.settings import ContentSettings
 from stac_ext.data_api.settings import (
     CATALOG_TREE,
@@ -30,10 +29,11 @@ from stac_ext.data_api.settings import (
     DataApiSettings,
     comma_separated,
 )
-from stac_ext.database.settings import DatabaseSettings
+from stac_ext.platform.auth.settings import AuthSettings
+from stac_ext.platform.database.settings import DatabaseSettings
+from stac_ext.platform.service.settings import ServiceSettings
+from stac_ext.platform.telemetry.settings import TelemetrySettings
 from stac_ext.publish.settings import PublishSettings
-from stac_ext.service.settings import ServiceSettings
-from stac_ext.telemetry.settings import TelemetrySettings
 from stac_ext.web.settings import WebSettings
 
 __all__ = ["CATALOG_TREE", "CONCERNS", "HTML", "PYTHON_EXAMPLE", "ProcessSettings",

@@ -16,8 +16,8 @@ import pytest
 
 from process_api import SHIPPED
 from stac_ext.app import create_app
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.migrations import migrate
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import migrated_cluster, new_database

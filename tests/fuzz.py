@@ -22,8 +22,8 @@ from typing import Annotated
 
 import typer
 
-from stac_ext.auth.local_issuer import LocalIssuer
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.hostile import hostile_pass
 from tests.support.http import free_port

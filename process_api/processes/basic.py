@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from process_api.definition import Context, Process
+from process_api.processes.definition import Context, Process
 from process_api.processes.sections import RESOURCES
 
 

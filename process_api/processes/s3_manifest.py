@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from process_api.definition import Context, Process
-from process_api.outbound import OutboundPolicy
+from process_api.processes.definition import Context, Process
+from process_api.processes.outbound import OutboundPolicy
 from process_api.processes.sections import CREDENTIALS, DEMO, DISPLAY, RESOURCES, S3
 
 _CHUNK = 1 << 20

@@ -12,7 +12,7 @@ from typing import Any
 
 import s3fs
 
-from process_api.outbound import allowed_socket
+from process_api.processes.outbound import allowed_socket
 
 
 class AllowedS3FileSystem(s3fs.S3FileSystem):

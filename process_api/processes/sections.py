@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from process_api.resources import CPU_PATTERN, MEMORY_PATTERN
+from process_api.processes.resources import CPU_PATTERN, MEMORY_PATTERN
 
 CPU = {"type": "string", "pattern": CPU_PATTERN,
        "description": "Kubernetes CPU quantity: `2`, `0.5`, `500m`"}

@@ -1,4 +1,7 @@
-"""`geocatalog` command line: database lifecycle, loading (`loading`), serving."""
+"""`geocatalog` command line: database lifecycle, loading (`loading`), serving.
+
+Third-party imports: `boto3`, `moto`, `psycopg`, `pydantic`, `rich`, `typer`, `uvicorn`.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +20,11 @@ import typer
 from pydantic import ValidationError
 
 from stac_ext.cli.loading import LoadRefused, counted, load_path
-from stac_ext.database import readiness
-from stac_ext.database.cluster import Cluster, ClusterError
-from stac_ext.database.loader import LoadMethod
-from stac_ext.database.migrations import migrate as run_migrations
-from stac_ext.service.logs import logging_config
+from stac_ext.platform.database import readiness
+from stac_ext.platform.database.cluster import Cluster, ClusterError
+from stac_ext.platform.database.loader import LoadMethod
+from stac_ext.platform.database.migrations import migrate as run_migrations
+from stac_ext.platform.service.logs import logging_config
 from stac_ext.settings import Settings
 
 app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
@@ -122,7 +125,7 @@ def db_status() -> None:
 def migrate_all(settings: Settings) -> None:
     """Every package's migrations (imported here: they name the packages, whose import
     `geocatalog load` and `token` need not pay)."""
-    from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
+    from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 
     run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
 
@@ -227,7 +230,7 @@ def token(
 ) -> None:
     """Print a token signed by the local development issuer of the server that runs with
     the same GEOCATALOG_DATA_DIR."""
-    from stac_ext.auth.local_issuer import LocalIssuer
+    from stac_ext.platform.auth.local_issuer import LocalIssuer
 
     settings = _settings()
     if not settings.local_issuer:
@@ -250,7 +253,7 @@ def _served_issuer(settings: Settings) -> str:
 
 def wait_for_migrations(settings: Settings, seconds: float) -> None:
     """Return once the database is migrated; one line and exit 3 after `seconds`."""
-    from stac_ext.database.migration_sets import MIGRATIONS
+    from stac_ext.migration_sets import MIGRATIONS
 
     expected = readiness.expected(MIGRATIONS)
     deadline, told = time.monotonic() + seconds, ""
@@ -288,9 +291,9 @@ def worker(
     logging.config.dictConfig(logging_config(settings.log_format))
     wait_for_migrations(settings, wait)
 
-    from stac_ext.telemetry.exposition import serve_port
-    from stac_ext.telemetry.readings import Readings, sampling
-    from stac_ext.telemetry.traces import configured_provider, instrument_libraries
+    from stac_ext.platform.telemetry.exposition import serve_port
+    from stac_ext.platform.telemetry.readings import Readings, sampling
+    from stac_ext.platform.telemetry.traces import configured_provider, instrument_libraries
 
     if (provider := configured_provider()) is not None:
         instrument_libraries(provider)
@@ -354,8 +357,8 @@ def serve(
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from stac_ext.service.manager import MANAGER_PID
-    from stac_ext.telemetry.exposition import multiprocess_files, serve_port
+    from stac_ext.platform.service.manager import MANAGER_PID
+    from stac_ext.platform.telemetry.exposition import multiprocess_files, serve_port
 
     # the app uvicorn builds reads its settings from the environment: it listens here
     if host is not None:

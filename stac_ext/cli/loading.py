@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_rules import ItemRules
-from stac_ext.database.load_workers import in_processes
-from stac_ext.database.loader import (
+from stac_ext.platform.database.load_workers import in_processes
+from stac_ext.platform.database.loader import (
     LoadError,
     LoadMethod,
     check,

@@ -4,6 +4,8 @@ Nothing here is stored: every item the API returns passes through `ItemDecorator
 change of configuration shows on the next request, however the item entered the catalog.
 `ExampleExtension` serves the generated Python examples that items link to.
 
-May import pystac, stac-fastapi and `stac_ext.data_api` (item URLs, named SQL); the data
-API receives the decorator from the composition root and never imports this package.
+Of ours, imports `stac_ext.data_api` (item URLs, named SQL) and the platform; the data API
+receives the decorator from the composition root and never imports this package.
+
+Third-party imports: `attr`, `fastapi`, `pydantic_settings`, `pystac`, `stac_fastapi`.
 """

@@ -40,7 +40,7 @@ from stac_ext.data_api.stock import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
 from stac_ext.data_api.write_routes import ItemTransactionExtension
-from stac_ext.service.json_body import json_object_body
+from stac_ext.platform.service.json_body import json_object_body
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The data API read as a given caller, from inside the service: the files a job's input
 references (an item, a collection with a query, a search) give, resolved through the same
-routes, SQL and visibility rules a client's request meets (`process_api.file_inputs`).
+routes, SQL and visibility rules a client's request meets (`process_api.data.file_inputs`).
 
 The request goes to the service's own ASGI app, in this process, with the caller's reader
 set in its scope (`READER_KEY`, which the read dependency takes in place of a token): no
@@ -47,7 +47,7 @@ def _assets(item: dict[str, Any], wanted: list[str] | None) -> list[tuple[str, d
 
 
 class CallerReads:
-    """`process_api.file_inputs.Catalog` over the service's own app (`app`, set once the
+    """`process_api.data.file_inputs.Catalog` over the service's own app (`app`, set once the
     composition root has built it), whose data API is at `prefix`."""
 
     def __init__(self, prefix: str) -> None:

@@ -80,7 +80,7 @@ class ItemRules:
         from pydantic import ValidationError
 
         from stac_ext.data_api.bodies import ItemIn
-        from stac_ext.service.errors import describe_errors
+        from stac_ext.platform.service.errors import describe_errors
 
         try:
             model = item if isinstance(item, ItemIn) else ItemIn.model_validate(item)

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 from fastapi import HTTPException, Request
 
-from stac_ext.auth.dependencies import AuthDependencies
-from stac_ext.auth.principal import Principal
 from stac_ext.data_api.caller_reads import READER_KEY
 from stac_ext.data_api.item_writers import ItemWriter
+from stac_ext.platform.auth.dependencies import AuthDependencies
+from stac_ext.platform.auth.principal import Principal
 
 
 @dataclass(frozen=True)

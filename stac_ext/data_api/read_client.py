@@ -46,8 +46,8 @@ from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
-from stac_ext.service.json_body import depth
-from stac_ext.service.openapi import OPENAPI_MEDIA_TYPE
+from stac_ext.platform.service.json_body import depth
+from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
 
 #: The caller of the collections listing being built (`CoreClient.all_collections`).
 _COLLECTIONS_READER: ContextVar[dict[str, Any] | None] = ContextVar("collections_reader",

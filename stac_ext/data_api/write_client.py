@@ -43,8 +43,8 @@ from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.item_writers import ItemWriter, Stored, lock_ids, locked_items
 from stac_ext.data_api.policy import DataPolicy, reader_text
 from stac_ext.data_api.urls import item_path
-from stac_ext.database.group_commit import GroupCommit
-from stac_ext.service.errors import describe_errors
+from stac_ext.platform.database.group_commit import GroupCommit
+from stac_ext.platform.service.errors import describe_errors
 
 
 def check_collection_id(collection_id: str) -> None:

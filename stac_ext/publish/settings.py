@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from stac_ext.data_api.settings import CommaSeparated, DataApiSettings
-from stac_ext.service.settings import ServiceSettings
+from stac_ext.platform.service.settings import ServiceSettings
 
 
 class PublishSettings(DataApiSettings, ServiceSettings):

@@ -15,7 +15,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from stac_ext.service.format_param import without_f
+from stac_ext.platform.service.format_param import without_f
 
 JSON_TYPES = ("application/json", "application/geo+json", "application/schema+json")
 #: process API paths and the page that answers for them (ids are passed on)

@@ -38,9 +38,9 @@ import httpx
 import psycopg
 import typer
 
-from stac_ext.database.cluster import Cluster
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.migrations import migrate
 from tests.bench import cf_dataset, database, servers, wrk
 
 PORT = 8098

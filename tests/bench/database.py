@@ -9,10 +9,10 @@ from pathlib import Path
 
 import psycopg
 
-from stac_ext.database.cluster import Cluster
-from stac_ext.database.loader import load
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.loader import load
+from stac_ext.platform.database.migrations import migrate
 from tests.bench import dataset
 
 

@@ -17,8 +17,8 @@ from typing import Annotated
 
 import typer
 
-from stac_ext.auth.local_issuer import LocalIssuer
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.bench import scenarios, servers, wrk
 

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster
 from tests.bench import database, scenarios, servers, wrk
 
 app = typer.Typer(add_completion=False)

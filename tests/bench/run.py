@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.bench import (
     cf_scale,

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from process_api.staging import StageLimits, caller_store, stage_in
+from process_api.data.staging import StageLimits, caller_store, stage_in
 from tests.support.http import free_port
 from tests.support.s3 import s3_client
 

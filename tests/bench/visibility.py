@@ -30,10 +30,10 @@ from typing import Annotated, Any
 import psycopg
 import typer
 
-from stac_ext.auth.local_issuer import LocalIssuer
-from stac_ext.database.cluster import Cluster
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.migrations import migrate
 from stac_ext.settings import Settings
 from tests.bench import (
     cf_dataset,
@@ -61,8 +61,8 @@ WHERE abs(hashtext(id)) % 4 < 2
 """
 #: Migrates database argv[2] with the checkout at argv[1], its code first on the path.
 OLD_MIGRATE = ("import sys; sys.path.insert(0, sys.argv[1]); "
-               "from stac_ext.database.migrations import migrate; "
-               "from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS; "
+               "from stac_ext.platform.database.migrations import migrate; "
+               "from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS; "
                "migrate(sys.argv[2], MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)")
 #: Serves the checkout at argv[1] on argv[3] (`--addr host:port`), its code first on the path.
 OLD_SERVER = ("import sys; sys.path.insert(0, sys.argv[1]); import uvicorn; "

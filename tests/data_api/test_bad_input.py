@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from process_api.errors import OGC
+from process_api.api.errors import OGC
 from tests.support.stac import make_collection, make_item, unique
 
 

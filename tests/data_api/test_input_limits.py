@@ -12,7 +12,7 @@ import pytest
 
 from stac_ext.app import create_app
 from stac_ext.data_api.item_rules import MAX_ID_LENGTH
-from stac_ext.service.json_body import MAX_JSON_DEPTH
+from stac_ext.platform.service.json_body import MAX_JSON_DEPTH
 from tests.support.http import http_client
 from tests.support.stac import make_item, unique
 

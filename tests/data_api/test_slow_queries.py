@@ -16,7 +16,7 @@ from tests.support.http import http_client
 
 async def test_a_query_over_its_limit_is_504(settings, database_url: str, caplog) -> None:
     app = create_app(settings.model_copy(update={"db_statement_timeout": 0.3}))
-    caplog.set_level(logging.WARNING, logger="stac_ext.service.errors")
+    caplog.set_level(logging.WARNING, logger="stac_ext.platform.service.errors")
     async with app.router.lifespan_context(app), http_client(app) as client:
         with psycopg.connect(database_url) as holder:  # the search waits for this lock
             holder.execute("LOCK TABLE geocatalog.search_items IN ACCESS EXCLUSIVE MODE")
@@ -54,7 +54,7 @@ async def test_a_full_lock_table_is_503_retry(settings, database_url: str, caplo
     thousands of partitions, at PostgreSQL's defaults) leaves the API's queries "out of
     shared memory": a 503 to retry, not a 500."""
     app = create_app(settings)
-    caplog.set_level(logging.WARNING, logger="stac_ext.service.errors")
+    caplog.set_level(logging.WARNING, logger="stac_ext.platform.service.errors")
     async with app.router.lifespan_context(app), http_client(app) as client:
         assert (await client.get("/data/search", params={"limit": 1})).status_code == 200
         with psycopg.connect(database_url, autocommit=True) as holder:

@@ -59,13 +59,14 @@ MIRRORED: dict[str, tuple[str, str, str]] = {
         "a69e93bed591ab31", "stac_ext/data_api/stock.py: create_async_endpoint",
         "mirrored: request models built in the event loop, not a thread"),
     "fastapi.applications:FastAPI.setup": (
-        "b1d5170e8194ac54", "stac_ext/service/openapi.py: the OpenAPI route's app replaced",
+        "b1d5170e8194ac54",
+        "stac_ext/platform/service/openapi.py: the OpenAPI route's app replaced",
         "leans on: the route FastAPI makes for the OpenAPI document"),
     "starlette.routing:Route.matches": (
-        "4de50d376de04a00", "stac_ext/telemetry/http_metrics.py: RouteRecorder",
+        "4de50d376de04a00", "stac_ext/platform/telemetry/http_metrics.py: RouteRecorder",
         "leans on: the matched route left in the request's scope"),
     "starlette.routing:Mount.matches": (
-        "ac97bc77afeab550", "stac_ext/telemetry/http_metrics.py: RouteRecorder",
+        "ac97bc77afeab550", "stac_ext/platform/telemetry/http_metrics.py: RouteRecorder",
         "leans on: the matched route left in the scope, under a mount"),
 }
 

@@ -1,1 +1,1 @@
-"""Tests of the database layer (`stac_ext.database`): roles, migrations, scale."""
+"""Tests of the database layer (`stac_ext.platform.database`): roles, migrations, scale."""

@@ -7,7 +7,7 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.database import roles
+from stac_ext.platform.database import roles
 from tests.support.jobs import execute, wait_for
 
 #: (role, statement, allowed): what each part may and may not do.

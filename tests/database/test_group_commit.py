@@ -1,5 +1,6 @@
-"""Writes that arrive together are written together (`stac_ext.database.group_commit`): single
-item POSTs and job submissions; each request still gets its own answer."""
+"""Writes that arrive together are written together
+(`stac_ext.platform.database.group_commit`): single item POSTs and job submissions; each
+request still gets its own answer."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import psycopg
 import pytest
 from stac_fastapi.types.errors import ConflictError
 
-from stac_ext.database.group_commit import GroupCommit
+from stac_ext.platform.database.group_commit import GroupCommit
 from tests.support.jobs import execute, until
 from tests.support.stac import make_item, unique
 

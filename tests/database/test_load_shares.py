@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from stac_ext.database.load_workers import SHARE_COLLECTIONS, SHARE_ITEMS, shares
+from stac_ext.platform.database.load_workers import SHARE_COLLECTIONS, SHARE_ITEMS, shares
 
 
 def test_shares_hold_whole_collections_within_both_bounds() -> None:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from stac_ext.app import create_app
-from stac_ext.database import roles
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database import roles
+from stac_ext.platform.database.cluster import Cluster
 from tests.support.cluster import migrated_cluster
 from tests.support.http import free_port, http_client
 from tests.support.roles import on_database

@@ -17,7 +17,7 @@ import pytest
 from pypgstac.db import PgstacDB
 from pypgstac.migrate import Migrate
 
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster
 from tests.support.cli import run_cli
 from tests.support.http import free_port
 

@@ -30,8 +30,8 @@ from psycopg.types.json import Jsonb
 
 from stac_ext.app import create_app
 from stac_ext.data_api.item_rules import ItemRules
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import MigrationSet, migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.migrations import MigrationSet, migrate
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from process_api.callbacks import Notifier
+from process_api.jobs.callbacks import Notifier
 from stac_ext.app import create_app
 from tests.support.http import free_port, http_client
 from tests.support.issuer import PROCESS_CLIENT

@@ -20,11 +20,11 @@ import psycopg
 import pytest
 from owslib.ogcapi.processes import Processes
 
-from process_api.cwl import PackageError
-from process_api.errors import OGC, OGC2
-from process_api.isolation import job_environment
-from process_api.package_check import checked
-from process_api.sandbox import Sandbox
+from process_api.api.errors import OGC, OGC2
+from process_api.deployment.cwl import PackageError
+from process_api.deployment.package_check import checked
+from process_api.runner.isolation import job_environment
+from process_api.runner.sandbox import Sandbox
 from stac_ext.app import create_app
 from tests.service.test_metrics import scrape, value
 from tests.support.cwl import (

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from process_api.cgroups import Cgroups
+from process_api.runner.cgroups import Cgroups
 from stac_ext.app import create_app
 from tests.support.cwl import greedy
 from tests.support.http import http_client

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from process_api.isolation import JOB_ENVIRONMENT
+from process_api.runner.isolation import JOB_ENVIRONMENT
 from tests.support.cli import COMMAND
 from tests.support.cwl import inspector
 from tests.support.http import free_port, wait_until_ok
@@ -67,7 +67,7 @@ def test_a_deployed_tool_finds_nothing_of_the_service(served: str, issuer) -> No
     # the fork server and the job's process it forked are not dumpable: neither their
     # descriptors nor their environment can be taken
     servers = [seen for seen in others.values()
-               if seen["cmdline"].split()[1:3] == ["-m", "process_api.forkserver"]]
+               if seen["cmdline"].split()[1:3] == ["-m", "process_api.runner.forkserver"]]
     assert [(seen["fds"], seen["environ"]) for seen in servers] == \
         [(["EPERM"], "PermissionError")] * 2, others
     # what can be taken (the sandbox's init, the job's own programs) holds no socket

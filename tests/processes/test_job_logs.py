@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from process_api.job_log import LOG_CHARS
+from process_api.jobs.job_log import LOG_CHARS
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for

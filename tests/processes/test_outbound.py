@@ -13,9 +13,9 @@ import fsspec
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from process_api.child import Context
-from process_api.outbound import REFUSED, OutboundPolicy, TargetRefused
+from process_api.processes.outbound import REFUSED, OutboundPolicy, TargetRefused
 from process_api.processes.s3_manifest import manifest, s3_filesystem
+from process_api.runner.child import Context
 from stac_ext.publish.run import list_files
 from stac_ext.publish.writer import PublishError
 

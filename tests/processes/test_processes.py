@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from openapi_spec_validator import validate
 
-from process_api.errors import OGC
+from process_api.api.errors import OGC
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from process_api.resources import Ceilings, ResourceError, parse_cpu, parse_memory, plan
-from process_api.secrets import PLACEHOLDER, merge_secrets, secret_paths, split_secrets
+from process_api.jobs.secrets import PLACEHOLDER, merge_secrets, secret_paths, split_secrets
+from process_api.processes.resources import Ceilings, ResourceError, parse_cpu, parse_memory, plan
 
 SCHEMA = {"type": "object", "properties": {
     "s3": {"type": "object", "properties": {

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from process_api.tasks import cancelled
-from stac_ext.telemetry.readings import Readings, sampling
+from process_api.jobs.tasks import cancelled
+from stac_ext.platform.telemetry.readings import Readings, sampling
 
 
 async def _loses_one_cancellation(ended: list[str]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from process_api.errors import OGC
+from process_api.api.errors import OGC
 from tests.support.jobs import execute, wait_for
 
 

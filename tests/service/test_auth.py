@@ -12,9 +12,9 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 
-from stac_ext.auth.authenticator import Authenticator, Unauthenticated
-from stac_ext.auth.keys import StaticKeys
-from stac_ext.auth.principal import Principal
+from stac_ext.platform.auth.authenticator import Authenticator, Unauthenticated
+from stac_ext.platform.auth.keys import StaticKeys
+from stac_ext.platform.auth.principal import Principal
 from tests.support.http import http_client
 from tests.support.issuer import TestIssuer
 from tests.support.stac import make_item

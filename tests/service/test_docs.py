@@ -150,7 +150,7 @@ def test_every_setting_is_documented() -> None:
     # every setting of ours is in some concern's table (only stock's own are left out)
     stock = set(PgstacApiSettings.model_fields)
     assert set(Settings.model_fields) - stock - set(reference.own_fields()) == set()
-    assert "## Database\n`stac_ext.database.settings.DatabaseSettings`" in table
+    assert "## Database\n`stac_ext.platform.database.settings.DatabaseSettings`" in table
     assert all(f"| `{name.upper()}` |" in table for name in reference.own_fields())
 
 

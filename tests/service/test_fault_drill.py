@@ -24,7 +24,7 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster
 from tests.support.cli import COMMAND, start_cli
 from tests.support.cluster import migrated_cluster
 from tests.support.http import free_port, wait_until_ok

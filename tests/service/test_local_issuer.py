@@ -54,7 +54,7 @@ def test_token_command_refuses_when_a_provider_is_set(tmp_path) -> None:
 
 
 def _start_issuer(key_file: str, ready: Any) -> str:
-    from stac_ext.auth.local_issuer import LocalIssuer
+    from stac_ext.platform.auth.local_issuer import LocalIssuer
 
     ready.wait()  # every process creates its issuer at the same moment
     return LocalIssuer(Path(key_file), "http://127.0.0.1:8080/auth").public_keys.as_dict(

@@ -11,7 +11,7 @@ import sys
 import httpx
 import pytest
 
-from stac_ext.service.logs import JsonFormatter, RequestIdFilter, logging_config
+from stac_ext.platform.service.logs import JsonFormatter, RequestIdFilter, logging_config
 from tests.support.jobs import execute, wait_for
 
 
@@ -20,7 +20,7 @@ async def test_a_404_is_one_line(anon: httpx.AsyncClient, caplog: pytest.LogCapt
     caplog.set_level(logging.INFO)
     r = await anon.get("/data/collections/no-such-collection")
     assert r.status_code == 404
-    [record] = [r for r in caplog.records if r.name == "stac_ext.service.errors"]
+    [record] = [r for r in caplog.records if r.name == "stac_ext.platform.service.errors"]
     assert record.levelno == logging.INFO and record.exc_info is None
     assert record.getMessage() == ("GET /data/collections/no-such-collection: 404 "
                                    "NotFoundError: Collection no-such-collection does not "
@@ -94,5 +94,5 @@ def test_json_lines_with_the_request_id() -> None:
                                    sys.exc_info())
     assert "ValueError: boom" in json.loads(JsonFormatter().format(failed))["exception"]
     config = logging_config("json")
-    assert config["formatters"]["default"] == {"()": "stac_ext.service.logs.JsonFormatter"}
+    assert config["formatters"]["default"] == {"()": "stac_ext.platform.service.logs.JsonFormatter"}
     assert RequestIdFilter().filter(record) and record.request_id is None  # no request

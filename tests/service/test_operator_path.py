@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from stac_ext.cli import app as cli_app
-from stac_ext.database import roles
-from stac_ext.database.cluster import find_bindir
+from stac_ext.platform.database import roles
+from stac_ext.platform.database.cluster import find_bindir
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli, start_cli
 from tests.support.cluster import new_database

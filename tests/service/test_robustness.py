@@ -12,7 +12,7 @@ from owslib.ogcapi.features import Features
 from pystac_client import Client
 
 from stac_ext.app import create_app
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster
 from tests.support.cluster import migrated_cluster
 from tests.support.http import http_client
 from tests.support.roles import on_database

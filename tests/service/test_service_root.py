@@ -6,8 +6,8 @@ import psycopg
 import pytest
 
 from stac_ext.app import create_app
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.migrations import migrate
 from tests.support.cluster import new_database
 from tests.support.http import http_client
 from tests.support.roles import on_database

@@ -11,8 +11,8 @@ import sys
 import httpx
 import pytest
 
-from stac_ext.auth.settings import AuthSettings
-from stac_ext.database.settings import DatabaseSettings
+from stac_ext.platform.auth.settings import AuthSettings
+from stac_ext.platform.database.settings import DatabaseSettings
 from stac_ext.publish.settings import PublishSettings
 from stac_ext.settings import CONCERNS, Settings
 from tests.support.paths import ROOT

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from stac_ext.app import create_app
-from stac_ext.telemetry.traces import configured_provider
+from stac_ext.platform.telemetry.traces import configured_provider
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import psycopg
 
-from stac_ext.database.cluster import Cluster
-from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
-from stac_ext.database.migrations import migrate
+from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.migrations import migrate
 from tests.support.cli import run_cli
 from tests.support.http import free_port
 from tests.support.roles import known, role_env

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from stac_ext.database import roles
-from stac_ext.database.cluster import Cluster
+from stac_ext.platform.database import roles
+from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 
 #: The test clusters by port, for the login roles of their parts.

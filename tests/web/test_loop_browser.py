@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli

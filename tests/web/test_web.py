@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from stac_ext.app import create_app
-from stac_ext.service.logs import logging_config
+from stac_ext.platform.service.logs import logging_config
 from stac_ext.settings import Settings
 from stac_ext.web.pages.search import typed_datetime
 from stac_ext.web.schema_form import form_fields, label_of

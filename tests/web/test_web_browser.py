@@ -29,7 +29,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from stac_ext.auth.local_issuer import LocalIssuer
+from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database

@@ -2,5 +2,5 @@
 routes that stock merges into its request models: `owner`, the Query extension's full
 operator list, single strings for id lists; and the filter composition they share.
 
-May import stac-fastapi and pydantic; nothing else of ours.
+Third-party imports: `attr`, `cql2`, `fastapi`, `orjson`, `pydantic`, `stac_fastapi`.
 """

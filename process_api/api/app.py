@@ -1,0 +1,86 @@
+"""The process API as a FastAPI app, mounted at `/processes` by the composition root."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+
+from process_api.api.deploy_routes import CONFORMANCE as DEPLOY_CONFORMANCE
+from process_api.api.deploy_routes import deploy_router
+from process_api.api.errors import add_error_handlers
+from process_api.api.openapi30 import VERSION, openapi30
+from process_api.api.routes import jobs_router, processes_router, service_router
+from process_api.api.service import (
+    Caller,
+    CallerDependency,
+    OptionalCallerDependency,
+    ProcessService,
+)
+from process_api.data.file_inputs import Catalog
+from process_api.jobs.engine import Engine
+from process_api.jobs.tasks import cancelled
+
+
+@dataclass(frozen=True)
+class ProcessesConfig:
+    engine: Engine
+    user: CallerDependency  # a token of the process client
+    optional_user: OptionalCallerDependency  # the same, or None without a token
+    deployer: CallerDependency  # a token of the process client with the right to deploy
+    is_admin: Callable[[Caller], bool]  # a caller who governs every deployed process
+    catalog: Catalog | None = None  # the data API, read as a caller (file input references)
+    in_process_worker: bool = True
+    worker_concurrency: int = 2
+    sync_wait_seconds: float = 30  # the longest a synchronous execution waits
+    conformance: tuple[str, ...] = ()  # classes others earn for this API (its HTML pages)
+    #: FastAPI dependencies every route that takes a body runs first (bounds on the JSON)
+    body_checks: tuple[Callable[..., Any], ...] = ()
+
+
+def create_process_app(config: ProcessesConfig) -> FastAPI:
+    engine = config.engine
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with engine:
+            worker = None
+            if config.in_process_worker:
+                worker = asyncio.create_task(engine.run_worker(
+                    config.worker_concurrency, install_signal_handlers=False))
+            try:
+                yield
+            finally:
+                if worker is not None:  # it lets its jobs run for their shutdown time first
+                    await cancelled(worker, again_after=engine.shutdown + 10)
+
+    app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
+                  # `api.html` is the composition root's documentation page
+                  openapi_url="/api", docs_url=None, redoc_url=None,
+                  description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
+                  "Replace, Undeploy (OGC application packages in CWL).")
+    app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
+    service = ProcessService(engine, config.is_admin, config.catalog)
+    app.include_router(processes_router(service, config.user, config.optional_user,
+                                        config.sync_wait_seconds, config.body_checks))
+    app.include_router(deploy_router(service, config.deployer, config.user))
+    app.include_router(jobs_router(service, config.user, config.optional_user))
+    add_error_handlers(app)
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:  # the `oas30` class: FastAPI writes 3.1
+        if app.openapi_schema is None or app.openapi_schema.get("openapi") != VERSION:
+            app.openapi_schema = openapi30(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way
+    return app
+
+
+def lifespan_of(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[Any]]:
+    """The sub-app's lifespan, for the root app to run (a mount does not run it)."""
+    return lambda: app.router.lifespan_context(app)

@@ -1,0 +1,243 @@
+"""Routes of OGC API Processes Part 2 (deploy, replace, undeploy; OGC Application Package
+and CWL): `POST /processes`, `PUT|DELETE /processes/{id}`, `GET /processes/{id}/package`.
+
+A package is an OGC application package (`application/ogcapppkg+json`:
+`{"processDescription": {...}, "executionUnit": {"value": <CWL>, "mediaType": ...}}`) or a
+CWL document (`application/cwl+yaml`, `application/cwl+json`, `application/cwl`). Who sees
+the process: `visibility` (`private`, the default; `project` with `project`, one of the
+deployer's groups; `public`, by an admin only), query parameters of the request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from process_api.api.documents import summary
+from process_api.api.errors import OGC2, OgcError, no_such_process
+from process_api.api.routes import _base
+from process_api.api.service import Caller, CallerDependency, ProcessService
+from process_api.deployment.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError
+from process_api.deployment.deployed import Deployment, DuplicateProcess
+from process_api.deployment.package_check import checked
+from process_api.processes.definition import id_problem
+
+CONFORMANCE = [
+    "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
+    "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/ogcapppkg",
+    "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/cwl",
+]
+APP_PACKAGE = "application/ogcapppkg+json"
+CWL_TYPES = ("application/cwl+yaml", "application/cwl+json", "application/cwl")
+#: The largest request body (an application package may carry its CWL as a string).
+BODY_BYTES = 2 * MAX_BYTES
+_PACKAGE_BODY = {"requestBody": {"required": True, "content": {
+    APP_PACKAGE: {"schema": {"type": "object", "required": ["executionUnit"], "properties": {
+        "processDescription": {"type": "object"},
+        "executionUnit": {"type": "object"}}}},
+    **{kind: {"schema": {"type": "string"}} for kind in CWL_TYPES}}}}
+Visibility = Literal["private", "project", "public"]
+
+
+def _immutable(process_id: str, base: str) -> OgcError:
+    return OgcError(403, OGC2 + "immutable-process", f"The process {process_id!r} is part of "
+                    "this service; it cannot be replaced or undeployed through the API.",
+                    headers={"Location": f"{base}processes/{process_id}"})
+
+
+async def _body(request: Request) -> bytes:
+    """The request body, refused once it passes BODY_BYTES (never read whole first)."""
+    received = bytearray()
+    async for chunk in request.stream():
+        received += chunk
+        if len(received) > BODY_BYTES:
+            raise OgcError(413, "payload-too-large", f"A package is at most {BODY_BYTES} "
+                           "bytes.")
+    return bytes(received)
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    children = value.values() if isinstance(value, dict) else \
+        value if isinstance(value, list) else ()
+    return max((_depth(v, level + 1) for v in children), default=level)
+
+
+def _application_package(raw: bytes) -> tuple[str, dict[str, Any]]:
+    """The CWL text of an OGC application package, and its process description."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise OgcError(400, "invalid-input", "The application package is not JSON.") from None
+    if not isinstance(document, dict) or _depth(document) > MAX_DEPTH:
+        raise OgcError(400, "invalid-input", "The application package is a JSON object of "
+                       f"at most {MAX_DEPTH} levels.")
+    unit = document.get("executionUnit")
+    if isinstance(unit, list) and len(unit) == 1:
+        unit = unit[0]
+    if unit is None and "cwlVersion" in document:  # bare CWL, sent as an application package
+        raise OgcError(400, "invalid-input", "This is CWL, sent as an OGC application "
+                       "package (application/json): send it as application/cwl+json, or "
+                       "wrap it in {\"executionUnit\": {\"value\": <CWL>, \"mediaType\": "
+                       "\"application/cwl+json\"}}.")
+    if not isinstance(unit, dict):
+        raise OgcError(400, "invalid-input", "executionUnit: one object, with the CWL as "
+                       "`value` and its `mediaType`.")
+    if "href" in unit:
+        raise OgcError(400, "invalid-input", "executionUnit.href: give the CWL by value "
+                       "(`value`); this service fetches nothing when it deploys.")
+    value, kind = unit.get("value"), str(unit.get("mediaType") or "application/cwl")
+    if kind not in CWL_TYPES:
+        raise OgcError(400, "invalid-input", f"executionUnit.mediaType {kind!r}: one of "
+                       f"{', '.join(CWL_TYPES)}.")
+    if isinstance(value, dict):
+        value = json.dumps(value)
+    if not isinstance(value, str):
+        raise OgcError(400, "invalid-input", "executionUnit.value: the CWL document, as an "
+                       "object or a string.")
+    about = document.get("processDescription") or {}
+    if not isinstance(about, dict):
+        raise OgcError(400, "invalid-input", "processDescription: an object.")
+    return value, about
+
+
+async def _package(request: Request, target: str | None, service: ProcessService
+                   ) -> tuple[CwlProcess, dict[str, Any], str, str]:
+    """The deployed process's package read from the request: the process, its description
+    (from the application package; empty for bare CWL), the media type and the body."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    raw = await _body(request)
+    if kind in (APP_PACKAGE, "application/json"):
+        text, about = _application_package(raw)
+    elif kind in CWL_TYPES:
+        text, about = raw.decode(errors="replace"), {}
+    else:
+        raise OgcError(415, "unsupported-media-type", f"A package is {APP_PACKAGE} or CWL "
+                       f"({', '.join(CWL_TYPES)}), not {kind or 'untyped'}.")
+    try:
+        package = await checked(text, target, service.engine.sandbox,
+                                service.engine.environment)
+    except PackageError as e:
+        raise OgcError(400, "invalid-input", str(e)) from None
+    return package, about, kind, raw.decode(errors="replace")
+
+
+def _placement(visibility: str, project: str | None, caller: Caller,
+               admin: bool) -> str | None:
+    """The project a process is deployed for (None: none), if the caller may place it so."""
+    if visibility == "public" and not admin:
+        raise OgcError(403, "forbidden", "Only administrators deploy public processes.")
+    if (visibility == "project") != (project is not None):
+        raise OgcError(400, "invalid-input", "`project` names the project of a process "
+                       "deployed with `visibility=project`, and only then.")
+    if project is not None and project not in caller.groups:
+        raise OgcError(403, "forbidden", f"You are not a member of the project {project!r}.")
+    return project
+
+
+def deploy_router(service: ProcessService, deployer: CallerDependency,
+                  user: CallerDependency) -> APIRouter:
+    """`deployer`: a caller with the right to deploy (admins have it); `user`: any caller
+    (process client token)."""
+    router = APIRouter(prefix="/processes", tags=["Deploy, replace, undeploy"])
+
+    async def governed(process_id: str, caller: Caller, base: str) -> Deployment:
+        if service.is_builtin(process_id):
+            raise _immutable(process_id, base)
+        return await service.governed(process_id, caller)
+
+    @router.post("", status_code=201, summary="Deploy a process (an application package)",
+                 openapi_extra=_PACKAGE_BODY,
+                 description="201 with the process's summary and its `Location`. 409 "
+                 "`duplicated-process` when a deployed process has its id, 403 "
+                 "`immutable-process` when the service's own does, 400 naming what is wrong "
+                 "with the package. `w`: which process of a CWL `$graph` (default `main`, "
+                 "else the first).")
+    async def deploy(
+        request: Request, caller: Caller = Depends(deployer),
+        visibility: Annotated[Visibility, Query()] = "private",
+        project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    ) -> JSONResponse:
+        base = _base(request)
+        placed = _placement(visibility, project, caller, service.is_admin(caller))
+        package, about, kind, body = await _package(request, w, service)
+        process_id = str(about.get("id") or package.id)
+        if problem := id_problem(process_id):
+            raise OgcError(400, "invalid-input", f"{problem}.")
+        if service.is_builtin(process_id):
+            raise _immutable(process_id, base)
+        if (twin := service.engine.registry.twin(process_id)) is not None:
+            raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} differs "
+                           f"only in case from {twin.id!r}, a process of this service; ids "
+                           "are unique without regard to case.")
+        location = {"Location": f"{base}processes/{process_id}"}
+        try:
+            found = await service.deploy(
+                _described(package, about), process_id, str(about.get("version") or "1.0.0"),
+                caller.username, placed, visibility, kind, body)
+        except DuplicateProcess:
+            raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} (or "
+                           "one whose id differs only in case) is deployed already; replace "
+                           "it (PUT) instead.", headers=location) from None
+        return JSONResponse(summary(found.process, base), status_code=201, headers=location)
+
+    @router.put("/{process_id}", status_code=204, summary="Replace a deployed process",
+                openapi_extra=_PACKAGE_BODY,
+                description="Its owner or an admin. New jobs run the new package; jobs "
+                "submitted before run the one they were submitted with. `visibility` and "
+                "`project` stay as they were unless given.")
+    async def replace(
+        process_id: str, request: Request, caller: Caller = Depends(deployer),
+        visibility: Annotated[Visibility | None, Query()] = None,
+        project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    ) -> Response:
+        base = _base(request)
+        found = await governed(process_id, caller, base)
+        seen_by = visibility or found.visibility
+        if visibility is None:
+            project = project or found.project
+        placed = _placement(seen_by, project, caller, service.is_admin(caller))
+        package, about, kind, body = await _package(request, w, service)
+        if str(about.get("id") or process_id) != process_id:
+            raise OgcError(400, "invalid-input", f"processDescription.id {about.get('id')!r} "
+                           f"is not {process_id!r}: a replacement keeps the id.")
+        try:
+            await service.deploy(_described(package, about), process_id,
+                                  str(about.get("version") or found.process.version),
+                                  found.owner, placed, seen_by, kind, body, replacing=found)
+        except DuplicateProcess:
+            raise OgcError(409, "conflict", f"The process {process_id!r} changed meanwhile; "
+                           "read it again.") from None
+        return Response(status_code=204)
+
+    @router.delete("/{process_id}", status_code=204, summary="Undeploy a deployed process",
+                   description="Its owner or an admin. New jobs are refused (404); jobs "
+                   "already submitted run, and every job's record and results stay.")
+    async def undeploy(process_id: str, request: Request,
+                       caller: Caller = Depends(deployer)) -> Response:
+        found = await governed(process_id, caller, _base(request))
+        if not await service.undeploy(found):
+            raise no_such_process(process_id)
+        return Response(status_code=204)
+
+    @router.get("/{process_id}/package", summary="The package a process was deployed with",
+                responses={200: {"content": {kind: {} for kind in (APP_PACKAGE, *CWL_TYPES)}}})
+    async def package(process_id: str, caller: Caller = Depends(user)) -> Response:
+        found = await service.deployment(process_id, caller)
+        return Response(found.package, media_type=found.media_type)
+
+    return router
+
+
+def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:
+    """The package's process as its application package's description names it."""
+    title, text = about.get("title"), about.get("description")
+    return replace(package, title=str(title) if title else package.title,
+                   description=str(text) if text else package.description)

@@ -1,0 +1,186 @@
+"""What the process API's routes ask of the job engine, in one typed object: the processes
+a caller sees, a job's submission, the caller's jobs and a job's log, a deployment's
+changes. Routes talk to it, not to the engine's parts (its store, registry, secret box)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from process_api.api.errors import OgcError, no_such_job, no_such_process
+from process_api.data.file_inputs import Catalog, resolve
+from process_api.data.staging import ResultsStore
+from process_api.deployment.cwl import CwlProcess
+from process_api.deployment.deployed import Deployment
+from process_api.jobs.engine import Engine
+from process_api.jobs.secrets import split_secrets
+from process_api.jobs.store import Job, JobQuery
+from process_api.processes.definition import Process
+
+
+class Caller(Protocol):
+    """Who calls (the composition root's principal)."""
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def groups(self) -> frozenset[str]: ...
+
+
+#: FastAPI dependencies the composition root hands in: the caller (a valid token of the
+#: process API's client), or None without a token.
+CallerDependency = Callable[..., Awaitable[Caller]]
+OptionalCallerDependency = Callable[..., Awaitable[Caller | None]]
+
+
+@dataclass(frozen=True)
+class ProcessService:
+    engine: Engine
+    is_admin: Callable[[Caller], bool]  # sees and governs every deployed process
+    catalog: Catalog | None = None  # the data API read as a caller (file references)
+
+    # -- processes ---------------------------------------------------------------------
+
+    def offered(self, caller: Caller | None) -> list[Process]:
+        """The service's processes, and the deployed ones the caller sees (public ones
+        without a caller)."""
+        username, groups = (caller.username, caller.groups) if caller else (None, frozenset())
+        admin = caller is not None and self.is_admin(caller)
+        return [*self.engine.registry, *(d.process for d in self.engine.deployed.all()
+                                         if d.visible_to(username, groups, admin))]
+
+    async def find(self, process_id: str, caller: Caller) -> tuple[Process, int | None]:
+        """The process and, deployed, the revision a job of it runs now (404 when the
+        caller does not see it)."""
+        process = self.engine.registry.get(process_id)
+        if process is not None:
+            return process, None
+        found = await self.deployment(process_id, caller)
+        return found.process, found.revision
+
+    def is_builtin(self, process_id: str) -> bool:
+        """One of the service's own processes (not deployed through the API)."""
+        return self.engine.registry.get(process_id) is not None
+
+    async def deployment(self, process_id: str, caller: Caller) -> Deployment:
+        """A deployed process the caller sees (404 otherwise)."""
+        found = await self.engine.deployed.current(process_id)
+        if found is None or not found.visible_to(caller.username, caller.groups,
+                                                 self.is_admin(caller)):
+            raise no_such_process(process_id)
+        return found
+
+    async def governed(self, process_id: str, caller: Caller) -> Deployment:
+        """A deployed process the caller may replace or undeploy (404 unseen, 403 not
+        theirs)."""
+        found = await self.deployment(process_id, caller)
+        if not found.governed_by(caller.username, self.is_admin(caller)):
+            raise OgcError(403, "forbidden", f"Only its owner ({found.owner}) and "
+                           "administrators may change the process.")
+        return found
+
+    async def deploy(self, package: CwlProcess, process_id: str, version: str, owner: str,
+                     project: str | None, visibility: str, media_type: str, body: str,
+                     replacing: Deployment | None = None) -> Deployment:
+        return await self.engine.deployed.deploy(package, process_id, version, owner,
+                                                 project, visibility, media_type, body,
+                                                 replacing)
+
+    async def undeploy(self, deployment: Deployment) -> bool:
+        return await self.engine.deployed.undeploy(deployment)
+
+    # -- jobs --------------------------------------------------------------------------
+
+    async def submit(self, process: Process, revision: int | None, caller: Caller,
+                     project: str | None, inputs: dict[str, Any], **record: Any) -> Job:
+        """A job of `process` recorded and queued: its secret inputs kept apart, sealed;
+        the data its file inputs reference resolved as the caller (a deployed process's)."""
+        staging = None
+        if process.mutable:
+            staging = await resolve(inputs, process.inputs, self.catalog, caller,
+                                    record.get("service_url") or "/",
+                                    self.engine.data.limits.files)
+            if inputs.get("publish") is not None and self.engine.data.publisher is None:
+                raise OgcError(400, "invalid-input", "publish: this service publishes no "
+                               "results.")
+        stored, secrets = split_secrets(inputs, process.inputs)
+        return await self.engine.submit(process.id, caller.username, project, stored,
+                                        self.engine.box.seal(secrets), inputs.get("resources"),
+                                        process_revision=revision, staging=staging, **record)
+
+    async def ended(self, job_id: str, seconds: float) -> Job | None:
+        return await self.engine.ended(job_id, seconds)
+
+    async def job(self, job_id: str) -> Job | None:
+        return await self.engine.store.get(job_id)
+
+    async def visible_job(self, job_id: str, caller: Caller) -> Job:
+        """The caller's job, or one of their projects' (404 otherwise)."""
+        try:
+            key = uuid.UUID(job_id)
+        except ValueError:
+            raise no_such_job(job_id) from None
+        job = await self.engine.store.visible(key, caller.username, sorted(caller.groups))
+        if job is None:
+            raise no_such_job(job_id)
+        return job
+
+    async def jobs(self, caller: Caller, query: JobQuery, limit: int,
+                   offset: int) -> Sequence[Job]:
+        return await self.engine.store.list(caller.username, sorted(caller.groups), query,
+                                            limit, offset)
+
+    async def log(self, job: Job) -> tuple[str, int]:
+        return await self.engine.store.log(job["id"])
+
+    async def dismiss(self, job: Job) -> Job | None:
+        """The job dismissed, and its files in the service's store removed but for those
+        published as items (they outlive the job: their items use them)."""
+        dismissed = await self.engine.dismiss(job)
+        recorded = (dismissed or {}).get("provenance") or {}
+        published = {item.get("file") for item in recorded.get("published") or []}
+        dropped = [w["key"] for w in recorded.get("outputs") or []
+                   if w.get("service_store") and w["href"] not in published]
+        if dropped:
+            store = self.engine.data.service_store(str(job.get("api_url") or "/"))
+            await asyncio.to_thread(store.remove, dropped)
+        return dismissed
+
+    async def job_file(self, job_id: str, path: str, caller: Caller | None
+                       ) -> tuple[ResultsStore, str, dict[str, Any]]:
+        """A file of the service's results store (its store, key and record): for who may
+        read the job, or (published) one of its items; 404 otherwise."""
+        missing = OgcError(404, "not-found", f"The job {job_id} has no file {path}.")
+        try:
+            job = await self.engine.store.get(uuid.UUID(job_id))
+        except ValueError:
+            raise missing from None
+        recorded = (job or {}).get("provenance") or {}
+        key = f"{job_id}/{path}"
+        written = next((w for w in recorded.get("outputs") or []
+                        if w.get("key") == key and w.get("service_store")), None)
+        if job is None or written is None:
+            raise missing
+        if not await self._may_read(job, written, recorded, caller):
+            raise missing
+        return self.engine.data.service_store(str(job.get("api_url") or "/")), key, written
+
+    async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
+                        caller: Caller | None) -> bool:
+        if caller is not None and job["status"] != "dismissed" and (
+                job["owner"] == caller.username or job.get("project") in caller.groups):
+            return True
+        items = [i["url"] for i in recorded.get("published") or []
+                 if i.get("file") == written["href"]]
+        for url in items if self.catalog is not None else ():
+            assert self.catalog is not None
+            try:
+                await self.catalog.files({"href": url}, caller, str(job["service_url"]), 1)
+                return True
+            except (LookupError, ValueError):
+                continue
+        return False

@@ -1,0 +1,123 @@
+"""A deployed process's file inputs: given by their contents, or by reference to data (an
+item, a collection with a query as OGC API Processes Part 3's collection input, a search
+of this service's catalog, or a file's own http(s) or `s3://` URL).
+
+At submission every reference is resolved as the caller (`Catalog`, the composition root's
+reader of the data API): a job never reads an item its submitter cannot. What it gives, the
+files to stage in, is the job record's `staging`; the worker fetches them
+(`staging`) before the job's sandbox starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+
+class InputRefused(Exception):
+    """A reference that cannot be read, answered with its status (400; 404 for data the
+    caller cannot read), OGC exception type (`name`) and words (`detail`)."""
+
+    def __init__(self, status_code: int, name: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status_code, self.name, self.detail = status_code, name, detail
+
+
+#: The largest file given by its contents, in characters.
+FILE_CHARS = 1 << 20
+_URL = {"type": "string", "maxLength": 8192, "pattern": r"^(https?|s3)://\S+$"}
+_ASSETS = {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": 256},
+           "description": "the item assets to read (default: those with the role `data`)"}
+BY_CONTENTS = {
+    "type": "object", "required": ["contents"], "additionalProperties": False,
+    "properties": {"contents": {"type": "string", "maxLength": FILE_CHARS},
+                   "basename": {"type": "string", "pattern": r"^[A-Za-z0-9._-]{1,255}$"}}}
+BY_HREF = {
+    "type": "object", "required": ["href"], "additionalProperties": False,
+    "description": "An item or a search of this catalog (its URL), or a file's URL.",
+    "properties": {"href": _URL, "assets": _ASSETS}}
+BY_COLLECTION = {
+    "type": "object", "required": ["collection"], "additionalProperties": False,
+    "description": "A collection of this catalog and which of its items (OGC API Processes "
+                   "Part 3 collection input).",
+    "properties": {
+        "collection": _URL,
+        "bbox": {"type": "array", "minItems": 4, "maxItems": 4, "items": {"type": "number"}},
+        "datetime": {"type": "string", "maxLength": 100},
+        "q": {"type": "string", "maxLength": 1000},
+        "filter": {"type": ["object", "string"]},
+        "filter-lang": {"enum": ["cql2-json", "cql2-text"]},
+        "assets": _ASSETS}}
+FILE_INPUT = {
+    "description": "A file: its contents, or a reference to data (`href`: an item or a "
+                   "search of this catalog, or a file's URL; `collection`: a collection "
+                   "and a query).",
+    "oneOf": [BY_CONTENTS, BY_HREF, BY_COLLECTION]}
+
+
+class Catalog(Protocol):
+    """The data API, read as a caller (the composition root's)."""
+
+    async def files(self, reference: Mapping[str, Any], caller: Any, service_url: str,
+                    limit: int) -> list[dict[str, Any]] | None:
+        """The files a reference gives (at most `limit` + 1), read as `caller`: each its
+        `href` (the data's own URL), `type`, and the `item` (URL) and `asset` it is
+        of. None when
+        it is not a reference to this catalog. LookupError (its message for the user) when
+        an item or collection does not exist for the caller, ValueError when the reference
+        is not one the catalog answers."""
+        ...
+
+
+def _is_file(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and schema.get("oneOf") == FILE_INPUT["oneOf"]
+
+
+def references(inputs: Mapping[str, Any], schema: Mapping[str, Any]
+               ) -> Iterator[tuple[str, int | None, dict[str, Any]]]:
+    """(input name, index in its array or None, reference) of every file given by
+    reference."""
+    for name, sub in (schema.get("properties") or {}).items():
+        value = inputs.get(name)
+        if _is_file(sub) and isinstance(value, dict) and "contents" not in value:
+            yield name, None, value
+        elif isinstance(sub, Mapping) and _is_file(sub.get("items")) and \
+                isinstance(value, list):
+            for index, each in enumerate(value):
+                if isinstance(each, dict) and "contents" not in each:
+                    yield name, index, each
+
+
+async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog: Catalog | None,
+                  caller: Any, service_url: str, max_files: int) -> list[dict[str, Any]]:
+    """The job's `staging`: per reference, `{"input", "index", "files"}`. An OGC error
+    (InputRefused: 400, or 404 for data the caller cannot read) for a reference that cannot
+    be read."""
+    staging: list[dict[str, Any]] = []
+    total = 0
+    for name, index, reference in references(inputs, schema):
+        where = f"processInputs.{name}" + (f"[{index}]" if index is not None else "")
+        try:
+            files = None if catalog is None else \
+                await catalog.files(reference, caller, service_url, max_files - total)
+        except LookupError as e:
+            raise InputRefused(404, "no-such-input", f"{where}: {e}") from None
+        except ValueError as e:
+            raise InputRefused(400, "invalid-input", f"{where}: {e}") from None
+        if files is None:  # a file's own URL
+            if "collection" in reference:
+                raise InputRefused(400, "invalid-input", f"{where}: a collection input names a "
+                               "collection of this catalog.")
+            files = [{"href": reference["href"]}]
+        if not files:
+            raise InputRefused(400, "invalid-input", f"{where}: the reference gives no file.")
+        if index is None and len(files) > 1:
+            raise InputRefused(400, "invalid-input", f"{where}: the reference gives "
+                           f"{len(files)} files, and the input takes one (an array input "
+                           "takes many).")
+        total += len(files)
+        if total > max_files:
+            raise InputRefused(400, "invalid-input", f"{where}: the references give more than "
+                           f"{max_files} files, the most one job reads (JOB_STAGE_FILES).")
+        staging.append({"input": name, "index": index, "files": files})
+    return staging

@@ -1,0 +1,228 @@
+"""A job's data in and out, done by its worker outside the job's sandbox (which has no
+network): the files its inputs reference, fetched into a folder the sandbox mounts
+read-only (bounded in files and bytes, through the outbound policy, with the request's
+storage credentials), and the files it wrote, put in the caller's storage or the service's
+results store (`ResultsStore`).
+
+Every file gets a SHA-256 checksum as a multihash (STAC's `file:checksum`)."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from process_api.processes.outbound import OutboundPolicy, TargetRefused, allowed_http_client
+from process_api.processes.resources import quantity
+from process_api.processes.s3_manifest import s3_filesystem
+
+#: Bytes read or written at a time.
+CHUNK = 1 << 20
+#: The media types of the formats the catalog describes (others: by file extension).
+MEDIA_TYPES = {".nc": "application/x-netcdf", ".parquet": "application/vnd.apache.parquet",
+               ".zarr": "application/vnd+zarr", ".csv": "text/csv", ".json": "application/json",
+               ".tif": "image/tiff; application=geotiff"}
+
+
+class StagingError(RuntimeError):
+    """A job's data could not be moved; the message is for its owner."""
+
+
+def multihash(digest: Any) -> str:
+    """A SHA-256 digest as STAC's `file:checksum` writes it (multihash, hex)."""
+    return "1220" + digest.hexdigest()
+
+
+def media_type(name: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower()
+    return MEDIA_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or \
+        "application/octet-stream"
+
+
+def safe_name(href: str) -> str:
+    """A file's name from its URL, safe as one path component."""
+    name = PurePosixPath(urlsplit(href).path).name
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")[:200] or "data"
+
+
+@dataclass(frozen=True)
+class StageLimits:
+    files: int = 1000
+    bytes: int = 10 * 2**30
+
+
+#: What a storage's failure was, whatever its client raised: `refused` (the keys),
+#: `missing` (no such bucket or object), `unreachable`; None for anything else.
+Failure = Literal["refused", "missing", "unreachable"]
+
+
+def storage_failure(error: Exception) -> Failure | None:
+    """fsspec, s3fs and botocore raise many kinds: which one this is, in words."""
+    text = f"{type(error).__name__} {error}".lower()
+    if isinstance(error, PermissionError) or any(word in text for word in (
+            "accessdenied", "forbidden", "signature", "invalidaccesskeyid", "403")):
+        return "refused"
+    if isinstance(error, FileNotFoundError) or any(word in text for word in (
+            "nosuchkey", "nosuchbucket", "404")):
+        return "missing"
+    if isinstance(error, OSError | ConnectionError | TimeoutError) or any(
+            word in type(error).__name__ for word in ("Connect", "Endpoint", "Timeout")):
+        return "unreachable"
+    return None
+
+
+def _storage_error(error: Exception, href: str) -> StagingError:
+    if isinstance(error, TargetRefused):
+        return StagingError(f"{href}: {error}")
+    failure = storage_failure(error)
+    if failure == "refused":
+        return StagingError(f"The object storage refused access to {href}: check "
+                            "s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
+    if failure == "missing":
+        return StagingError(f"{href} does not exist.")
+    return StagingError(f"{href} could not be read ({type(error).__name__}).")
+
+
+def _over(limits: StageLimits, href: str) -> StagingError:
+    return StagingError(f"Stage-in stopped: the job's inputs are more than "
+                        f"{quantity(limits.bytes)} (JOB_STAGE_BYTES), at {href}.")
+
+
+class Fetcher:
+    """Fetches the data a job reads: `s3://` with the caller's credentials, http(s) through
+    the outbound policy (no redirects); each file in one streamed request, its size asked
+    first (a file over the room left is not fetched)."""
+
+    def __init__(self, s3: dict[str, Any]) -> None:
+        self.s3 = s3
+        self._s3fs: Any = None
+        self._https: Any = None
+
+    def _source(self, href: str) -> tuple[Any, str]:
+        if href.startswith("s3://"):
+            if self.s3.get("enabled") is False:
+                raise StagingError(f"{href}: S3 access is disabled (s3.enabled = false).")
+            if self._s3fs is None:
+                self._s3fs = s3_filesystem(self.s3)
+            return self._s3fs, href.removeprefix("s3://")
+        import fsspec
+
+        OutboundPolicy.from_env().check(href)
+        if self._https is None:
+            self._https = fsspec.filesystem("https", allow_redirects=False,
+                                            get_client=allowed_http_client,
+                                            skip_instance_cache=True)
+        return self._https, href
+
+    def fetch(self, href: str, target: Path, room: int, limits: StageLimits
+              ) -> tuple[int, str]:
+        """`href` into `target`, if it fits in `room` bytes: its size and checksum."""
+        try:
+            fs, path = self._source(href)
+            announced = fs.info(path).get("size")
+            if announced is not None and int(announced) > room:
+                raise _over(limits, href)
+            fs.get_file(path, str(target))
+        except StagingError:
+            raise
+        except Exception as e:  # fsspec and its storages raise many kinds: say which
+            raise _storage_error(e, href) from None
+        digest, size = hashlib.sha256(), 0
+        with target.open("rb") as data:
+            while chunk := data.read(CHUNK):
+                size += len(chunk)
+                digest.update(chunk)
+        if size > room:  # a server that said less than it sent
+            raise _over(limits, href)
+        return size, multihash(digest)
+
+
+def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
+             limits: StageLimits, mount: str) -> list[dict[str, Any]]:
+    """Fetch every file of `staging` into `folder` (`<n>/<name>`); the staging with each
+    file's `path` (where the job sees `folder`: `mount`), `size` and `checksum`.
+    StagingError when one cannot be read or the whole is over the limits (the caller
+    removes the folder)."""
+    fetcher = Fetcher(s3)
+    total, count = 0, 0
+    staged = []
+    for entry in staging:
+        files = []
+        for file in entry["files"]:
+            count += 1
+            if count > limits.files:
+                raise StagingError(f"The job's inputs are more than {limits.files} files "
+                                   "(JOB_STAGE_FILES).")
+            href, name = file["href"], safe_name(file["href"])
+            target = folder / str(count) / name
+            target.parent.mkdir(parents=True)
+            size, checksum = fetcher.fetch(href, target, limits.bytes - total, limits)
+            total += size
+            files.append({**file, "path": f"{mount}/{count}/{name}", "size": size,
+                          "checksum": checksum})
+        staged.append({**entry, "files": files})
+    return staged
+
+
+@dataclass(frozen=True)
+class ResultsStore:
+    """Where a job's files go: a filesystem (fsspec) and a root in it; `href` makes a stored
+    key's public address."""
+
+    fs: Any
+    root: str
+    href: Callable[[str], str]
+
+    def put(self, local: Path, key: str) -> str:
+        """`local` stored at `key` (under the root): its href."""
+        remote = f"{self.root.rstrip('/')}/{key}"
+        try:
+            if getattr(self.fs, "local_file", False):  # a folder: its parents made first
+                self.fs.makedirs(remote.rsplit("/", 1)[0], exist_ok=True)
+            self.fs.put_file(str(local), remote)
+        except Exception as e:
+            raise _storage_error(e, f"{self.href(key)} (writing)") from None
+        return self.href(key)
+
+    def open(self, key: str) -> Any:
+        return self.fs.open(f"{self.root.rstrip('/')}/{key}", "rb", block_size=CHUNK)
+
+    def remove(self, keys: list[str]) -> None:
+        for key in keys:
+            path = f"{self.root.rstrip('/')}/{key}"
+            if self.fs.exists(path):
+                self.fs.rm(path)
+
+
+def caller_store(prefix: str, s3: dict[str, Any]) -> ResultsStore:
+    """The caller's storage: `prefix` (`s3://bucket/path`), written with their keys."""
+    if s3.get("enabled") is False:
+        raise StagingError("results.prefix: S3 access is disabled (s3.enabled = false).")
+    root = prefix.removeprefix("s3://").rstrip("/")
+    try:
+        fs = s3_filesystem(s3)
+    except TargetRefused as e:
+        raise StagingError(f"results.prefix: {e}") from None
+    return ResultsStore(fs, root, lambda key: f"s3://{root}/{key}")
+
+
+def files_href(api_url: str, key: str) -> str:
+    """Where the API serves a file of the service's store (`<job id>/<path>`)."""
+    job, _, path = key.partition("/")
+    return f"{api_url}jobs/{job}/files/{path}"
+
+
+def service_filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
+    """The service's results store (`RESULTS_STORE`: a folder, or `s3://bucket/prefix`
+    with `options`): its filesystem and root (a folder made if missing)."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url, **options)
+    if urlsplit(url).scheme in ("", "file"):
+        Path(root).mkdir(parents=True, exist_ok=True)
+    return fs, root

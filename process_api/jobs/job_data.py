@@ -1,0 +1,244 @@
+"""A deployed process's job's data, around its run (`run_with_data`, for the worker):
+the files its inputs reference staged in (`staging.stage_in`) before its sandbox starts,
+the files it wrote stored (the caller's storage, else the service's results store),
+published into the catalog when its request asks (the composition root's publisher, in a
+sandbox of its own), and what it read and wrote kept as its provenance."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property, partial
+from pathlib import Path
+from typing import Any
+
+from process_api.data.staging import (
+    ResultsStore,
+    StageLimits,
+    StagingError,
+    caller_store,
+    files_href,
+    media_type,
+    safe_name,
+    service_filesystem,
+    stage_in,
+)
+from process_api.jobs.secrets import Scrubber
+from process_api.jobs.store import Job
+from process_api.jobs.supervisor import Supervisor
+from process_api.processes.definition import Process
+from process_api.processes.resources import Plan
+from process_api.runner.launcher import Launcher
+from process_api.runner.sandbox import INPUTS_MOUNT
+
+#: The sections of a job's inputs for its worker alone (storage keys, where results go).
+WORKER_SECTIONS = ("s3", "results", "publish")
+#: The formats a published result may be (what the catalog's inspector describes).
+PUBLISHED_TYPES = ("application/x-netcdf", "application/vnd.apache.parquet")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """How workers move jobs' data: the bounds of a job's inputs, the service's results
+    store (an fsspec URL and its options), the process that publishes results (None:
+    publishing is refused)."""
+
+    limits: StageLimits = field(default_factory=StageLimits)
+    store_url: str = ""
+    store_options: dict[str, Any] = field(default_factory=dict)
+    publisher: Process | None = None
+
+    # made once per process (a cached property writes the instance's __dict__, which a
+    # frozen dataclass allows): every download and dismissal asks for it
+    @cached_property
+    def _service_filesystem(self) -> tuple[Any, str]:
+        return service_filesystem(self.store_url, self.store_options)
+
+    def service_store(self, api_url: str) -> ResultsStore:
+        """The service's results store, its files read through the API at `api_url`."""
+        if not self.store_url:
+            raise StagingError("This service has no results store (RESULTS_STORE): give "
+                               "results.prefix in your own storage.")
+        fs, root = self._service_filesystem
+        return ResultsStore(fs, root, partial(files_href, api_url))
+
+
+class JobData:
+    """One job's folders (its staged inputs, its received outputs) and what moved."""
+
+    def __init__(self, config: DataConfig, job: Job, inputs: dict[str, Any]) -> None:
+        self.config = config
+        self.job = job
+        self.inputs = inputs  # with its secrets: the storage keys
+        self.folder = Path(tempfile.mkdtemp(prefix="geocatalog-job-data-"))
+        self.staged = self.folder / "inputs"
+        self.outputs = self.folder / "outputs"
+        self.staged.mkdir()
+        self.outputs.mkdir()
+        self.read: list[dict[str, Any]] = []  # the staging, with paths and checksums
+        self.written: list[dict[str, Any]] = []  # each stored file: output, href, checksum
+        self.store: ResultsStore | None = None
+
+    @property
+    def s3(self) -> dict[str, Any]:
+        return dict(self.inputs.get("s3") or {})
+
+    @property
+    def job_url(self) -> str:
+        return f"{self.job['api_url'] or '/'}jobs/{self.job['id']}"
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    async def stage_in(self, mount: str) -> dict[str, Any]:
+        """The files the inputs reference fetched; the inputs as the job reads them (each
+        reference a `{"path"}` where it sees the staged folder: `mount`), without the
+        sections the worker uses: the job's code never sees the storage's keys."""
+        given = {k: v for k, v in self.inputs.items() if k not in WORKER_SECTIONS}
+        staging = self.job.get("staging") or []
+        if not staging:
+            return given
+        self.read = await asyncio.to_thread(stage_in, staging, self.staged, self.s3,
+                                            self.config.limits, mount)
+        # last index first: an array's reference may become several files
+        for entry in sorted(self.read, key=lambda e: -1 if e["index"] is None else -e["index"]):
+            files = [{"path": f["path"]} for f in entry["files"]]
+            if entry["index"] is None:
+                given[entry["input"]] = files[0]
+            else:
+                value = list(given[entry["input"]])
+                value[entry["index"]:entry["index"] + 1] = files
+                given[entry["input"]] = value
+        return given
+
+    async def store_results(self, result: dict[str, Any], received: dict[int, Any]
+                            ) -> dict[str, Any]:
+        """The results with every file the job sent stored: its `href`, `type`, `size`,
+        `checksum` (and `contents`, small text, as the job gave it)."""
+        prefix = (self.inputs.get("results") or {}).get("prefix")
+        if received:
+            self.store = caller_store(prefix, self.s3) if prefix else \
+                self.config.service_store(self.job["api_url"] or "/")
+        stored: dict[str, Any] = {}
+        for output, value in result.items():
+            if isinstance(value, list):
+                stored[output] = [await self._stored(output, v, str(i), received)
+                                  for i, v in enumerate(value)]
+            else:
+                stored[output] = await self._stored(output, value, "", received)
+        return stored
+
+    async def _stored(self, output: str, value: Any, index: str,
+                      received: dict[int, Any]) -> Any:
+        if not (isinstance(value, dict) and "file" in value):
+            return value
+        assert self.store is not None
+        got = received.get(int(value["file"]))
+        if got is None:
+            raise StagingError(f"Output {output}: its file did not arrive.")
+        name = safe_name(str(value.get("basename") or "data"))
+        key = "/".join(filter(None, [str(self.job["id"]), output, index, name]))
+        href = await asyncio.to_thread(self.store.put, Path(got["local"]), key)
+        found = {"basename": name, "href": href, "type": media_type(name),
+                 "size": got["size"], "checksum": got["checksum"]}
+        if "contents" in value:
+            found["contents"] = value["contents"]
+        self.written.append({"output": output, "key": key, "local": got["local"],
+                             "service_store": not (self.inputs.get("results") or {}),
+                             **{k: found[k] for k in ("href", "type", "size", "checksum")}})
+        return found
+
+    def publish_request(self, process: Process, mount: str) -> dict[str, Any] | None:
+        """The publisher's inputs (the files it describes: the outputs folder, which it
+        sees at `mount`), or None when the request asks for no publishing."""
+        publish = self.inputs.get("publish")
+        if publish is None:
+            return None
+        items = sorted({f["item"] for e in self.read for f in e["files"] if f.get("item")})
+        files = [{"path": f"{mount}/{Path(w['local']).name}", "href": w["href"],
+                  "output": w["output"]} for w in self.written if w["type"] in PUBLISHED_TYPES]
+        return {"files": files, "catalog": publish.get("catalog"),
+                "visibility": publish.get("visibility") or
+                ("project" if self.job.get("project") else "private"),
+                "lineage": {"process": process.id, "version": process.version,
+                            "revision": self.job.get("process_revision"),
+                            "job": self.job_url, "provenance": f"{self.job_url}/prov",
+                            "datetime": datetime.now(UTC).isoformat(),
+                            "derived_from": items}}
+
+    @staticmethod
+    def with_items(result: dict[str, Any], published: list[dict[str, Any]]) -> dict[str, Any]:
+        """The results, each stored file with the items it became (`items`: their URLs)."""
+        made: dict[str, list[str]] = {}
+        for item in published:
+            made.setdefault(str(item.get("file")), []).append(str(item["url"]))
+
+        def linked(value: Any) -> Any:
+            if isinstance(value, list):
+                return [linked(v) for v in value]
+            if isinstance(value, dict) and value.get("href") in made:
+                return {**value, "items": made[value["href"]]}
+            return value
+
+        return {name: linked(value) for name, value in result.items()}
+
+    def provenance(self, published: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the job record keeps of what the job read and wrote."""
+        return {"inputs": [{**{k: v for k, v in f.items() if k != "path"},
+                            "input": e["input"]} for e in self.read for f in e["files"]],
+                "outputs": [{k: v for k, v in w.items() if k != "local"}
+                            for w in self.written],
+                "published": published}
+
+
+async def run_with_data(data: JobData, process: Process, limits: Plan,
+                        about: dict[str, Any], hide: list[str],
+                        supervise: Callable[[Launcher], Supervisor], *, own: Launcher,
+                        publishing: Launcher, sandboxed: bool
+                        ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A deployed process's job, in a sandbox of its own (`own`): its inputs' data staged
+    in first, its files stored and (as asked) published after (in the `publishing`
+    sandbox). Its outcome, and its provenance (None when nothing could be staged)."""
+    try:
+        try:
+            given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged))
+        except StagingError as e:
+            return {"error": Scrubber(hide)(str(e))}, None
+        outcome = await supervise(own).run(process, given, limits, about, hide,
+                                           staged=data.staged, outputs=data.outputs)
+        if "result" not in outcome:
+            return outcome, data.provenance([])
+        try:
+            result = await data.store_results(outcome["result"], outcome.pop("files", {}))
+            request = data.publish_request(process, INPUTS_MOUNT if sandboxed else
+                                           str(data.outputs))
+            published = await _published(data, request, limits, about, hide,
+                                         supervise(publishing))
+        except StagingError as e:
+            return {"error": Scrubber(hide)(str(e))}, data.provenance([])
+        return {**outcome, "result": data.with_items(result, published)}, \
+            data.provenance(published)
+    finally:
+        await asyncio.to_thread(data.close)
+
+
+async def _published(data: JobData, request: dict[str, Any] | None, limits: Plan,
+                     about: dict[str, Any], hide: list[str], supervisor: Supervisor
+                     ) -> list[dict[str, Any]]:
+    """The job's files published as items (when its request asks): the items."""
+    if request is None or not request["files"]:
+        return []
+    publisher = data.config.publisher
+    if publisher is None:
+        raise StagingError("This service does not publish results (no publisher).")
+    outcome = await supervisor.run(publisher, request, limits, about, hide,
+                                   staged=data.outputs)
+    if "result" not in outcome:
+        raise StagingError("The job's files are stored; publishing them failed: "
+                           f"{outcome.get('error') or 'the publisher stopped'}")
+    found = outcome["result"]
+    return [*found.get("created", []), *found.get("updated", [])]

@@ -1,0 +1,107 @@
+"""Named SQL of the job store (schema `processes`)."""
+
+#: New jobs in one statement (`jobs`: a JSON array of their records).
+INSERT_JOBS = """
+INSERT INTO processes.jobs (id, process_id, owner, project, inputs, secrets, resources,
+                           service_url, api_url, subscriber, trace_context, process_revision,
+                           staging)
+SELECT id, process_id, owner, project, inputs, secrets, resources, service_url, api_url,
+       subscriber, trace_context, process_revision, staging
+FROM jsonb_to_recordset(%(jobs)s) AS j(id uuid, process_id text, owner text, project text,
+    inputs jsonb, secrets text, resources jsonb, service_url text, api_url text,
+    subscriber jsonb, trace_context jsonb, process_revision int, staging jsonb)
+RETURNING *
+"""
+
+GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
+
+#: A job the caller may see: their own, or one of a project (group) they belong to, until
+#: it is dismissed (then it is gone for them, as OGC says; the row stays for audit).
+GET_VISIBLE_JOB = """
+SELECT * FROM processes.jobs
+WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s))
+  AND status <> 'dismissed'
+"""
+
+#: OGC Part 1's job list: `processID`, `status` (lists), `created` within [from, to], a
+#: duration (seconds: finished or now, minus started) within [min, max] (a job not started
+#: has none: out of such a list).
+LIST_JOBS = """
+SELECT * FROM processes.jobs
+WHERE (owner = %(owner)s OR project = ANY(%(projects)s)) AND status <> 'dismissed'
+  AND NOT %(none)s
+  AND (%(process_ids)s::text[] IS NULL OR process_id = ANY(%(process_ids)s))
+  AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s))
+  AND (%(created_from)s::timestamptz IS NULL OR created >= %(created_from)s)
+  AND (%(created_to)s::timestamptz IS NULL OR created <= %(created_to)s)
+  AND (%(min_duration)s::float8 IS NULL AND %(max_duration)s::float8 IS NULL OR
+       started IS NOT NULL AND extract(epoch FROM coalesce(finished, now()) - started)
+           BETWEEN coalesce(%(min_duration)s, 0) AND coalesce(%(max_duration)s, 'Infinity'))
+ORDER BY created DESC, id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+#: accepted -> running, once: a second worker picking the same job gets nothing (nor does
+#: a worker picking a job dismissed while queued).
+START_JOB = """
+UPDATE processes.jobs
+SET status = 'running', started = now(), updated = now(), attempts = attempts + 1,
+    message = 'running', progress = 0, queue_job_id = %(queue_job_id)s
+WHERE id = %(id)s AND status = 'accepted'
+RETURNING *
+"""
+
+PROGRESS = """
+UPDATE processes.jobs SET progress = %(progress)s, message = %(message)s, updated = now()
+WHERE id = %(id)s AND status = 'running'
+"""
+
+FINISH_JOB = """
+UPDATE processes.jobs
+SET status = %(status)s, message = %(message)s, results = %(results)s,
+    resources = coalesce(%(resources)s, resources),
+    provenance = coalesce(%(provenance)s, provenance),
+    progress = CASE WHEN %(status)s = 'successful' THEN 100 ELSE progress END,
+    finished = now(), updated = now(), secrets = NULL
+WHERE id = %(id)s AND status IN ('accepted', 'running')
+RETURNING *
+"""
+
+#: Back to the queue after its worker died (the process allows retries).
+REQUEUE_JOB = """
+UPDATE processes.jobs
+SET status = 'accepted', message = %(message)s, started = NULL, updated = now()
+WHERE id = %(id)s AND status = 'running'
+"""
+
+#: Any job but a dismissed one: a queued or running job stops, a finished one loses its
+#: results.
+DISMISS_JOB = """
+UPDATE processes.jobs
+SET status = 'dismissed', message = 'dismissed by the user', results = NULL,
+    finished = coalesce(finished, now()), updated = now(), secrets = NULL
+WHERE id = %(id)s AND status <> 'dismissed'
+RETURNING *
+"""
+
+JOB_STATUS = "SELECT status FROM processes.jobs WHERE id = %(id)s"
+
+#: More of a job's output, its tail kept up to %(max)s characters.
+APPEND_LOG = """
+INSERT INTO processes.job_logs AS l (job_id, text, dropped)
+VALUES (%(id)s, right(%(text)s, %(max)s), %(dropped)s + greatest(0, length(%(text)s) - %(max)s))
+ON CONFLICT (job_id) DO UPDATE
+SET text = right(l.text || excluded.text, %(max)s),
+    dropped = l.dropped + %(dropped)s
+        + greatest(0, length(l.text) + length(%(text)s) - %(max)s)
+"""
+
+GET_LOG = "SELECT text, dropped FROM processes.job_logs WHERE job_id = %(id)s"
+
+#: A user's, and a project's, jobs queued or running (the quotas' counts).
+ACTIVE_JOBS = """
+SELECT (SELECT count(*) FROM processes.jobs
+        WHERE owner = %(owner)s AND status IN ('accepted', 'running')) AS owner_jobs,
+       (SELECT count(*) FROM processes.jobs
+        WHERE project = %(project)s AND status IN ('accepted', 'running')) AS project_jobs
+"""

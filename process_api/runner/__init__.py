@@ -1,0 +1,7 @@
+"""Where a job's code runs: the fork server and its launcher, one supervised OS process per
+job, bubblewrap's sandbox, control groups, the job's protocol stream to its worker, and
+what a job keeps of the service (nothing: `isolation`). Imports nothing else of the
+package but the processes' declarations, so a job's process stays light.
+
+Third-party imports: none.
+"""

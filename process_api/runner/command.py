@@ -1,0 +1,68 @@
+"""Runs the command of a process defined as data, inside the job's own process (`child`):
+inputs as JSON on its stdin, results as a JSON object from its stdout, its stderr in the
+job's log (and its end in the job's message when it fails). It inherits the
+job process's limits (memory, cores) and dies with it (dismissal, a dead worker)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from typing import IO, Any
+
+from process_api.runner.orphans import die_with_parent
+
+#: A command's first word that stands for the Python running the job's process (the
+#: worker's path to it is not the sandbox's).
+PYTHON = "{python}"
+
+#: How much of a failing command's stderr its job's message keeps (the end of it).
+STDERR_TAIL = 2000
+
+
+class CommandFailed(RuntimeError):
+    """The command exited with a non-zero status, or did not answer a JSON object."""
+
+
+def _tee_stderr(stream: IO[bytes], tail: bytearray) -> None:
+    """The command's stderr to the job's log (this process's stderr), its end kept."""
+    while chunk := os.read(stream.fileno(), 65536):
+        os.write(2, chunk)
+        tail += chunk
+        del tail[:-4 * STDERR_TAIL]  # enough for STDERR_TAIL characters of UTF-8
+
+
+def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
+    if argv and argv[0] == PYTHON:
+        argv = [sys.executable, *argv[1:]]
+    # inputs from a file: nothing to write while the command fills its output pipes
+    with tempfile.TemporaryFile() as given:
+        given.write(json.dumps(inputs).encode())
+        given.seek(0)
+        try:
+            command = subprocess.Popen(list(argv), stdin=given, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, preexec_fn=die_with_parent)
+        except OSError as e:  # not found, not executable
+            raise CommandFailed(f"The command {argv[0]!r} cannot run: {e.strerror}.") from None
+    assert command.stdout is not None and command.stderr is not None
+    tail = bytearray()
+    tee = threading.Thread(target=_tee_stderr, args=(command.stderr, tail), daemon=True)
+    tee.start()
+    output = command.stdout.read()
+    returncode = command.wait()
+    tee.join(1.0)  # what it left running may hold its stderr open
+    if returncode != 0:
+        text = tail.decode(errors="replace").strip()[-STDERR_TAIL:]
+        raise CommandFailed(f"The command exited with status {returncode}"
+                            + (f": {text}" if text else "."))
+    try:
+        result = json.loads(output)
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        raise CommandFailed("The command's output is not a JSON object.")
+    return result

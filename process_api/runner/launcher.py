@@ -1,0 +1,203 @@
+"""The worker's side of its fork server (`forkserver`): starts it with the jobs'
+environment (an allow-list, never the worker's) and none of the worker's descriptors, in the
+jobs' sandbox (`sandbox`) when there is one, with or without network; starts one job on
+it, stops it with the worker, and starts it again if it died.
+
+A job starts in two steps: the worker sends its request, the job's process answers
+`{"pid": N}` and waits; the worker learns that process's pid in its own namespace from the
+kernel (the credentials of the answer: N is the sandbox's pid), may put it in the job's
+cgroup before it starts anything, then writes `go` (`Started.release`)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import struct
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from process_api.runner.isolation import spawn
+from process_api.runner.protocol import MAX_LINE_BYTES
+from process_api.runner.sandbox import INPUTS_MOUNT, Sandbox
+
+#: How long a fork server may take to import the processes' modules.
+START_SECONDS = 120
+
+
+#: `struct ucred` (pid, uid, gid) of SCM_CREDENTIALS.
+_UCRED = struct.Struct("3i")
+
+
+@dataclass
+class Started:
+    """One job's connection, its process waiting for `release`."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    first: bytes  # what its process answered first (`{"pid": N}`), read here
+    pid: int | None  # that process's pid in the worker's namespace (None: it never answered)
+
+    async def release(self) -> None:
+        """Let the job's process run."""
+        self.writer.write(b"go\n")
+        await self.writer.drain()
+
+
+class Launcher(Protocol):
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+        """One job's process, given `request` (a JSON line), waiting for `release`;
+        `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own)."""
+        ...
+
+
+async def _readable(sock: socket.socket) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), readable)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
+
+
+async def _handshake(sock: socket.socket, request: bytes) -> Started:
+    """Send `request` on a connection to a fork server; the first line of the job's
+    process, with that process's pid as the kernel translates it for this namespace."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # before it can answer
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_sendall(sock, request)
+    first, pid = b"", None
+    while not first.endswith(b"\n"):
+        await _readable(sock)
+        try:
+            data, ancillary, _, _ = sock.recvmsg(4096, socket.CMSG_SPACE(_UCRED.size))
+        except BlockingIOError:
+            continue
+        if not data:  # refused, or ended before it answered
+            break
+        first += data
+        for level, kind, payload in ancillary:
+            if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and pid is None:
+                pid = _UCRED.unpack(payload[:_UCRED.size])[0]
+    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_LINE_BYTES)
+    return Started(reader, writer, first, pid)
+
+
+class ForkServer:
+    def __init__(self, modules: Iterable[str], sandbox: Sandbox | None,
+                 environment: Mapping[str, str], network: bool = False) -> None:
+        self.modules = sorted(set(modules))
+        self.sandbox = sandbox
+        self.network = network  # outside a sandbox every job has the worker's network
+        self.environment = environment
+        self._process: asyncio.subprocess.Process | None = None
+        self._folder: Path | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def socket_path(self) -> Path:
+        assert self._folder is not None
+        return self._folder / "forkserver.sock"
+
+    async def _start(self) -> None:
+        # the listening socket is made here and handed over: the sandbox mounts nothing
+        # writable of the host (its path is in a folder of this worker's, mode 0700)
+        self._folder = Path(tempfile.mkdtemp(prefix="geocatalog-jobs-"))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+            listener.bind(str(self.socket_path))
+            listener.listen(256)
+            command = [sys.executable, "-m", "process_api.runner.forkserver",
+                       str(listener.fileno()), *self.modules]
+            if self.sandbox is not None:
+                command = self.sandbox.wrap(command, network=self.network,
+                                            modules=self.modules)
+            self._process = await spawn(
+                command, self.environment, pass_fds=(listener.fileno(),),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL)  # the jobs' prints may hold anything
+        assert self._process.stdout is not None
+        ready = await asyncio.wait_for(self._process.stdout.readline(), START_SECONDS)
+        if ready.strip() != b"ready":
+            raise RuntimeError("the job fork server did not start")
+
+    async def start(self) -> None:
+        """Start the server, or start it again if it died."""
+        async with self._lock:
+            if self._process is None or self._process.returncode is not None:
+                await self._stopped()
+                await self._start()
+
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+        """One job's process, forked by this server (which mounts nothing per job)."""
+        if inputs is not None:
+            raise ValueError("a fork server's jobs share its sandbox: no staged inputs")
+        await self.start()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, str(self.socket_path))
+            return await _handshake(sock, request)
+        except BaseException:
+            sock.close()
+            raise
+
+    async def stop(self) -> None:
+        async with self._lock:
+            await self._stopped()
+
+    async def _stopped(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await self._process.wait()
+        self._process = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+class OwnSandbox:
+    """Each job in a process (and sandbox) of its own, started for it: a deployed process
+    runs code nobody here reviewed, so it shares nothing with other jobs, not even a `/tmp`
+    (jobs of a fork server share its sandbox). Python starts per job (about a second with
+    cwltool's imports)."""
+
+    def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
+                 network: bool = False, modules: Iterable[str] = ("process_api",)) -> None:
+        self.sandbox = sandbox
+        self.network = network
+        self.modules = list(modules)
+        self.environment = environment
+        self._started: set[asyncio.Task[int]] = set()
+
+    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
+                   str(theirs.fileno())]
+        if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
+            command = self.sandbox.wrap(
+                command, network=self.network, modules=self.modules,
+                read_only=[(inputs, INPUTS_MOUNT)] if inputs is not None else ())
+        try:
+            process = await spawn(
+                command, self.environment, pass_fds=(theirs.fileno(),),
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        reaped = asyncio.create_task(process.wait())  # reaped once it ends
+        self._started.add(reaped)
+        reaped.add_done_callback(self._started.discard)
+        try:
+            return await _handshake(ours, request)
+        except BaseException:
+            ours.close()
+            raise

@@ -1,0 +1,22 @@
+"""The SQL schema of every package, in dependency order: what `geocatalog migrate` applies."""
+
+from __future__ import annotations
+
+import catalogs_ext
+import process_api
+from stac_ext import data_api
+from stac_ext.platform.database.migrations import Bootstrap, MigrationSet
+
+#: Partitions put into the search index per transaction (each takes a few locks).
+INDEX_BATCH = 50
+
+MIGRATIONS = [
+    MigrationSet("geocatalog", data_api.MIGRATIONS_DIR, steps=(
+        ("partitions put into the search index",
+         f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),)),
+    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR),
+    MigrationSet("processes", process_api.MIGRATIONS_DIR),
+]
+
+#: Schemas of libraries, installed before ours: the job engine's queue.
+BOOTSTRAPS: list[Bootstrap] = [process_api.install_engine_schema]

@@ -1,0 +1,97 @@
+"""FastAPI dependencies for protected routes: 401 for a bad token, 403 for a missing right.
+
+Each dependency also leaves the caller on `request.state.principal` for the clients that
+decide ownership (stac-fastapi passes them the request, not dependency results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import httpx
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from stac_ext.platform.auth.authenticator import Authenticator, Unauthenticated
+from stac_ext.platform.auth.principal import Principal
+
+_bearer = HTTPBearer(auto_error=False, description="An OIDC access token (JWT).")
+
+PrincipalDependency = Callable[..., Awaitable[Principal]]
+
+
+def _unauthorized(reason: str) -> HTTPException:
+    return HTTPException(
+        status_code=401, detail=f"Authentication required: {reason}.",
+        headers={"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{reason}"'},
+    )
+
+
+class AuthDependencies:
+    """Builds the dependencies of protected routes from one authenticator."""
+
+    def __init__(self, authenticator: Authenticator, admin_right: str) -> None:
+        self.authenticator = authenticator
+        self.admin_right = admin_right
+
+    async def _principal(self, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+        if credentials is None:
+            raise HTTPException(status_code=401, detail="Authentication required: no token.",
+                                headers={"WWW-Authenticate": "Bearer"})
+        try:
+            return await self.authenticator.authenticate(credentials.credentials)
+        except Unauthenticated as e:
+            raise _unauthorized(str(e)) from e
+        except httpx.HTTPError as e:
+            raise HTTPException(status_code=503, detail="The identity provider is "
+                                "unavailable; retry shortly.") from e
+
+    async def _authorized(self, request: Request,
+                          credentials: HTTPAuthorizationCredentials | None, client_id: str,
+                          right: str | None) -> Principal:
+        principal = await self._principal(credentials)
+        if client_id not in principal.clients:
+            raise HTTPException(status_code=403, detail=f"This API needs a token issued "
+                                f"to the client '{client_id}'.")
+        if right and not self.holds(principal, client_id, right):
+            raise HTTPException(status_code=403, detail=f"This needs the right '{right}'.")
+        request.state.principal = principal
+        return principal
+
+    def client(self, client_id: str, right: str | None = None) -> PrincipalDependency:
+        """A valid token issued to `client_id` (and, if given, holding `right`)."""
+
+        async def dependency(
+            request: Request,
+            credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
+        ) -> Principal:
+            return await self._authorized(request, credentials, client_id, right)
+
+        return dependency
+
+    def optional_client(self, client_id: str) -> Callable[[Request], Awaitable[Principal | None]]:
+        """A read's caller: None without a token (anonymous); with one, a valid token issued
+        to `client_id` (401 / 403 as for writes: a bad token is never read as anonymous).
+        The header is read here, not through HTTPBearer's dependency: every read runs this,
+        and its cost showed on a single item's read (the OpenAPI document declares the
+        scheme, `complete_openapi`)."""
+
+        async def caller(request: Request) -> Principal | None:
+            header = request.headers.get("authorization")
+            if header is None:
+                return None
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise _unauthorized("only a Bearer token is accepted")
+            return await self._authorized(request, HTTPAuthorizationCredentials(
+                scheme=scheme, credentials=token.strip()), client_id, None)
+
+        return caller
+
+    def holds(self, principal: Principal, client_id: str, right: str) -> bool:
+        """True when the principal holds `right` or the admin right for `client_id`."""
+        rights = principal.rights_for(client_id)
+        return right in rights or self.admin_right in rights
+
+    def is_admin(self, principal: Principal, client_id: str) -> bool:
+        return self.admin_right in principal.rights_for(client_id)

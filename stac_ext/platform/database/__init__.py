@@ -1,0 +1,11 @@
+"""Database lifecycle: the embedded cluster, schema migrations (each package's set is
+handed to `migrate` by the composition root), the parts' roles, bulk loading through
+pypgstac (`loader`; its checks and writes spread over processes by `load_workers`), the
+planner's statistics after a bulk change, and the group commit that writes concurrent
+requests together (`group_commit`: item POSTs, job submissions).
+
+Of ours, imports only the service plumbing (`keyfiles`, the busy pool's exception).
+
+Third-party imports: `asyncpg`, `fastapi`, `orjson`, `psycopg`, `pydantic`,
+`pydantic_settings`, `pypgstac`, `pystac`, `stac_fastapi`.
+"""

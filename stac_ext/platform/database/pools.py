@@ -1,0 +1,87 @@
+"""The data API's connection pools, on stock stac-fastapi-pgstac's terms (`readpool`,
+`writepool` and `get_connection` on the app state, its JSON codecs and error translation),
+with bounded waits: while the database is away, a request gets its 503 within
+`DB_TIMEOUT` seconds instead of waiting for asyncpg's minute-long connect timeout. A wait
+for a connection while every one of the pool is in use is the service being busy
+(`ServiceBusy`), not the database being away."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal
+
+import asyncpg
+from fastapi import FastAPI, Request
+from stac_fastapi.pgstac.config import PostgresSettings
+from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
+
+from stac_ext.platform.service.errors import ServiceBusy
+
+
+async def _session_kept(conn: asyncpg.Connection) -> None:
+    """A connection back in the pool keeps its session: the API sets no session state (no
+    `SET`, `LISTEN`, temp tables or session advisory locks; its locks are transaction
+    locks) and asyncpg rolls back an open transaction itself. asyncpg's default reset
+    (`RESET ALL`, `UNLISTEN *`, ...) would cost a round trip per request."""
+
+
+async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        settings.connection_string, min_size=settings.db_min_conn_size,
+        max_size=settings.db_max_conn_size, max_queries=settings.db_max_queries,
+        max_inactive_connection_lifetime=settings.db_max_inactive_conn_lifetime,
+        init=con_init, server_settings=settings.server_settings.model_dump(),
+        timeout=timeout,  # each new connection's connect
+        reset=_session_kept,
+    )
+
+
+async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
+                     reader: PostgresSettings | None = None) -> None:
+    """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires; reads
+    on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools."""
+    app.state.readpool = await _pool(reader or settings, timeout)
+    app.state.writepool = await _pool(settings, timeout)
+    waiting = app.state.pool_waiting = {"r": 0, "w": 0}  # requests waiting for a connection
+
+    @asynccontextmanager
+    async def get_connection(request: Request, readwrite: Literal["r", "w"] = "r"
+                             ) -> AsyncIterator[asyncpg.Connection]:
+        pool = request.app.state.writepool if readwrite == "w" else request.app.state.readpool
+        waiting[readwrite] += 1
+        try:
+            conn = await pool.acquire(timeout=timeout)
+        except TimeoutError:
+            if pool.get_size() >= pool.get_max_size() and pool.get_idle_size() == 0:
+                raise ServiceBusy() from None
+            raise  # a connect that did not finish: the database is away
+        finally:
+            waiting[readwrite] -= 1
+        try:
+            with translate_pgstac_errors():
+                yield conn
+        finally:
+            await pool.release(conn)
+
+    app.state.get_connection = get_connection
+
+
+def pool_states(app: FastAPI) -> dict[str, dict[str, int]]:
+    """The data API's pools (`reader`, `writer`; none before they open) as the metrics
+    report them."""
+    states = {}
+    for name, pool_name, readwrite in (("reader", "readpool", "r"), ("writer", "writepool", "w")):
+        pool = getattr(app.state, pool_name, None)
+        if pool is not None:
+            idle = pool.get_idle_size()
+            states[name] = {"in_use": pool.get_size() - idle, "idle": idle,
+                            "max": pool.get_max_size(),
+                            "waiting": app.state.pool_waiting[readwrite]}
+    return states
+
+
+async def close_pools(app: FastAPI) -> None:
+    for name in ("readpool", "writepool"):
+        if pool := getattr(app.state, name, None):
+            await pool.close()
