@@ -39,7 +39,7 @@ debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; don
   && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
   else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
 
-.PHONY: run test test-fast lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
+.PHONY: run test test-fast test-unit lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
         telemetry-deps gis-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
@@ -57,6 +57,10 @@ test: system-deps browser-deps telemetry-deps gis-deps $(VENV)/.test-$(HASH) \
 # slow drills (markers in pyproject.toml); about 2 minutes. `make test` runs them all.
 test-fast: system-deps $(VENV)/.test-$(HASH)
 	$(BIN)/pytest -m "not browser and not conformance and not slow"
+
+# The tests that need no database and no server (marker `unit`): the rules, in seconds.
+test-unit: $(VENV)/.test-$(HASH)
+	$(BIN)/pytest -m unit
 
 # The docs' screenshots (docs/img), retaken by the browser and Prometheus tests (a plain
 # test run writes them under .artifacts/, leaving the checkout as it was).

@@ -33,6 +33,14 @@ from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collec
 os.environ["OUTBOUND_ALLOW"] = "127.0.0.0/8"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A `unit` test asks for no database: the marker keeps what it says."""
+    wrong = [item.nodeid for item in items if item.get_closest_marker("unit")
+             and "database_url" in getattr(item, "fixturenames", ())]
+    if wrong:
+        raise pytest.UsageError(f"`unit` tests that ask for a database: {wrong}")
+
+
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     if url := os.environ.get("GEOCATALOG_TEST_DATABASE_URL"):
@@ -68,7 +76,7 @@ def settings(database_url: str, issuer: TestIssuer,
                     # (the quotas' own test sets the defaults' rule)
                     job_user_running=8, job_user_queued=100_000, job_project_queued=100_000,
                     process_definitions=[SHIPPED, TEST_DEFINITIONS],
-                    # a platform with a data explorer and a notebook service (SPEC rules 3-4)
+                    # a platform with a data explorer and a notebook service
                     explorer_url_template=EXPLORER, notebook_url_template=NOTEBOOKS,
                     # one worker for the whole run: the session app's (it knows the
                     # test processes); other apps made in tests only submit

@@ -51,7 +51,7 @@ def _by_id(schema: dict[str, Any], occurs: bool) -> dict[str, Any]:
 
 
 def ogc_description(process: Process, base: str) -> dict[str, Any]:
-    """The OGC process description (`ogc-process-description`): SPEC's default form has
+    """The OGC process description (`ogc-process-description`): our default form has
     the whole body's JSON Schema in `inputs` and `outputs`, which OGC's does not allow."""
     return {**summary(process, base), "inputs": _by_id(dict(process.inputs), occurs=True),
             "outputs": _by_id(dict(process.outputs), occurs=False)}

@@ -1,4 +1,4 @@
-"""The execution request body: SPEC's `processInputs` form, or OGC's standard `inputs`."""
+"""The execution request body: the `processInputs` form, or OGC's standard `inputs`."""
 
 from __future__ import annotations
 

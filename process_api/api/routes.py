@@ -123,7 +123,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
 
     @router.get("/{process_id}", summary="A process, with its inputs and outputs schemas",
                 description="`inputs` and `outputs` are the JSON Schemas of the execution "
-                "body's `processInputs` and of the results (SPEC). `profile=ogc`: OGC's "
+                "body's `processInputs` and of the results. `profile=ogc`: OGC's "
                 "process description instead (inputs and outputs by id, each with its "
                 "schema).")
     async def describe(process_id: str, request: Request, caller: Caller = Depends(user),

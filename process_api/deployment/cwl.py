@@ -1,7 +1,7 @@
 """CWL application packages (OGC API Processes Part 2, `cwl`): a document read within
 bounds, validated by cwltool's loader, which fetches nothing (a package holds all it runs:
 `run:` steps inline or in its `$graph`), and the description of the process it holds:
-SPEC's `inputs` / `outputs` JSON Schemas derived from its CWL inputs and outputs.
+the `inputs` / `outputs` JSON Schemas of the whole body derived from its CWL inputs and outputs.
 
 Refused with a 400 naming the problem: a container (`DockerRequirement`: no container
 runtime here), network access (no outbound filter for arbitrary programs yet; a v1.0

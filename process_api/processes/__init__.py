@@ -1,4 +1,5 @@
-"""Built-in processes: `echo`, `sleep`, and the SPEC-shaped `s3-manifest`.
+"""Built-in processes: `echo`, `sleep`, and `s3-manifest` (with the credentials, S3 and
+resources sections).
 
 Third-party imports: `aiohttp`, `jsonschema`, `pydantic`, `s3fs`.
 """

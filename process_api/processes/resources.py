@@ -1,4 +1,4 @@
-"""SPEC's `resources`: Kubernetes quantities, checked against the operator's ceilings
+"""A job's `resources`: Kubernetes quantities, checked against the operator's ceilings
 (`Ceilings`) and the worker, and enforced.
 
 Every job has a memory limit (`limits.memory`, else the operator's default), a number of

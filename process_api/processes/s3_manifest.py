@@ -1,4 +1,4 @@
-"""`s3-manifest`: the SPEC-shaped process (credentials, demo, display, resources, s3).
+"""`s3-manifest`: the process with every section (credentials, demo, display, resources, s3).
 
 Lists the objects under an `s3://bucket/prefix` of the caller's storage and returns their
 sizes and SHA-256 checksums, reading each object in chunks.
@@ -18,7 +18,7 @@ _DEMO_OBJECTS = {"demo/readme.txt": b"geocatalog demo object\n", "demo/empty.bin
 
 
 def s3_storage_options(s3: dict[str, Any]) -> dict[str, Any]:
-    """fsspec/s3fs options for SPEC's `s3` section (credentials go only here)."""
+    """fsspec/s3fs options for the `s3` section (credentials go only here)."""
     client_kwargs = {"endpoint_url": s3.get("endpoint"), "region_name": s3.get("defaultRegion")}
     options = {
         "key": s3.get("accessKeyId"), "secret": s3.get("secretAccessKey"),

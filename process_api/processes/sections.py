@@ -1,4 +1,4 @@
-"""JSON Schema sections shared by processes: SPEC's resources, S3 access, credentials."""
+"""JSON Schema sections shared by processes: the job's resources, S3 access, credentials."""
 
 from __future__ import annotations
 

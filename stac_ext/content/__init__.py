@@ -1,4 +1,5 @@
-"""Generated item content (SPEC "Rules on generated content" 1-5), computed on the way out.
+"""Generated item content (`stac_extensions`, Python example, explorer and notebook links),
+computed on the way out.
 
 Nothing here is stored: every item the API returns passes through `ItemDecorator`, so a
 change of configuration shows on the next request, however the item entered the catalog.

@@ -37,7 +37,7 @@ def example_path(collection_id: str, item_id: str) -> str:
 
 @dataclass(frozen=True)
 class ItemDecorator:
-    """SPEC generated content: stac_extensions, Python example, explorer, notebook links.
+    """Generated content: stac_extensions, Python example, explorer, notebook links.
 
     It runs on every item of every page (100 per page), so each item is read in one pass
     over its assets and one over its links."""

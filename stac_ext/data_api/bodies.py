@@ -1,4 +1,4 @@
-"""Request bodies for item writes: SPEC's minimal item (no `links`, no `bbox`) is valid."""
+"""Request bodies for item writes: the minimal item (no `links`, no `bbox`) is valid."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Writes: stock stac-fastapi-pgstac transactions with SPEC's and DESIGN's rules.
+"""Writes: stock stac-fastapi-pgstac transactions with our rules.
 
-Items: the minimal SPEC item is accepted; the server sets `properties.owner` (from the
-token), `created` and `updated`; only the owner or an admin changes or deletes an item;
-POST answers 201 + `Location`, DELETE 204. Collections: admin only, ids shaped
-`<convention>-<standard_name>`, no delete of a collection with items without `_force`.
+Items: the minimal item (no links, no bbox) is accepted; the server sets
+`properties.owner` (from the token), `created` and `updated`; only the owner or an admin
+changes or deletes an item; POST answers 201 + `Location`, DELETE 204. Collections: admin
+only, ids shaped `<convention>-<standard_name>`, no delete of a collection with items
+without `_force`.
 """
 
 from __future__ import annotations

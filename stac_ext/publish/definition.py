@@ -1,4 +1,5 @@
-"""The process definition: SPEC-shaped inputs, and the outputs it returns."""
+"""The process definition: inputs with the shared sections (S3, resources, display), and
+the outputs it returns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The /catalogs tree: SPEC catalog rules, DESIGN "Catalogs", on a real database."""
+"""The /catalogs tree: the catalog rules, on a real database."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ async def test_put_rules(alice_data, alice_editor_data, bob_data, admin_data, li
     assert r.status_code == 200
     doc = (await alice_editor_data.get(url)).json()
     assert links(doc, "child") == [f"{API}catalogs/{top}/sub"]
-    # SPEC form /catalogs/{catalogId}/{childCatalogId}
+    # the nested form /catalogs/{catalogId}/{childCatalogId}
     r = await alice_editor_data.put(f"{url}/sub", json=catalog("sub", description="child text"))
     assert r.status_code == 200 and r.json()["description"] == "child text"
     # invalid _force, mismatched id, link to nothing

@@ -1,4 +1,5 @@
-"""Generated content (SPEC rules 1-5) on every item the API returns."""
+"""Generated content (stac_extensions, example, explorer and notebook links) on every item
+the API returns."""
 
 from __future__ import annotations
 

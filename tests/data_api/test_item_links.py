@@ -13,6 +13,9 @@ from starlette.requests import Request
 from stac_ext.data_api.item_links import ItemLinker
 from stac_ext.data_api.urls import item_path
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 IDS = ["plain-1", "under_score", "a b", "x.y", "..", ".", "a/b", "a/../b", "é-ü", "q?x=1",
        "h#frag", "p%20q", "c:d", "semi;colon", "//double"]
 STORED = [

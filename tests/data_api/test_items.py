@@ -1,4 +1,5 @@
-"""Item writes: SPEC's minimal item is accepted (201 + Location), DELETE answers 204."""
+"""Item writes: the minimal item (no links, no bbox) is accepted (201 + Location), DELETE
+answers 204."""
 
 import httpx
 

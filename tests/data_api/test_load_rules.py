@@ -13,6 +13,9 @@ from stac_ext.data_api.geometries import geometry_problem, geometry_problems
 from stac_ext.data_api.hrefs import _hrefs, href_problem, scheme
 from stac_ext.data_api.item_rules import ItemRules
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 SQUARE = [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]
 GEOMETRIES: list[Any] = [
     {"type": "Point", "coordinates": [1, 2]},

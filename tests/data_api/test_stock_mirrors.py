@@ -19,6 +19,9 @@ import pytest
 
 from tests.support.paths import ROOT
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 #: stock object -> (its source's pin, ours, and why we do not simply call it)
 MIRRORED: dict[str, tuple[str, str, str]] = {
     "stac_fastapi.pgstac.core:CoreCrudClient._search_base": (

@@ -7,7 +7,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import pytest
+
 from stac_ext.platform.database.load_workers import SHARE_COLLECTIONS, SHARE_ITEMS, shares
+
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
 
 
 def test_shares_hold_whole_collections_within_both_bounds() -> None:

@@ -7,7 +7,12 @@ from __future__ import annotations
 import ast
 import inspect
 
+import pytest
+
 import process_api
+
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
 
 
 def test_the_exports_are_listed_alike_and_load() -> None:

@@ -19,6 +19,9 @@ from process_api.runner.child import Context
 from stac_ext.publish.run import list_files
 from stac_ext.publish.writer import PublishError
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 DEFAULT = OutboundPolicy()
 
 

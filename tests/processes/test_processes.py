@@ -282,7 +282,7 @@ async def test_nul_characters_are_400(alice_processes: httpx.AsyncClient) -> Non
 
 async def test_the_ogc_process_description_on_request(alice_processes: httpx.AsyncClient
                                                       ) -> None:
-    """SPEC's description holds JSON Schemas of the whole body; `profile=ogc` answers OGC's
+    """Our description holds JSON Schemas of the whole body; `profile=ogc` answers OGC's
     form: inputs and outputs by id, each with its schema (not claimed: see README)."""
     r = await alice_processes.get("/processes/processes/echo", params={"profile": "ogc"})
     assert r.status_code == 200

@@ -9,6 +9,9 @@ import pytest
 from process_api.jobs.secrets import PLACEHOLDER, merge_secrets, secret_paths, split_secrets
 from process_api.processes.resources import Ceilings, ResourceError, parse_cpu, parse_memory, plan
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 SCHEMA = {"type": "object", "properties": {
     "s3": {"type": "object", "properties": {
         "accessKeyId": {"type": "string"},

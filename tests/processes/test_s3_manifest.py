@@ -1,4 +1,4 @@
-"""The SPEC-shaped `s3-manifest` process against a real S3 server on loopback."""
+"""The `s3-manifest` process against a real S3 server on loopback."""
 
 from __future__ import annotations
 

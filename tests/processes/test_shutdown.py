@@ -8,8 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
+
 from process_api.jobs.tasks import cancelled
 from stac_ext.platform.telemetry.readings import Readings, sampling
+
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
 
 
 async def _loses_one_cancellation(ended: list[str]) -> None:

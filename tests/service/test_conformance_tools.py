@@ -37,12 +37,12 @@ VALIDATOR_CLASSES = {
     "transaction": "/ogcapi-features/extensions/transaction", "browseable": "/browseable",
     "children": "/children",
 }
-#: Where stac-api-validator 0.6.8 and our SPEC differ; each is listed in the README. Any other
+#: Where stac-api-validator 0.6.8 and our API differ; each is listed in the README. Any other
 #: error fails the test.
 DISAGREEMENTS = [
-    # SPEC: DELETE of a missing item is 404 (the validator's clean-up DELETE expects 204)
+    # DELETE of a missing item is 404 (the validator's clean-up DELETE expects 204)
     r"Transaction Ext\] : DELETE .* unexpected status code 404 instead of 204",
-    # SPEC: PUT and PATCH answer 200 with the stored item (the validator expects 204)
+    # PUT and PATCH answer 200 with the stored item (the validator expects 204)
     r"Transaction Ext\] : (PUT|PATCH) .* unexpected status code 200 instead of 204",
     # Fields: stock stac-fastapi-pgstac semantics (an explicit empty `include` = no
     # include; `include` lists exactly what is returned; `fields: null` = no fields)

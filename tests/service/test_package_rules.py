@@ -14,6 +14,9 @@ import pytest
 
 from tests.support.paths import ROOT
 
+#: no database, no server: `make test-unit` runs these in seconds
+pytestmark = pytest.mark.unit
+
 PACKAGES = ("stac_ext", "catalogs_ext", "process_api")
 MAP = ROOT / "docs" / "contributors" / "architecture.md"
 

@@ -26,7 +26,7 @@ def s3_client(endpoint: str):
 @contextmanager
 def secured_s3_server(bucket: str, objects: dict[str, bytes]) -> Iterator[tuple[str, dict]]:
     """An S3 server that checks credentials (moto with IAM authentication) holding
-    `objects` in `bucket`: its endpoint, and its owner's keys as SPEC's `s3` section."""
+    `objects` in `bucket`: its endpoint, and its owner's keys as a process's `s3` section."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],

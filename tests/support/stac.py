@@ -1,4 +1,4 @@
-"""STAC documents for tests: SPEC's minimal item, a collection, unique ids, and the
+"""STAC documents for tests: the minimal item, a collection, unique ids, and the
 `conformance-checks` collection the external validators query."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def make_collection(collection_id: str) -> dict:
 
 def make_item(item_id: str, collection_id: str | None = None, x: float = 0.0,
               day: int = 1, **assets: str) -> dict:
-    """SPEC's minimal item: no links, no bbox."""
+    """The minimal item: no links, no bbox."""
     item = {
         "id": item_id, "type": "Feature",
         "properties": {"datetime": f"2021-01-{day:02d}T00:00:00Z"},
