@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 from fastapi import HTTPException, Request
 
+from stac_ext.platform.access import Action, Caller, Resource, may, refusal, visibility_problem
+
 
 class User(Protocol):
     @property
@@ -17,35 +19,43 @@ class User(Protocol):
     def groups(self) -> frozenset[str]: ...
 
 
+def _catalog(row: Mapping[str, Any]) -> Resource:
+    return Resource("catalog", owner=row["owner"], project=row["project"],
+                    visibility=row.get("visibility"))
+
+
 @dataclass(frozen=True)
 class CatalogAccess:
-    """The writer dependency and the rights checks."""
+    """The writer dependency, and the caller as the access table takes them."""
 
     writer: Callable[..., Any]  # FastAPI dependency: an authenticated data-API user
-    is_admin: Callable[[User], bool]
-    has_right: Callable[[User, str], bool]
+    caller: Callable[[User], Caller]
     #: The caller of a request as the visibility rule takes it (JSON: None anonymous,
     #: {"user", "groups"}, {"all": true}); the data API's read routes know it.
     reader: Callable[[Request], Any] = lambda request: None
-    update_right: str = "updateCatalog"
 
     def reader_json(self, request: Request) -> str:
         return json.dumps(self.reader(request))
 
+    def check(self, user: User, action: Action, catalog: Mapping[str, Any]) -> None:
+        """403 in the table's words unless the user may `action` the catalog."""
+        caller, resource = self.caller(user), _catalog(catalog)
+        if not may(caller, action, resource):
+            raise HTTPException(status_code=403, detail=refusal(caller, action, resource))
+
     def governs(self, user: User, catalog: Mapping[str, Any]) -> bool:
-        """The catalog's owner, a member of its project, or an administrator."""
-        return (catalog["owner"] == user.username or self.is_admin(user)
-                or (catalog["project"] is not None and catalog["project"] in user.groups))
+        """Whether the user may change the catalog (its owner, a member of its project, or
+        an administrator)."""
+        return may(self.caller(user), "change", _catalog(catalog))
 
     def check_project(self, user: User, project: str | None) -> None:
-        """A catalog may be put in a project only by one of its members (403)."""
-        if project is not None and project not in user.groups:
-            raise HTTPException(status_code=403, detail=f"You are not a member of the "
-                                f"project {project!r}: only its members create its catalogs.")
+        """A catalog is put in a project only by one of its members (403)."""
+        self.check(user, "share", {"owner": None, "project": project})
 
     def check_visibility(self, visibility: str | None, project: str | None) -> None:
         """`visibility: project` needs the catalog's project (400)."""
-        if visibility == "project" and project is None:
-            raise HTTPException(status_code=400, detail="visibility `project`: the catalog "
-                                "belongs to no project (name one with `project` when "
-                                "creating it).")
+        if problem := visibility_problem(visibility, project):
+            if visibility == "project":  # a catalog's project is set when it is made
+                problem = ("visibility `project`: the catalog belongs to no project (name "
+                           "one with `project` when creating it).")
+            raise HTTPException(status_code=400, detail=problem)

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stac_ext.platform.access import Visibility
+
 #: Ids starting with `_` are reserved (`{path}/_search`); `.` and `..` are refused too.
 _ID = r"[A-Za-z0-9.-][A-Za-z0-9_.-]*"
 CATALOG_ID = f"^{_ID}$"
@@ -45,7 +47,7 @@ class CatalogIn(BaseModel):
     project: str | None = Field(default=None, min_length=1, max_length=256)
     #: Who reads it: anyone (`public`, the default), its owner (`private`), or the members of
     #: its project (`project`); administrators read every catalog. Absent on PUT: unchanged.
-    visibility: Literal["public", "private", "project"] | None = None
+    visibility: Visibility | None = None
 
     @field_validator("id")
     @classmethod

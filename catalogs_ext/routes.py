@@ -86,10 +86,7 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
             if parent_path is not None:
                 parent = await store.lock(parent_path, queries.LOCK_PARENT)
                 await store.check_readable(parent_path, reader)
-                if not access.governs(user, parent):
-                    raise _forbidden("Only the owner of the parent catalog, a member of its "
-                                     "project (or an administrator) may add a catalog under "
-                                     "it.")
+                access.check(user, "change", parent)
             access.check_project(user, body.project)
             project = body.project or (parent["project"] if parent else None)
             access.check_visibility(body.visibility, project)
@@ -129,12 +126,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
             reader = access.reader_json(request)
             row = await store.lock(path)
             await store.check_readable(path, reader)
-            if not access.is_admin(user) and not (
-                access.governs(user, row) and access.has_right(user, access.update_right)
-            ):
-                raise _forbidden(f"Only the owner or a member of its project holding "
-                                 f"'{access.update_right}' (or an administrator) may update "
-                                 "this catalog.")
+            access.check(user, "update", row)
             if body.project is not None and body.project != row["project"]:
                 raise HTTPException(status_code=400, detail="A catalog stays in the project "
                                     "it was created in: leave `project` out, or send the "
@@ -160,9 +152,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
             store = CatalogStore(conn)
             row = await store.lock(path)
             await store.check_readable(path, access.reader_json(request))
-            if not access.governs(user, row):
-                raise _forbidden("Only the owner, a member of its project (or an "
-                                 "administrator) may delete this catalog.")
+            access.check(user, "change", row)
             if not force and await store.has_children(row["pk"]):
                 raise HTTPException(status_code=409, detail=f"Catalog {path} has children: "
                                     "repeat with `_force=true` to remove it and its "

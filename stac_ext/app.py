@@ -53,6 +53,7 @@ from stac_ext.data_api.search.owner import OWNER_CONFORMANCE, OWNER_SPEC
 from stac_ext.data_api.spec_pages import SpecPages
 from stac_ext.data_api.urls import collection_path, item_path
 from stac_ext.migration_sets import MIGRATIONS
+from stac_ext.platform.access import Caller
 from stac_ext.platform.auth.authenticator import Authenticator
 from stac_ext.platform.auth.dependencies import AuthDependencies
 from stac_ext.platform.auth.keys import RemoteJwks, StaticKeys
@@ -113,18 +114,16 @@ def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None
 def catalog_access(policy: DataPolicy) -> CatalogAccess:
     """The tree's rights checks and readers, as the data API decides them (`policy`)."""
 
-    def is_admin(user: object) -> bool:
-        return isinstance(user, Principal) and policy.is_admin(user)
-
-    def has_right(user: object, right: str) -> bool:
-        return isinstance(user, Principal) and right in user.rights_for(policy.client_id)
+    def caller(user: object) -> Caller:
+        return policy.auth.caller(user if isinstance(user, Principal) else None,
+                                  policy.client_id)
 
     def reader(request: Request) -> dict[str, Any] | None:
         # the principal a read's optional token or a write's token put (none: anonymous)
         return policy.reader(getattr(request.state, "principal", None))
 
-    return CatalogAccess(writer=policy.auth.client(policy.client_id), is_admin=is_admin,
-                         has_right=has_right, reader=reader)
+    return CatalogAccess(writer=policy.auth.client(policy.client_id), caller=caller,
+                         reader=reader)
 
 
 def configured_processes(settings: ProcessSettings) -> list[Process]:
@@ -218,7 +217,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         user=auth.client(settings.process_client_id),
         optional_user=auth.optional_client(settings.process_client_id),
         deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
-        is_admin=partial(auth.is_admin, client_id=settings.process_client_id),
+        as_caller=partial(auth.caller, client_id=settings.process_client_id),
         in_process_worker=settings.in_process_worker,
         worker_concurrency=settings.worker_concurrency,
         sync_wait_seconds=settings.sync_wait_seconds,

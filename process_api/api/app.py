@@ -16,7 +16,6 @@ from process_api.api.errors import add_error_handlers
 from process_api.api.openapi30 import VERSION, openapi30
 from process_api.api.routes import jobs_router, processes_router, service_router
 from process_api.api.service import (
-    Caller,
     CallerDependency,
     OptionalCallerDependency,
     ProcessService,
@@ -24,6 +23,7 @@ from process_api.api.service import (
 from process_api.data.file_inputs import Catalog
 from process_api.jobs.engine import Engine
 from process_api.jobs.tasks import cancelled
+from stac_ext.platform.access import Caller as Who
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class ProcessesConfig:
     user: CallerDependency  # a token of the process client
     optional_user: OptionalCallerDependency  # the same, or None without a token
     deployer: CallerDependency  # a token of the process client with the right to deploy
-    is_admin: Callable[[Caller], bool]  # a caller who governs every deployed process
+    #: a caller (None: anonymous) as the access table takes them (`stac_ext.platform.access`)
+    as_caller: Callable[[Any], Who]
     catalog: Catalog | None = None  # the data API, read as a caller (file input references)
     in_process_worker: bool = True
     worker_concurrency: int = 2
@@ -64,7 +65,7 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
                   "Replace, Undeploy (OGC application packages in CWL).")
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
-    service = ProcessService(engine, config.is_admin, config.catalog)
+    service = ProcessService(engine, config.as_caller, config.catalog)
     app.include_router(processes_router(service, config.user, config.optional_user,
                                         config.sync_wait_seconds, config.body_checks))
     app.include_router(deploy_router(service, config.deployer, config.user))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -25,6 +25,8 @@ from process_api.deployment.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, Package
 from process_api.deployment.deployed import Deployment, DuplicateProcess
 from process_api.deployment.package_check import checked
 from process_api.processes.definition import id_problem
+from stac_ext.platform.access import Caller as Who
+from stac_ext.platform.access import Resource, Visibility, may, may_publish, refusal
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
@@ -40,7 +42,6 @@ _PACKAGE_BODY = {"requestBody": {"required": True, "content": {
         "processDescription": {"type": "object"},
         "executionUnit": {"type": "object"}}}},
     **{kind: {"schema": {"type": "string"}} for kind in CWL_TYPES}}}}
-Visibility = Literal["private", "project", "public"]
 
 
 def _immutable(process_id: str, base: str) -> OgcError:
@@ -127,16 +128,16 @@ async def _package(request: Request, target: str | None, service: ProcessService
     return package, about, kind, raw.decode(errors="replace")
 
 
-def _placement(visibility: str, project: str | None, caller: Caller,
-               admin: bool) -> str | None:
+def _placement(visibility: str, project: str | None, who: Who) -> str | None:
     """The project a process is deployed for (None: none), if the caller may place it so."""
-    if visibility == "public" and not admin:
+    if visibility == "public" and not may_publish(who, "process"):
         raise OgcError(403, "forbidden", "Only administrators deploy public processes.")
     if (visibility == "project") != (project is not None):
         raise OgcError(400, "invalid-input", "`project` names the project of a process "
                        "deployed with `visibility=project`, and only then.")
-    if project is not None and project not in caller.groups:
-        raise OgcError(403, "forbidden", f"You are not a member of the project {project!r}.")
+    shared = Resource("process", project=project)
+    if not may(who, "share", shared):
+        raise OgcError(403, "forbidden", refusal(who, "share", shared))
     return project
 
 
@@ -165,7 +166,7 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
         w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
     ) -> JSONResponse:
         base = _base(request)
-        placed = _placement(visibility, project, caller, service.is_admin(caller))
+        placed = _placement(visibility, project, service.as_caller(caller))
         package, about, kind, body = await _package(request, w, service)
         process_id = str(about.get("id") or package.id)
         if problem := id_problem(process_id):
@@ -203,7 +204,7 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
         seen_by = visibility or found.visibility
         if visibility is None:
             project = project or found.project
-        placed = _placement(seen_by, project, caller, service.is_admin(caller))
+        placed = _placement(seen_by, project, service.as_caller(caller))
         package, about, kind, body = await _package(request, w, service)
         if str(about.get("id") or process_id) != process_id:
             raise OgcError(400, "invalid-input", f"processDescription.id {about.get('id')!r} "

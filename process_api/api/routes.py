@@ -39,6 +39,7 @@ from process_api.jobs.status import status_info
 from process_api.jobs.store import JobQuery
 from process_api.processes.outbound import TargetRefused, check_reachable
 from process_api.processes.resources import resource_problems
+from stac_ext.platform.access import Resource, may, refusal
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -161,9 +162,9 @@ def processes_router(service: ProcessService, user: CallerDependency,
             raise OgcError(400, "invalid-input", "processInputs ask for more than a job may "
                            f"have: {'; '.join(problems)}")
         project = body.metadata.project if body.metadata else None
-        if project is not None and project not in caller.groups:
-            raise HTTPException(status_code=403, detail=f"You are not a member of the "
-                                f"project {project!r}.")
+        who, shared = service.as_caller(caller), Resource("job", project=project)
+        if not may(who, "share", shared):
+            raise HTTPException(status_code=403, detail=refusal(who, "share", shared))
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
         await _check_subscriber(subscriber or {})
         base = _base(request)

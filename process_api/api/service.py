@@ -19,6 +19,8 @@ from process_api.jobs.engine import Engine
 from process_api.jobs.secrets import split_secrets
 from process_api.jobs.store import Job, JobQuery
 from process_api.processes.definition import Process
+from stac_ext.platform.access import Caller as Who
+from stac_ext.platform.access import Resource, may, refusal
 
 
 class Caller(Protocol):
@@ -40,7 +42,7 @@ OptionalCallerDependency = Callable[..., Awaitable[Caller | None]]
 @dataclass(frozen=True)
 class ProcessService:
     engine: Engine
-    is_admin: Callable[[Caller], bool]  # sees and governs every deployed process
+    as_caller: Callable[[Any], Who]  # the caller as the access table takes them
     catalog: Catalog | None = None  # the data API read as a caller (file references)
 
     # -- processes ---------------------------------------------------------------------
@@ -48,10 +50,9 @@ class ProcessService:
     def offered(self, caller: Caller | None) -> list[Process]:
         """The service's processes, and the deployed ones the caller sees (public ones
         without a caller)."""
-        username, groups = (caller.username, caller.groups) if caller else (None, frozenset())
-        admin = caller is not None and self.is_admin(caller)
+        who = self.as_caller(caller)
         return [*self.engine.registry, *(d.process for d in self.engine.deployed.all()
-                                         if d.visible_to(username, groups, admin))]
+                                         if may(who, "read", d.resource))]
 
     async def find(self, process_id: str, caller: Caller) -> tuple[Process, int | None]:
         """The process and, deployed, the revision a job of it runs now (404 when the
@@ -69,8 +70,7 @@ class ProcessService:
     async def deployment(self, process_id: str, caller: Caller) -> Deployment:
         """A deployed process the caller sees (404 otherwise)."""
         found = await self.engine.deployed.current(process_id)
-        if found is None or not found.visible_to(caller.username, caller.groups,
-                                                 self.is_admin(caller)):
+        if found is None or not may(self.as_caller(caller), "read", found.resource):
             raise no_such_process(process_id)
         return found
 
@@ -78,9 +78,9 @@ class ProcessService:
         """A deployed process the caller may replace or undeploy (404 unseen, 403 not
         theirs)."""
         found = await self.deployment(process_id, caller)
-        if not found.governed_by(caller.username, self.is_admin(caller)):
-            raise OgcError(403, "forbidden", f"Only its owner ({found.owner}) and "
-                           "administrators may change the process.")
+        who = self.as_caller(caller)
+        if not may(who, "change", found.resource):
+            raise OgcError(403, "forbidden", refusal(who, "change", found.resource))
         return found
 
     async def deploy(self, package: CwlProcess, process_id: str, version: str, owner: str,
@@ -119,12 +119,14 @@ class ProcessService:
         return await self.engine.store.get(job_id)
 
     async def visible_job(self, job_id: str, caller: Caller) -> Job:
-        """The caller's job, or one of their projects' (404 otherwise)."""
+        """A job the caller may read: theirs, one of their projects', any for an
+        administrator (404 otherwise)."""
         try:
             key = uuid.UUID(job_id)
         except ValueError:
             raise no_such_job(job_id) from None
-        job = await self.engine.store.visible(key, caller.username, sorted(caller.groups))
+        job = await self.engine.store.visible(key, caller.username, sorted(caller.groups),
+                                              self.as_caller(caller).admin)
         if job is None:
             raise no_such_job(job_id)
         return job
@@ -171,8 +173,8 @@ class ProcessService:
 
     async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
                         caller: Caller | None) -> bool:
-        if caller is not None and job["status"] != "dismissed" and (
-                job["owner"] == caller.username or job.get("project") in caller.groups):
+        if job["status"] != "dismissed" and may(self.as_caller(caller), "read", Resource(
+                "job", owner=job["owner"], project=job.get("project"))):
             return True
         items = [i["url"] for i in recorded.get("published") or []
                  if i.get("file") == written["href"]]

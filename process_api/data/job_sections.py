@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from process_api.processes.sections import RESOURCES, S3
+from stac_ext.platform.access import VISIBILITIES
 
 RESULTS: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["prefix"],
@@ -22,7 +23,7 @@ PUBLISH: dict[str, Any] = {
         "catalog": {"type": "string", "maxLength": 1024,
                     "pattern": r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$",
                     "description": "path of a catalog of yours to link the items into"},
-        "visibility": {"enum": ["private", "project", "public"],
+        "visibility": {"enum": list(VISIBILITIES),
                        "description": "who reads the items; default: you (`private`), or "
                                       "the job's project when it runs for one"}},
 }

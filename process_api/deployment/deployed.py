@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import dict_row
@@ -26,11 +26,11 @@ from process_api.deployment import queries
 from process_api.deployment.cwl import FILE_NAME, CwlProcess
 from process_api.processes.definition import Process
 from process_api.runner.command import PYTHON
+from stac_ext.platform.access import Resource, Visibility
 
 logger = logging.getLogger("geocatalog.jobs")
 
 CHANNEL = "geocatalog_processes"
-VISIBILITIES = ("private", "project", "public")
 #: How long a listener that lost its connection waits before it connects again.
 RECONNECT_SECONDS = 2.0
 
@@ -51,12 +51,11 @@ class Deployment:
     media_type: str
     package: str
 
-    def visible_to(self, username: str | None, groups: frozenset[str], admin: bool) -> bool:
-        return (admin or self.visibility == "public" or self.owner == username
-                or (self.visibility == "project" and self.project in groups))
-
-    def governed_by(self, username: str, admin: bool) -> bool:
-        return admin or self.owner == username
+    @property
+    def resource(self) -> Resource:
+        """The process as the access table takes it."""
+        return Resource("process", owner=self.owner, project=self.project,
+                        visibility=cast(Visibility, self.visibility))
 
 
 def _deployment(row: dict[str, Any]) -> Deployment:

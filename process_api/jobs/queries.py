@@ -15,11 +15,12 @@ RETURNING *
 
 GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
 
-#: A job the caller may see: their own, or one of a project (group) they belong to, until
-#: it is dismissed (then it is gone for them, as OGC says; the row stays for audit).
+#: A job the caller may see (the access table's rule): their own, one of a project (group)
+#: they belong to, any for an administrator; until it is dismissed (then it is gone, as OGC
+#: says; the row stays for audit).
 GET_VISIBLE_JOB = """
 SELECT * FROM processes.jobs
-WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s))
+WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s) OR %(admin)s)
   AND status <> 'dismissed'
 """
 

@@ -76,9 +76,10 @@ class JobStore:
     async def get(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.GET_JOB, id=job_id)
 
-    async def visible(self, job_id: uuid.UUID, owner: str, projects: Sequence[str]) -> Job | None:
+    async def visible(self, job_id: uuid.UUID, owner: str, projects: Sequence[str],
+                      admin: bool = False) -> Job | None:
         return await self._one(queries.GET_VISIBLE_JOB, id=job_id, owner=owner,
-                               projects=list(projects))
+                               projects=list(projects), admin=admin)
 
     async def list(self, owner: str, projects: Sequence[str], query: JobQuery, limit: int,
                    offset: int) -> list[Job]:

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from process_api.runner.isolation import spawn
 from process_api.runner.protocol import MAX_LINE_BYTES
-from process_api.runner.sandbox import INPUTS_MOUNT, Sandbox
+from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
@@ -172,7 +172,7 @@ class OwnSandbox:
     cwltool's imports)."""
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
-                 network: bool = False, modules: Iterable[str] = ("process_api",)) -> None:
+                 network: bool = False, modules: Iterable[str] = JOB_PACKAGES) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)

@@ -90,6 +90,10 @@ def seen_as(path: str, views: Iterable[tuple[Path, Path]]) -> str:
     return path
 
 
+#: The service's code every job's process imports: the process API and the platform it
+#: imports (the access table: its top-level package's folder is what is mounted).
+JOB_PACKAGES = ("process_api", "stac_ext.platform")
+
 #: Where a job's sandbox sees its staged inputs (read-only).
 INPUTS_MOUNT = "/inputs"
 #: The most a sandbox's `/dev/shm` holds (shared memory: semaphores, small buffers).
@@ -101,11 +105,11 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()  # folders no job sees, even inside a visible one
     program: str = "bwrap"
     tmp_bytes: int = 2**30  # the size of its /tmp (memory: a tmpfs)
-    packages: tuple[str, ...] = ("process_api",)  # the service's code, which jobs import
+    packages: tuple[str, ...] = JOB_PACKAGES  # the service's code, which jobs import
 
     @classmethod
     def available(cls, hidden: Iterable[Path], tmp_bytes: int = 2**30,
-                  packages: Iterable[str] = ("process_api",)) -> Sandbox:
+                  packages: Iterable[str] = JOB_PACKAGES) -> Sandbox:
         """bubblewrap, found on this machine; else SandboxError saying how to get it."""
         program = shutil.which("bwrap")
         if program is None:
@@ -142,8 +146,10 @@ class Sandbox:
         for host, where in views:
             args += ["--ro-bind", str(host), str(where)]
         for folder in self.hidden:  # where a mounted folder holds one: an empty one
-            if folder.is_dir():
-                args += ["--size", "4096", "--tmpfs", str(folder), "--remount-ro", str(folder)]
+            for host, where in views:
+                if folder.is_dir() and folder.is_relative_to(host):
+                    empty = str(where / folder.relative_to(host))
+                    args += ["--size", "4096", "--tmpfs", empty, "--remount-ro", empty]
         for given, mount in read_only:
             args += ["--ro-bind", str(given), mount]
         # the packages mounted above are importable from any working directory (each job

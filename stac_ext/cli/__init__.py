@@ -20,6 +20,7 @@ import typer
 from pydantic import ValidationError
 
 from stac_ext.cli.loading import LoadRefused, counted, load_path
+from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
 from stac_ext.platform.database.cluster import Cluster, ClusterError
 from stac_ext.platform.database.loader import LoadMethod
@@ -158,12 +159,8 @@ def _loaded(settings: Settings, path: Path, method: LoadMethod, owner: str | Non
         raise _fail(str(e)) from None
 
 
-class Visibility(StrEnum):
-    """Who reads an item (`properties.visibility`)."""
-
-    public = "public"
-    private = "private"
-    project = "project"
+#: Who reads an item (`properties.visibility`), as the option takes it.
+Visibility = StrEnum("Visibility", {name: name for name in VISIBILITIES})  # type: ignore[misc]
 
 
 LoadMethodOption = Annotated[LoadMethod, typer.Option(
@@ -188,7 +185,7 @@ def load_cmd(
         = None,
 ) -> None:
     """Bulk load collections and items through pypgstac's loader."""
-    if (visibility == Visibility.project) != (project is not None):
+    if (visibility == "project") != (project is not None):
         raise _fail("--visibility project and --project go together: the project names "
                     "the group whose members read the items.")
     settings = _settings()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from stac_ext.data_api.geometries import geometry_problem, geometry_problems
 from stac_ext.data_api.hrefs import href_problem
+from stac_ext.platform.access import visibility_problem
 
 if TYPE_CHECKING:
     from stac_ext.data_api.bodies import ItemIn
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 MAX_ID_LENGTH = 512
 #: Who reads an item (`properties.visibility`): anyone; its owner (and administrators); the
 #: members of its `properties.project` (and its owner). Absent: public.
-VISIBILITIES = ("public", "private", "project")
 
 
 class ItemRuleError(ValueError):
@@ -136,14 +136,9 @@ class ItemRules:
                                 f"{collection_id!r}: an item belongs to exactly one "
                                 "collection.")
         properties = item.get("properties") or {}
-        visibility = properties.get("visibility", "public")
-        if visibility not in VISIBILITIES:
-            raise ItemRuleError(f"Item {item_id!r}: properties.visibility is one of "
-                                f"{', '.join(VISIBILITIES)}, not {visibility!r}.")
-        if visibility == "project" and not (isinstance(properties.get("project"), str)
-                                            and properties["project"]):
-            raise ItemRuleError(f"Item {item_id!r}: visibility `project` names the project "
-                                "whose members read it in properties.project.")
+        if problem := visibility_problem(properties.get("visibility", "public"),
+                                         properties.get("project"), "properties."):
+            raise ItemRuleError(f"Item {item_id!r}: {problem}")
         if expected_id is not None and expected_id != item_id:
             raise ItemRuleError(f"Item id in the body ({item_id}) differs from the path "
                                 f"({expected_id}).")

@@ -15,6 +15,7 @@ from typing import Any
 from asyncpg import Connection
 
 from stac_ext.data_api import queries
+from stac_ext.platform.access import Caller, Resource, may, refusal
 
 
 @dataclass(frozen=True)
@@ -26,25 +27,19 @@ class Stored:
 
 
 @dataclass(frozen=True)
-class ItemWriter:
-    """Who writes: a user, their groups, and whether they administer the data."""
-
-    username: str
-    groups: frozenset[str] = frozenset()
-    admin: bool = False
+class ItemWriter(Caller):
+    """Who writes, as the access table takes a caller (`stac_ext.platform.access`)."""
 
     def may_change(self, owner: str | None) -> bool:
         """Whether they may replace or delete a stored item of `owner`."""
-        return self.admin or owner == self.username
+        return may(self, "change", Resource("item", owner=owner))
 
     def sharing_problem(self, properties: Mapping[str, Any]) -> str | None:
         """Why they may not write an item with these properties' visibility, or None."""
-        project = properties.get("project")
-        if properties.get("visibility") == "project" and project not in self.groups \
-                and not self.admin:
-            return (f"You are not a member of the project {project!r}: only its members "
-                    "share items with it.")
-        return None
+        if properties.get("visibility") != "project":
+            return None
+        shared = Resource("item", project=properties.get("project"))
+        return None if may(self, "share", shared) else refusal(self, "share", shared)
 
 
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:

@@ -42,17 +42,12 @@ class DataPolicy:
 
     def writer(self, principal: Principal) -> ItemWriter:
         """The caller as the item write rule takes them (`item_writers`)."""
-        return ItemWriter(principal.username, principal.groups, self.is_admin(principal))
+        return ItemWriter(principal.username, principal.groups,
+                          principal.rights_for(self.client_id), self.is_admin(principal))
 
     def reader(self, principal: Principal | None) -> dict[str, Any] | None:
-        """Who reads, as the database's visibility rule takes it (`reader` of a search,
-        migration 009): None anonymous, {"all": true} an administrator, else the user and
-        their groups."""
-        if principal is None:
-            return None
-        if self.is_admin(principal):
-            return {"all": True}
-        return {"user": principal.username, "groups": sorted(principal.groups)}
+        """Who reads, as the database's visibility rule takes it (`reader` of a search)."""
+        return self.auth.caller(principal, self.client_id).reader
 
     def read_dependency(self) -> Callable[..., Awaitable[None]]:
         """The dependency of every read route: the caller (an optional token of the data

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from catalogs_ext import CATALOG_PATH
 from process_api import DISPLAY, RESOURCES, S3, Process
+from stac_ext.platform.access import VISIBILITIES
 
 _ITEM_REF = {"type": "object", "required": ["id", "collection", "url"],
              "properties": {"id": {"type": "string"}, "collection": {"type": "string"},
@@ -22,7 +23,7 @@ PUBLISH_DATASET = Process(
                        "description": "s3://bucket/prefix, or an https URL of one file"},
             "catalog": {"type": "string", "pattern": CATALOG_PATH,
                         "description": "path of a catalog of yours to link the items into"},
-            "visibility": {"type": "string", "enum": ["public", "private", "project"],
+            "visibility": {"type": "string", "enum": list(VISIBILITIES),
                            "default": "public",
                            "description": "who reads the items: anyone, you (and "
                                           "administrators), or the members of the job's "

@@ -62,7 +62,7 @@ async def test_members_govern_a_project_catalog(dana_data, carol_data, bob_edito
     r = await carol_data.post(f"/data/catalogs/{top}", json=catalog("x", project="ice-lab"))
     assert r.status_code == 403
     assert r.json() == {"code": "Forbidden", "description": "You are not a member of the "
-                        "project 'ice-lab': only its members create its catalogs."}
+                        "project 'ice-lab': only its members share catalogs with it."}
 
     # a member with updateCatalog updates what another member created
     r = await carol_data.put(f"/data/catalogs/{top}",

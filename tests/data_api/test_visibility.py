@@ -188,7 +188,7 @@ async def test_visibility_is_checked_when_written(
     item["properties"]["visibility"] = "secret"
     r = await callers["alice"].post(url, json=item)
     assert (r.status_code, r.json()["description"]) == (
-        400, "Item 'odd': properties.visibility is one of public, private, project, not "
+        400, "Item 'odd': properties.visibility is one of private, project, public, not "
              "'secret'.")
     item["properties"]["visibility"] = "project"
     r = await callers["alice"].post(url, json=item)

@@ -154,7 +154,7 @@ async def test_deploy_run_replace_undeploy_a_tool(service) -> None:
     r = await service["carol"].put(f"/processes/processes/{name}",
                                    content=shout_tool(name, "v2"), headers=CWL_YAML)
     assert (r.status_code, r.json()["detail"]) == (
-        403, "Only its owner (dora) and administrators may change the process.")
+        403, "Only its owner or an administrator may change this deployed process.")
     r = await dora.put(f"/processes/processes/{name}", content=shout_tool(name, "v2"),
                        headers=CWL_YAML)
     assert r.status_code == 204, r.text
@@ -291,7 +291,8 @@ async def test_deploying_needs_the_right_and_built_ins_stay(service) -> None:
                                    headers=CWL_YAML, params={"visibility": "project",
                                                              "project": "not-mine"})
     assert (r.status_code, r.json()["detail"]) == (
-        403, "You are not a member of the project 'not-mine'.")
+        403, "You are not a member of the project 'not-mine': only its members share "
+             "deployed processes with it.")
 
 
 async def test_a_secret_input_is_kept_as_any_secret(service, database_url: str) -> None:

@@ -15,12 +15,16 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from process_api.runner.sandbox import VIEW
 from stac_ext.app import create_app
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
 from tests.support.processes import TEST_PROCESSES
+
+#: a module of the service, as a path within the checkout
+CHILD = Path("process_api", "runner", "child.py")
 
 
 @pytest.fixture
@@ -46,7 +50,7 @@ async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
             http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
         probes = {
             "read": [str(data_dir / "pg.password"), *cluster_files, "/etc/shadow",
-                     str(ROOT / "pyproject.toml"), str(ROOT / "process_api" / "child.py")],
+                     str(ROOT / "pyproject.toml"), str(ROOT / CHILD), str(VIEW / "code" / CHILD)],
             "pids": [os.getpid(), 1],
             "connect": [[database.hostname, database.port]],
             "write": [str(ROOT / "written-by-a-job.txt"), "/tmp/anywhere.txt",
@@ -61,15 +65,17 @@ async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
             str(data_dir / "pg.password"): "FileNotFoundError",  # hidden: an empty folder
             **{f: "FileNotFoundError" for f in cluster_files},  # /tmp is the job's own
             "/etc/shadow": "PermissionError",
-            # the service's packages are readable (code, as on any host), not the
-            # checkout around them
+            # the service's packages are readable (code, as on any host), where the
+            # sandbox shows them; not the checkout around them, nor any host path
             str(ROOT / "pyproject.toml"): "FileNotFoundError",
-            str(ROOT / "process_api" / "child.py"): "ok"}
+            str(ROOT / CHILD): "FileNotFoundError",
+            str(VIEW / "code" / CHILD): "ok"}
         # the worker's /proc is not there: pid 1 is the sandbox's own init
         assert seen["pids"] == {str(os.getpid()): "FileNotFoundError", "1": "ok"}
         # only /tmp is writable (a tmpfs of JOB_TMP_SIZE): not the system, not the root
         # and /dev the sandbox made (tmpfs of no size)
-        assert seen["write"] == {str(ROOT / "written-by-a-job.txt"): "OSError",
+        # (the checkout's folder does not exist inside: no host path shows)
+        assert seen["write"] == {str(ROOT / "written-by-a-job.txt"): "FileNotFoundError",
                                  "/tmp/anywhere.txt": "ok", "/written-by-a-job.txt": "OSError",
                                  "/dev/written-by-a-job.txt": "OSError"}
         assert seen["cwd"].startswith("/tmp/job-") and seen["writable_cwd"] == "ok"

@@ -12,6 +12,7 @@ import httpx
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from stac_ext.platform.access import ANONYMOUS, Caller
 from stac_ext.platform.auth.authenticator import Authenticator, Unauthenticated
 from stac_ext.platform.auth.principal import Principal
 
@@ -95,3 +96,11 @@ class AuthDependencies:
 
     def is_admin(self, principal: Principal, client_id: str) -> bool:
         return self.admin_right in principal.rights_for(client_id)
+
+    def caller(self, principal: Principal | None, client_id: str) -> Caller:
+        """The principal (None: anonymous) as the access table takes a caller of the API
+        `client_id` serves."""
+        if principal is None:
+            return ANONYMOUS
+        rights = principal.rights_for(client_id)
+        return Caller(principal.username, principal.groups, rights, self.admin_right in rights)

@@ -1,0 +1,171 @@
+"""Who may see and do what, for every kind of resource, stated once: the table `RULES`.
+
+A caller is anonymous, or a user with groups (their projects) and rights of an API's
+client, or an administrator of that API (who holds every right of it). A resource has an
+owner, maybe a project, and (but for jobs) a visibility: `private` (its owner), `project`
+(the members of its project), `public` (anyone). The SQL of both schemas reads the same
+rule (`geocatalog.may_read`, `catalogs.may_read`), and a test holds them to this table.
+
+    kind      read                     change                   share (into a project)
+    item      owner, admin, readers    owner, admin             member, admin
+    catalog   owner, admin, readers    owner, member, admin     member, admin
+    process   owner, admin, readers    owner, admin             member, admin
+    job       owner, member, admin     owner, member, admin     member, admin
+
+`change`: replace or delete (a job: dismiss; a catalog: also add a catalog under it).
+`update` is `change` and the right `RIGHTS` names: a catalog's fields need `updateCatalog`.
+A deployed process is changed, and deployed at all, with the right `deployProcess`, and
+only an administrator makes one public.
+`readers`: whom the visibility names (anyone, the project's members, or nobody more);
+`member`: of the resource's project, or for sharing of the project it is put into. Each
+cell is the same words in every API's answers (`refusal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+Visibility = Literal["private", "project", "public"]
+#: Who reads a resource, as clients write it.
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
+Kind = Literal["item", "catalog", "process", "job"]
+Action = Literal["read", "change", "update", "share"]
+Role = Literal["owner", "member", "admin", "readers"]
+
+RULES: Mapping[Kind, Mapping[Action, frozenset[Role]]] = {
+    "item": {"read": frozenset({"owner", "admin", "readers"}),
+             "change": frozenset({"owner", "admin"}),
+             "share": frozenset({"member", "admin"})},
+    "catalog": {"read": frozenset({"owner", "admin", "readers"}),
+                "change": frozenset({"owner", "member", "admin"}),
+                "share": frozenset({"member", "admin"})},
+    "process": {"read": frozenset({"owner", "admin", "readers"}),
+                "change": frozenset({"owner", "admin"}),
+                "share": frozenset({"member", "admin"})},
+    "job": {"read": frozenset({"owner", "member", "admin"}),
+            "change": frozenset({"owner", "member", "admin"}),
+            "share": frozenset({"member", "admin"})},
+}
+#: The right an action needs besides the table's roles (an admin holds every right).
+RIGHTS: Mapping[tuple[Kind, Action], str] = {
+    ("catalog", "update"): "updateCatalog",
+    ("process", "change"): "deployProcess",
+    ("process", "update"): "deployProcess",
+    ("process", "share"): "deployProcess",
+}
+_NAMES: Mapping[Kind, tuple[str, str]] = {
+    "item": ("item", "items"), "catalog": ("catalog", "catalogs"),
+    "process": ("deployed process", "deployed processes"), "job": ("job", "jobs")}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks: anonymous (`username` None), or a user with their groups and their rights
+    of the API's client; `admin`: administers that API."""
+
+    username: str | None = None
+    groups: frozenset[str] = frozenset()
+    rights: frozenset[str] = frozenset()
+    admin: bool = False
+
+    def member_of(self, project: str | None) -> bool:
+        return project is not None and project in self.groups
+
+    def holds(self, right: str) -> bool:
+        """An administrator holds every right of the API."""
+        return self.admin or right in self.rights
+
+    @property
+    def reader(self) -> dict[str, Any] | None:
+        """The caller as the SQL's visibility rule takes it: None anonymous, `{"all": true}`
+        an administrator, else `{"user", "groups"}`."""
+        if self.username is None:
+            return None
+        if self.admin:
+            return {"all": True}
+        return {"user": self.username, "groups": sorted(self.groups)}
+
+
+ANONYMOUS = Caller()
+
+
+@dataclass(frozen=True)
+class Resource:
+    """What the rule needs of a resource. `visibility` None: public (items and catalogs
+    written before visibilities were)."""
+
+    kind: Kind
+    owner: str | None = None
+    project: str | None = None
+    visibility: Visibility | None = None
+
+
+def roles(caller: Caller, resource: Resource) -> set[Role]:
+    """The roles the caller plays for the resource."""
+    found: set[Role] = set()
+    if caller.username is not None and caller.username == resource.owner:
+        found.add("owner")
+    if caller.member_of(resource.project):
+        found.add("member")
+    if caller.admin:
+        found.add("admin")
+    visibility = resource.visibility or "public"
+    if visibility == "public" or (visibility == "project" and caller.member_of(
+            resource.project)):
+        found.add("readers")
+    return found
+
+
+def may(caller: Caller, action: Action, resource: Resource) -> bool:
+    """Whether the table lets the caller do `action` to `resource`: a role of the cell, and
+    the right the action needs. `share` asks about `resource.project`, the project the
+    resource is being put into."""
+    right = RIGHTS.get((resource.kind, action))
+    if right is not None and not caller.holds(right):
+        return False
+    if action == "share" and resource.project is None:
+        return True  # nothing is shared with a project
+    cell = RULES[resource.kind]["change" if action == "update" else action]
+    return bool(roles(caller, resource) & cell)
+
+
+#: The kinds of which only an administrator makes a public one (anyone else's deployed
+#: process is seen by them or their project only).
+PUBLIC_BY_ADMINS: frozenset[Kind] = frozenset({"process"})
+
+
+def may_publish(caller: Caller, kind: Kind) -> bool:
+    """Whether the caller may make a resource of this kind public."""
+    return caller.admin or kind not in PUBLIC_BY_ADMINS
+
+
+def refusal(caller: Caller, action: Action, resource: Resource) -> str:
+    """Why the caller may not: the rule, and what is missing, in the words every API uses."""
+    name, plural = _NAMES[resource.kind]
+    right = RIGHTS.get((resource.kind, action))
+    if right is not None and not caller.holds(right):
+        return (f"This needs the right {right!r}, which your sign-in does not hold: an "
+                "administrator of the service grants it.")
+    if action == "share":
+        return (f"You are not a member of the project {resource.project!r}: only its "
+                f"members share {plural} with it.")
+    who = {"owner": "its owner", "member": "a member of its project",
+           "admin": "an administrator"}
+    cell = RULES[resource.kind]["change" if action == "update" else action]
+    allowed = [who[r] for r in ("owner", "member", "admin") if r in cell]
+    verb = "read" if action == "read" else "change"
+    return f"Only {', '.join(allowed[:-1])} or {allowed[-1]} may {verb} this {name}."
+
+
+def visibility_problem(visibility: object, project: object, where: str = "") -> str | None:
+    """What is wrong with a visibility and project given together, or None: the visibility
+    is one of `VISIBILITIES`, and `project` names the project whose members read (`where`:
+    the fields' prefix in the document, e.g. `properties.`)."""
+    if visibility is not None and visibility not in VISIBILITIES:
+        return f"{where}visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}."
+    if visibility == "project" and not (isinstance(project, str) and project):
+        return (f"visibility `project` names the project whose members read it in "
+                f"{where}project.")
+    return None
