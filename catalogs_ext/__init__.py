@@ -19,10 +19,13 @@ from catalogs_ext.queries import SUBTREE_BODY, UNLINK_ITEM
 from catalogs_ext.search import SubtreeSearch
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+#: Its SQL functions, one source per concern (applied again when one changes).
+FUNCTIONS_DIR = Path(__file__).parent / "functions"
 
 __all__ = [
            "CATALOG_PATH",
            "CONFORMANCE",
+           "FUNCTIONS_DIR",
            "MIGRATIONS_DIR",
            "SPEC",
            "SUBTREE_BODY",

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+#: Its SQL functions, one source per concern (applied again when one changes).
+FUNCTIONS_DIR = Path(__file__).parent / "functions"
 
 if TYPE_CHECKING:
     from process_api.api.app import ProcessesConfig as ProcessesConfig

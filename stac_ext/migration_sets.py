@@ -13,9 +13,10 @@ INDEX_BATCH = 50
 MIGRATIONS = [
     MigrationSet("geocatalog", data_api.MIGRATIONS_DIR, steps=(
         ("partitions put into the search index",
-         f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),)),
-    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR),
-    MigrationSet("processes", process_api.MIGRATIONS_DIR),
+         f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),),
+        functions=data_api.FUNCTIONS_DIR),
+    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR),
+    MigrationSet("processes", process_api.MIGRATIONS_DIR, functions=process_api.FUNCTIONS_DIR),
 ]
 
 #: Schemas of libraries, installed before ours: the job engine's queue.

@@ -20,14 +20,5 @@ CREATE TABLE processes.deployed (
 CREATE UNIQUE INDEX deployed_current ON processes.deployed (id) WHERE retired IS NULL;
 
 ALTER TABLE processes.jobs ADD COLUMN process_revision int;
-
--- Every API process and worker keeps the deployed processes in memory: a change is
--- announced to all of them (LISTEN geocatalog_processes), with the id that changed.
-CREATE FUNCTION processes.announce_deployed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('geocatalog_processes', NEW.id);
-    RETURN NULL;
-END
-$$;
 CREATE TRIGGER deployed_announced AFTER INSERT OR UPDATE ON processes.deployed
     FOR EACH ROW EXECUTE FUNCTION processes.announce_deployed();

@@ -21,3 +21,5 @@ from pathlib import Path
 
 #: The data API's SQL (schema `geocatalog`: the search index, search, visibility).
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+#: Its SQL functions, one source per concern (applied again when one changes).
+FUNCTIONS_DIR = Path(__file__).parent / "functions"

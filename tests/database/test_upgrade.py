@@ -15,7 +15,6 @@ Every item, collection, catalog link and job record is then intact and served, a
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
@@ -46,6 +45,8 @@ pytestmark = pytest.mark.slow
 PREVIOUS_PYPGSTAC = ROOT / ".tools" / "pypgstac-previous" / "bin" / "pypgstac"
 #: The last version of each schema's migrations in geocatalog's previous release.
 PREVIOUS_RELEASE = {"geocatalog": 6, "catalogs": 3, "processes": 3}
+#: Its migrations, as it shipped them.
+PREVIOUS_SQL = ROOT / "tests" / "upgrade" / "previous-release"
 API = "http://testserver/data/"
 
 
@@ -123,15 +124,14 @@ async def test_a_pgstac_database_of_the_previous_minor_release(settings, tmp_pat
 
 
 def _previous_release(tmp_path: Path) -> list[MigrationSet]:
-    """Each migration set as the previous release shipped it."""
+    """Each migration set as the previous release shipped it (its files as they were:
+    functions were defined in its migrations then)."""
     sets = []
     for current in MIGRATIONS:
-        folder = tmp_path / current.schema
-        folder.mkdir()
-        for version, path in current.files():
-            if version <= PREVIOUS_RELEASE[current.schema]:
-                shutil.copy(path, folder / path.name)
-        sets.append(MigrationSet(current.schema, folder, current.steps))
+        shipped = PREVIOUS_SQL / current.schema
+        assert current.latest > PREVIOUS_RELEASE[current.schema] == max(
+            int(path.name[:3]) for path in shipped.glob("*.sql"))
+        sets.append(MigrationSet(current.schema, shipped, current.steps))
     return sets
 
 

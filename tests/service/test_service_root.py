@@ -94,3 +94,24 @@ async def test_the_openapi_document_says_its_version(anon: httpx.AsyncClient) ->
     r = await anon.get(desc["href"])
     assert r.headers["content-type"] == desc["type"]
     assert r.json()["openapi"].startswith("3.1")
+
+
+async def test_a_changed_function_file_is_pending_until_migrate_applies_it(settings) -> None:
+    """A release that changes one SQL function (one file of `functions/`) finds the database
+    not ready until `migrate` has applied that file, and only that file."""
+    url = new_database(settings.database_url or "", "stale_functions_")
+    migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE geocatalog.schema_functions SET sha256 = 'an earlier release' "
+                     "WHERE schema_name = 'geocatalog' AND file = 'search.sql'")
+    app = create_app(on_database(settings, url))
+    async with app.router.lifespan_context(app), http_client(app) as c:
+        r = await c.get("/healthz")
+    assert (r.status_code, r.json()["pending_migrations"]) == (503, ["geocatalog"])
+    said: list[str] = []
+    assert migrate(url, MIGRATIONS, echo=said.append, bootstraps=BOOTSTRAPS) == [
+        "geocatalog functions search"]
+    assert "applied geocatalog functions search" in said
+    app = create_app(on_database(settings, url))
+    async with app.router.lifespan_context(app), http_client(app) as c:
+        assert (await c.get("/healthz")).status_code == 200

@@ -1,16 +1,21 @@
-"""Schema migrations: pgstac's (through pypgstac) then each package's versioned SQL files.
+"""Schema migrations: pgstac's (through pypgstac) then each package's SQL.
 
-A package that stores anything ships `NNN_description.sql` files for its own schema; the
-composition root hands the list of (schema, directory) pairs to `migrate()`. Applied
-versions are recorded in `geocatalog.schema_migrations`; each file runs once, in its own
-transaction, under an advisory lock so that concurrent starters do not race. Then each
-set's steps run (work over pgstac's partitions, done a batch per transaction so that no
-transaction locks them all, whatever their number), and the parts' roles get their rights
-(`roles.py`).
+A package that stores anything ships `migrations/NNN_description.sql` files for its own
+schema (tables, indexes, data: each runs once, its version recorded in
+`geocatalog.schema_migrations`) and `functions/*.sql` files (its SQL functions, one source
+per concern: each file is applied again whenever its content changes, its SHA-256 recorded
+in `geocatalog.schema_functions`; a change of a function is then a diff of that file). The
+composition root hands the sets to `migrate()`. A set's pending migrations and changed
+function files are one transaction: the functions first (once the set's schema exists:
+migrations may call them, and their bodies are checked when they run), under an advisory
+lock so that concurrent starters do not race. Then each set's steps run (work over
+pgstac's partitions, done a batch per transaction so that no transaction locks them all,
+whatever their number), and the parts' roles get their rights (`roles.py`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,6 +38,13 @@ CREATE TABLE IF NOT EXISTS geocatalog.schema_migrations (
     applied_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (schema_name, version)
 );
+CREATE TABLE IF NOT EXISTS geocatalog.schema_functions (
+    schema_name text NOT NULL,
+    file text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schema_name, file)
+);
 """
 
 
@@ -45,6 +57,7 @@ class MigrationSet:
     schema: str
     directory: Path
     steps: tuple[tuple[str, str], ...] = ()  # (what it does, statement)
+    functions: Path | None = None  # its functions' SQL files (CREATE OR REPLACE)
 
     def files(self) -> list[tuple[int, Path]]:
         found = [(int(m.group(1)), p) for p in self.directory.glob("*.sql")
@@ -54,6 +67,11 @@ class MigrationSet:
     @property
     def latest(self) -> int:
         return max((version for version, _ in self.files()), default=0)
+
+    def function_files(self) -> list[tuple[Path, str]]:
+        """Its function files and their SHA-256, in name order."""
+        found = sorted(self.functions.glob("*.sql")) if self.functions is not None else []
+        return [(path, hashlib.sha256(path.read_bytes()).hexdigest()) for path in found]
 
 
 #: Installs a library's own schema (e.g. the job engine's) if missing: (what, installed now).
@@ -119,23 +137,51 @@ def _run_steps(conn: psycopg.Connection, migration_set: MigrationSet,
 def _apply_set(
     conn: psycopg.Connection, migration_set: MigrationSet, echo: Callable[[str], None]
 ) -> list[str]:
+    """The set's pending migrations and changed function files, in one transaction."""
+    schema = migration_set.schema
     done = {row[0] for row in conn.execute(
-        "SELECT version FROM geocatalog.schema_migrations WHERE schema_name = %s",
-        (migration_set.schema,),
-    )}
-    applied = []
-    for version, path in migration_set.files():
-        if version in done:
-            continue
-        with conn.transaction():
+        "SELECT version FROM geocatalog.schema_migrations WHERE schema_name = %s", (schema,))}
+    applied: list[str] = []
+    with conn.transaction():
+        for version, path in migration_set.files():
+            if version in done:
+                continue
+            applied += _apply_functions(conn, migration_set, echo)
             conn.execute(path.read_text())
             conn.execute(
                 "INSERT INTO geocatalog.schema_migrations (schema_name, version, name) "
-                "VALUES (%s, %s, %s)",
-                (migration_set.schema, version, path.stem),
-            )
-        applied.append(f"{migration_set.schema} {path.stem}")
-        echo(f"applied {applied[-1]}")
+                "VALUES (%s, %s, %s)", (schema, version, path.stem))
+            applied.append(f"{schema} {path.stem}")
+            echo(f"applied {applied[-1]}")
+        applied += _apply_functions(conn, migration_set, echo)
     if not applied:
-        echo(f"{migration_set.schema} {migration_set.latest:03d} (up to date)")
+        echo(f"{schema} {migration_set.latest:03d} (up to date)")
     return applied
+
+
+def _apply_functions(conn: psycopg.Connection, migration_set: MigrationSet,
+                     echo: Callable[[str], None]) -> list[str]:
+    """The set's function files whose content changed since they were applied; none until
+    its schema exists (its first migration makes it)."""
+    schema = migration_set.schema
+    exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+    if exists.fetchone() is None:
+        return []
+    recorded: dict[str, str] = dict(conn.execute(
+        "SELECT file, sha256 FROM geocatalog.schema_functions WHERE schema_name = %s",
+        (schema,)).fetchall())
+    changed = [(path, sha) for path, sha in migration_set.function_files()
+               if recorded.get(path.name) != sha]
+    if not changed:
+        return []
+    # a body may name what a later migration of this run makes: checked when it runs
+    conn.execute("SET LOCAL check_function_bodies = off")
+    for path, sha in changed:
+        conn.execute(path.read_text())
+        conn.execute(
+            "INSERT INTO geocatalog.schema_functions (schema_name, file, sha256) "
+            "VALUES (%s, %s, %s) ON CONFLICT (schema_name, file) DO UPDATE "
+            "SET sha256 = EXCLUDED.sha256, applied_at = now()", (schema, path.name, sha))
+    done = f"{schema} functions {', '.join(path.stem for path, _ in changed)}"
+    echo(f"applied {done}")
+    return [done]
