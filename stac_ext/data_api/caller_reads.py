@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from stac_ext.platform.access import Caller
+
 #: The ASGI scope key of a request the service makes as a caller: their reader.
 READER_KEY = "geocatalog.reader"
 #: Items asked for per page of a search.
@@ -65,8 +67,10 @@ class CallerReads:
         if not href.startswith(f"{root}{self.prefix}/") or self.app is None:
             return None
         path = urlsplit(href).path[len(urlsplit(root).path):]
+        # the submitter as a reader of the data: their own and their projects' items (a
+        # right of the process API is no right of the data API's)
         reader = None if caller is None else \
-            {"user": caller.username, "groups": sorted(caller.groups)}
+            Caller(caller.username, frozenset(caller.groups)).reader
         async with httpx.AsyncClient(transport=httpx.ASGITransport(
                 app=_AsReader(self.app, reader)), base_url=root) as client:
             items = await self._items(client, reference, href, path, limit)

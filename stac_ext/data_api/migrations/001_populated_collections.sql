@@ -1,4 +1,4 @@
--- SPEC: GET /collections lists only collections with at least one item.
+-- GET /collections lists only collections with at least one item.
 -- A marker row per non-empty collection, kept by triggers on pgstac.items' partitions however
 -- items arrive (API, pypgstac COPY straight into a partition), so the listing is one indexed
 -- join instead of a probe of every collection's partitions.
