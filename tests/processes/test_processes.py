@@ -11,7 +11,7 @@ from openapi_spec_validator import validate
 
 from process_api.api.errors import OGC
 from tests.support.http import http_client
-from tests.support.issuer import PROCESS_CLIENT
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 
 
@@ -149,6 +149,24 @@ async def test_projects_and_other_users(alice_processes, bob_processes, carol_pr
     jobs = (await carol_processes.get("/processes/jobs?limit=1000")).json()["jobs"]
     ids = {j["jobID"] for j in jobs}
     assert url.rsplit("/", 1)[1] in ids and personal.rsplit("/", 1)[1] not in ids
+
+
+async def test_an_admin_reads_and_dismisses_any_job(alice_processes, bob_processes, app,
+                                                    issuer) -> None:
+    """The access table's job rule: owner, a member of its project, or an admin of the
+    process API; the job list stays each caller's own."""
+    url = (await execute(alice_processes, "sleep", {"seconds": 30})).headers["Location"]
+    job_id = url.rsplit("/", 1)[1]
+    admin = issuer.token("root", client=PROCESS_CLIENT, rights=[ADMIN_RIGHT])
+    async with http_client(app, admin) as root:
+        r = await root.get(url)
+        assert (r.status_code, r.json()["owner"]) == (200, "alice")
+        listed = {j["jobID"] for j in (await root.get("/processes/jobs?limit=1000")).json()["jobs"]}
+        assert job_id not in listed
+        assert_ogc(await bob_processes.delete(url), 404, "no-such-job")
+        r = await root.delete(url)
+        assert (r.status_code, r.json()["status"]) == (200, "dismissed")
+    assert_ogc(await alice_processes.get(url), 404, "no-such-job")
 
 
 async def test_job_list_filters_and_paging(alice_processes: httpx.AsyncClient) -> None:
