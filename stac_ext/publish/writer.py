@@ -13,6 +13,7 @@ from catalogs_ext import CatalogRefused, catalog_for_items, link_items
 from stac_ext.data_api import queries
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.item_writers import ItemWriter, locked_items
+from stac_ext.platform.access import visibility_problem
 
 
 class PublishError(RuntimeError):
@@ -51,7 +52,7 @@ class Writer:
         self.may_create_collections = may_create_collections
         self.rules = rules
         # who reads the items: a job of a project may share them with its project only
-        if visibility == "project" and project is None:
+        if visibility_problem(visibility, project) is not None:  # the schema bounds the rest
             raise PublishError("visibility `project` shares the items with the job's "
                                "project: run the job in a project (`metadata.project`).")
         self.shared: dict[str, str] = {"visibility": visibility}
