@@ -108,7 +108,7 @@ class Answer:
     says: Words
     code: str | None = None  # STAC's `code` (by status when None)
     headers: Mapping[str, str] = field(default_factory=dict)
-    log: Callable[[Request, Exception], str] | None = None
+    log: Callable[[Request, Exception, int], str] | None = None  # (request, exc, status)
     level: int = logging.WARNING
 
 
@@ -116,9 +116,10 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
-def _event(request: Request, exc: Exception) -> str:
-    """An expected event's line: the request and what was raised."""
-    return f"{request.method} {request.url.path}: {type(exc).__name__}: {_first_line(exc)}"
+def _event(request: Request, exc: Exception, status: int) -> str:
+    """An expected event's line: the request, its answer's status and what was raised."""
+    return (f"{request.method} {request.url.path}: {status} {type(exc).__name__}: "
+            f"{_first_line(exc)}")
 
 
 def exception_detail(request: Request, exc: Exception) -> str:
@@ -150,7 +151,7 @@ def _stock(unsaid: str) -> Words:
 
 _UNAVAILABLE_ANSWER = Answer(
     503, "The database is unavailable; retry shortly.", headers={"Retry-After": "5"},
-    log=lambda request, exc: f"database unavailable: {type(exc).__name__}")
+    log=lambda request, exc, status: f"database unavailable: {type(exc).__name__}")
 
 #: Every failure a request may meet that is not a bug, and its answer. Stock's own errors
 #: keep stock's `code` (their class name) and are logged as the expected events they are:
@@ -171,19 +172,19 @@ ANSWERS: dict[type[Exception], Answer] = {
                           level=logging.INFO),
     **{refused: Answer(400, _refused_input, "InvalidQueryParameter") for refused in _BAD_INPUT},
     asyncpg.exceptions.QueryCanceledError: Answer(
-        504, _too_slow, "QueryTimeout", log=lambda request, exc: (
+        504, _too_slow, "QueryTimeout", log=lambda request, exc, status: (
             f"query cancelled after {request.app.state.settings.db_statement_timeout:g} s "
             f"(DB_STATEMENT_TIMEOUT): {request.method} {request.url.path}")),
     ServiceBusy: Answer(
         503, "Every database connection of this service is in use: retry in a moment.",
-        headers={"Retry-After": "1"}, log=lambda request, exc: (
+        headers={"Retry-After": "1"}, log=lambda request, exc, status: (
             f"every database connection busy: {request.method} {request.url.path}")),
     # out of shared memory: the cluster's lock table full (another client's searches over
     # thousands of partitions, at PostgreSQL's default max_locks_per_transaction)
     asyncpg.exceptions.InsufficientResourcesError: Answer(
         503, "The database is short of memory for this request just now (its lock table or "
         "memory is full); retry shortly.", headers={"Retry-After": "5"},
-        log=lambda request, exc: "database short of resources: "
+        log=lambda request, exc, status: "database short of resources: "
         f"{_first_line(exc)} ({request.method} {request.url.path})"),
     **{away: _UNAVAILABLE_ANSWER for away in _UNAVAILABLE},
     ForeignKeyError: Answer(404, "The collection this refers to does not exist."),
@@ -215,7 +216,7 @@ def add_error_handlers(app: FastAPI, ogc_prefix: str,
             int(getattr(exc, "status_code", 500))
         says = answer.says if isinstance(answer.says, str) else answer.says(request, exc)
         if answer.log is not None:
-            logger.log(answer.level, "%s", answer.log(request, exc))
+            logger.log(answer.level, "%s", answer.log(request, exc, status))
         headers = {**answer.headers, **(getattr(exc, "headers", None) or {})}
         return api_error(request.url.path, ogc_prefix, status, says, answer.code, headers,
                          getattr(exc, "name", None))
