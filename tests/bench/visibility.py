@@ -60,10 +60,17 @@ UPDATE pgstac.{partition} SET content = jsonb_set(content, '{{properties}}',
 WHERE abs(hashtext(id)) % 4 < 2
 """
 #: Migrates database argv[2] with the checkout at argv[1], its code first on the path.
-OLD_MIGRATE = ("import sys; sys.path.insert(0, sys.argv[1]); "
-               "from stac_ext.platform.database.migrations import migrate; "
-               "from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS; "
-               "migrate(sys.argv[2], MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)")
+OLD_MIGRATE = """
+import pathlib, sys
+sys.path.insert(0, sys.argv[1])
+if pathlib.Path(sys.argv[1], "stac_ext", "migration_sets.py").exists():
+    from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
+    from stac_ext.platform.database.migrations import migrate
+else:  # a checkout from before the platform layer
+    from stac_ext.database.migration_sets import BOOTSTRAPS, MIGRATIONS
+    from stac_ext.database.migrations import migrate
+migrate(sys.argv[2], MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+"""
 #: Serves the checkout at argv[1] on argv[3] (`--addr host:port`), its code first on the path.
 OLD_SERVER = ("import sys; sys.path.insert(0, sys.argv[1]); import uvicorn; "
               "host, port = sys.argv[3].rsplit(':', 1); "
