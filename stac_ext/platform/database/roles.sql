@@ -15,7 +15,7 @@ END $$;
 
 -- Every part may ask whether the database is ready (our bookkeeping, pgstac's version).
 GRANT USAGE ON SCHEMA geocatalog, pgstac TO geocatalog_api, geocatalog_worker, geocatalog_job;
-GRANT SELECT ON geocatalog.schema_migrations, pgstac.migrations
+GRANT SELECT ON geocatalog.schema_migrations, geocatalog.schema_functions, pgstac.migrations
     TO geocatalog_api, geocatalog_worker, geocatalog_job;
 GRANT EXECUTE ON FUNCTION pgstac.get_version() TO geocatalog_api, geocatalog_worker, geocatalog_job;
 
@@ -25,7 +25,8 @@ GRANT EXECUTE ON FUNCTION pgstac.get_version() TO geocatalog_api, geocatalog_wor
 GRANT pgstac_ingest TO geocatalog_api, geocatalog_job;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA geocatalog
     TO geocatalog_api, geocatalog_job;
-REVOKE INSERT, UPDATE, DELETE ON geocatalog.schema_migrations FROM geocatalog_api, geocatalog_job;
+REVOKE INSERT, UPDATE, DELETE ON geocatalog.schema_migrations, geocatalog.schema_functions
+    FROM geocatalog_api, geocatalog_job;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA geocatalog TO geocatalog_api, geocatalog_job;
 GRANT USAGE ON SCHEMA catalogs TO geocatalog_api, geocatalog_job;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA catalogs
