@@ -39,7 +39,10 @@ class CatalogAccess:
 
     def check(self, user: User, action: Action, catalog: Mapping[str, Any]) -> None:
         """403 in the table's words unless the user may `action` the catalog."""
-        caller, resource = self.caller(user), _catalog(catalog)
+        self._check(user, action, _catalog(catalog))
+
+    def _check(self, user: User, action: Action, resource: Resource) -> None:
+        caller = self.caller(user)
         if not may(caller, action, resource):
             raise HTTPException(status_code=403, detail=refusal(caller, action, resource))
 
@@ -50,7 +53,7 @@ class CatalogAccess:
 
     def check_project(self, user: User, project: str | None) -> None:
         """A catalog is put in a project only by one of its members (403)."""
-        self.check(user, "share", {"owner": None, "project": project})
+        self._check(user, "share", Resource("catalog", project=project))
 
     def check_visibility(self, visibility: str | None, project: str | None) -> None:
         """`visibility: project` needs the catalog's project (400)."""

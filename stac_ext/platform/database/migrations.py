@@ -142,38 +142,41 @@ def _apply_set(
     done = {row[0] for row in conn.execute(
         "SELECT version FROM geocatalog.schema_migrations WHERE schema_name = %s", (schema,))}
     applied: list[str] = []
+    files = migration_set.function_files()
+    current = False  # its functions are the files' (checked once its schema exists)
     with conn.transaction():
         for version, path in migration_set.files():
             if version in done:
                 continue
-            applied += _apply_functions(conn, migration_set, echo)
+            if not current:
+                current = _apply_functions(conn, schema, files, echo, applied)
             conn.execute(path.read_text())
             conn.execute(
                 "INSERT INTO geocatalog.schema_migrations (schema_name, version, name) "
                 "VALUES (%s, %s, %s)", (schema, version, path.stem))
             applied.append(f"{schema} {path.stem}")
             echo(f"applied {applied[-1]}")
-        applied += _apply_functions(conn, migration_set, echo)
+        if not current:
+            _apply_functions(conn, schema, files, echo, applied)
     if not applied:
         echo(f"{schema} {migration_set.latest:03d} (up to date)")
     return applied
 
 
-def _apply_functions(conn: psycopg.Connection, migration_set: MigrationSet,
-                     echo: Callable[[str], None]) -> list[str]:
-    """The set's function files whose content changed since they were applied; none until
-    its schema exists (its first migration makes it)."""
-    schema = migration_set.schema
+def _apply_functions(conn: psycopg.Connection, schema: str, files: list[tuple[Path, str]],
+                     echo: Callable[[str], None], applied: list[str]) -> bool:
+    """The function files whose content changed since they were applied (noted in
+    `applied`); False, and nothing done, while the schema does not exist yet (its first
+    migration makes it)."""
     exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
     if exists.fetchone() is None:
-        return []
+        return False
     recorded: dict[str, str] = dict(conn.execute(
         "SELECT file, sha256 FROM geocatalog.schema_functions WHERE schema_name = %s",
         (schema,)).fetchall())
-    changed = [(path, sha) for path, sha in migration_set.function_files()
-               if recorded.get(path.name) != sha]
+    changed = [(path, sha) for path, sha in files if recorded.get(path.name) != sha]
     if not changed:
-        return []
+        return True
     # a body may name what a later migration of this run makes: checked when it runs
     conn.execute("SET LOCAL check_function_bodies = off")
     for path, sha in changed:
@@ -182,6 +185,6 @@ def _apply_functions(conn: psycopg.Connection, migration_set: MigrationSet,
             "INSERT INTO geocatalog.schema_functions (schema_name, file, sha256) "
             "VALUES (%s, %s, %s) ON CONFLICT (schema_name, file) DO UPDATE "
             "SET sha256 = EXCLUDED.sha256, applied_at = now()", (schema, path.name, sha))
-    done = f"{schema} functions {', '.join(path.stem for path, _ in changed)}"
-    echo(f"applied {done}")
-    return [done]
+    applied.append(f"{schema} functions {', '.join(path.stem for path, _ in changed)}")
+    echo(f"applied {applied[-1]}")
+    return True
