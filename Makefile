@@ -40,7 +40,7 @@ debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; don
   else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
 
 .PHONY: run test test-fast test-unit lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
-        telemetry-deps gis-deps constraints
+        telemetry-deps gis-deps container-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -49,7 +49,7 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps telemetry-deps gis-deps $(VENV)/.test-$(HASH) \
+test: system-deps browser-deps telemetry-deps gis-deps container-deps $(VENV)/.test-$(HASH) \
       $(CONFORMANCE_TOOLS) $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
 
@@ -132,6 +132,21 @@ telemetry-deps:
 gis-deps:
 	@$(call debian,ogrinfo,gdal-bin,GDAL for the docs' examples)
 	@$(call debian,cdo,cdo,CDO for the catalog-to-job example)
+
+# podman (with runc) for deployed tools' containers, with the containers.conf line this kind
+# of machine needs (podman's default ulimits ask for more than it allows), and the tests'
+# CDO image, built offline once (tests/containers/build-image: tagged by its content hash).
+CONTAINERS_CONF := /etc/containers/containers.conf
+ULIMITS := default_ulimits = ["nofile=1024:1024", "nproc=1000:1000"]
+container-deps:
+	@$(call debian,podman runc mmdebstrap,podman runc mmdebstrap,podman for deployed tools' containers)
+	@grep -qs '^default_ulimits' $(CONTAINERS_CONF) || { if [ "$$(id -u)" = 0 ]; then \
+	  mkdir -p $$(dirname $(CONTAINERS_CONF)); \
+	  if grep -qs '^\[containers\]' $(CONTAINERS_CONF); then \
+	    sed -i '/^\[containers\]/a $(ULIMITS)' $(CONTAINERS_CONF); \
+	  else printf '[containers]\n%s\n' '$(ULIMITS)' >> $(CONTAINERS_CONF); fi; \
+	  else echo "add to $(CONTAINERS_CONF) under [containers]:  $(ULIMITS)"; exit 1; fi; }
+	@tests/containers/build-image >/dev/null
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.

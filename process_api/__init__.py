@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from process_api.processes.sections import DISPLAY as DISPLAY
     from process_api.processes.sections import RESOURCES as RESOURCES
     from process_api.processes.sections import S3 as S3
+    from process_api.runner.containers import ImageRefused as ImageRefused
+    from process_api.runner.containers import Podman as Podman
     from process_api.runner.isolation import JOB_ENVIRONMENT as JOB_ENVIRONMENT
     from process_api.runner.isolation import job_environment as job_environment
     from process_api.runner.sandbox import Sandbox as Sandbox
@@ -84,6 +86,8 @@ _EXPORTS = {
     "load_entry": "process_api.processes.entry",
     "Catalog": "process_api.data.file_inputs",
     "JOB_ENVIRONMENT": "process_api.runner.isolation",
+    "ImageRefused": "process_api.runner.containers",
+    "Podman": "process_api.runner.containers",
     "job_environment": "process_api.runner.isolation",
     "DataConfig": "process_api.jobs.job_data",
     "OPENAPI30_MEDIA_TYPE": "process_api.api.openapi30",

@@ -86,6 +86,14 @@ class ProcessSettings(BaseSettings):
     no worker `/proc`, network only when its process declares it); `none` where jobs are
     isolated otherwise (e.g. one container per job). With `bwrap` missing, `serve` and
     `worker` refuse to start."""
+    job_containers: Literal["podman", "none"] = "podman"
+    """`podman`: the tools of deployed packages with a `DockerRequirement` run in podman's
+    containers, each its tool's sandbox (`docs/operators/containers.md`), when podman is
+    installed; `none`: such jobs fail, saying so."""
+    container_registries: CommaSeparated = Field(default_factory=list)
+    """The registries a deployed package's images may be pulled from (`dockerPull`),
+    comma-separated, e.g. `ghcr.io,docker.io`; empty (the default): local images only,
+    which an admin adds (`geocatalog images`)."""
     job_memory: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "2Gi"
     """A job's memory limit when its `resources.limits.memory` gives none (a Kubernetes
     quantity). It bounds all the job's processes together, its `/tmp` writes included,

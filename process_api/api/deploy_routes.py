@@ -25,6 +25,7 @@ from process_api.deployment.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, Package
 from process_api.deployment.deployed import Deployment, DuplicateProcess
 from process_api.deployment.package_check import checked
 from process_api.processes.definition import id_problem
+from process_api.runner.containers import pull_problem
 from stac_ext.platform.access import Caller as Who
 from stac_ext.platform.access import Resource, Visibility, may, may_publish, refusal
 
@@ -125,6 +126,9 @@ async def _package(request: Request, target: str | None, service: ProcessService
                                 service.engine.environment)
     except PackageError as e:
         raise OgcError(400, "invalid-input", str(e)) from None
+    for image in package.pulled:
+        if problem := pull_problem(image, service.engine.registries):
+            raise OgcError(400, "invalid-input", problem)
     return package, about, kind, raw.decode(errors="replace")
 
 

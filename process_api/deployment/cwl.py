@@ -3,10 +3,12 @@ bounds, validated by cwltool's loader, which fetches nothing (a package holds al
 `run:` steps inline or in its `$graph`), and the description of the process it holds:
 the `inputs` / `outputs` JSON Schemas of the whole body derived from its CWL inputs and outputs.
 
-Refused with a 400 naming the problem: a container (`DockerRequirement`: no container
-runtime here), network access (no outbound filter for arbitrary programs yet; a v1.0
-document's, which cwltool's upgrade adds as a hint, is declined: its tools run without), and
-inputs or outputs this service cannot carry as JSON (directories, records).
+A tool's container (`DockerRequirement`) names a local image or one to pull; which
+registries may be pulled from is the deployment's to check (`CwlProcess.pulled`). Refused
+with a 400 naming the problem: an image built, loaded or imported by the package, network
+access (no outbound filter for arbitrary programs yet; a v1.0 document's, which cwltool's
+upgrade adds as a hint, is declined: its tools run without), and inputs or outputs this
+service cannot carry as JSON (directories, records).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib.parse import urljoin
 
 from process_api.data.file_inputs import FILE_INPUT
 from process_api.data.job_sections import JOB_SECTIONS
+from process_api.runner.containers import image_of, image_problem
 
 #: The largest package accepted, in bytes.
 MAX_BYTES = 1 << 20
@@ -63,6 +66,8 @@ class CwlProcess:
     inputs: dict[str, Any]
     outputs: dict[str, Any]
     document: str  # the CWL text, as given
+    images: tuple[str, ...] = ()  # the containers its tools run in (`DockerRequirement`)
+    pulled: tuple[str, ...] = ()  # those of them pulled from a registry (`dockerPull`)
 
 
 def _depth_checked(text: str) -> Any:
@@ -106,14 +111,15 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
                            f"{MAX_STEPS}.")
     target = _target(document, target)
     tool = _load(text, target)
-    _refuse_unsupported(tool)
+    images, pulled = _containers(tool)
     spec = tool.tool
     inputs = _inputs_schema(spec["inputs"], _secrets(tool))
     outputs = _outputs_schema(spec["outputs"])
     doc = spec.get("doc") or ""
     return CwlProcess(id=target, target=target, title=str(spec.get("label") or target),
                       description="\n".join(doc) if isinstance(doc, list) else str(doc),
-                      inputs=inputs, outputs=outputs, document=text)
+                      inputs=inputs, outputs=outputs, document=text,
+                      images=tuple(sorted(images)), pulled=tuple(sorted(pulled)))
 
 
 def _steps(document: Any) -> int:
@@ -196,21 +202,28 @@ def _tools(tool: Any) -> Iterator[Any]:
         yield from _tools(step.embedded_tool)
 
 
-def _refuse_unsupported(tool: Any) -> None:
+def _containers(tool: Any) -> tuple[set[str], set[str]]:
+    """The images the package's tools run in, and those pulled from a registry; refused:
+    an image the package builds, loads or imports, and network access."""
     # cwltool upgrades a v1.0 document to today's CWL, adding a `NetworkAccess` hint to keep
     # v1.0's meaning (network by default): a hint, which the job's sandbox declines
     upgraded = tool.metadata.get(ORIGINAL_VERSION) == "v1.0"
+    images, pulled = set(), set()
     for each in _tools(tool):
         hints = [h for h in each.hints if not (upgraded and _kind(h) == "NetworkAccess")]
         for requirement in [*each.requirements, *hints]:
             kind = _kind(requirement)
             if kind == "DockerRequirement":
-                raise PackageError("DockerRequirement: this service runs no container "
-                                   "runtime; give the commands the tool runs instead (README, "
-                                   "Deployed processes).")
+                # its registry is checked where the deployment's settings are
+                if problem := image_problem(dict(requirement), allowed=None):
+                    raise PackageError(problem)
+                images.add(image_of(requirement))
+                if "dockerImageId" not in requirement:
+                    pulled.add(str(requirement["dockerPull"]))
             if kind == "NetworkAccess" and requirement.get("networkAccess") is not False:
                 raise PackageError("NetworkAccess: deployed processes run without network "
                                    "here.")
+    return images, pulled
 
 
 def _kind(requirement: Any) -> str:

@@ -1,8 +1,10 @@
 """Runs a deployed CWL process inside its job's process: `python -m process_api.deployment.cwl_run
 TARGET`, with the package (`cwl.FILE_NAME`) in the working folder and the job's inputs as
 JSON on stdin (a file given by reference: its `path` where the worker staged it); the
-results as JSON on stdout. cwltool runs the tools without a container, in the job's own
-sandbox (`launcher.OwnSandbox`); its log and the tools' stderr are the job's log. A file
+results as JSON on stdout. cwltool runs the tools in the job's own sandbox
+(`launcher.OwnSandbox`), or, for a package of containers, asks the worker for each tool's
+container (`container_client`, given as its user-space Docker command); its log and the
+tools' stderr are the job's log. A file
 among the results is its path (the worker takes it from there: `child.send_files`), name
 and size, and its contents when it is text of 64 KiB or less.
 """
@@ -19,6 +21,8 @@ from typing import Any
 
 from process_api.data.job_sections import JOB_SECTIONS
 from process_api.deployment.cwl import FILE_NAME
+from process_api.runner.container_broker import SOCKET_VARIABLE
+from process_api.runner.container_client import write_script
 
 #: A result file's contents are given up to this size.
 CONTENTS_BYTES = 65536
@@ -62,7 +66,9 @@ def main(target: str) -> int:
     os.dup2(2, 1)  # whatever writes to stdout (tools, cwltool) goes to the log
     Path("job.json").write_text(json.dumps(_job(inputs)))
     out = io.StringIO()
-    code = cwltool(["--no-container", "--disable-color", "--outdir", "outputs",
+    containers = ["--no-container"] if SOCKET_VARIABLE not in os.environ else \
+        [f"--user-space-docker-cmd={write_script(Path.cwd())}"]
+    code = cwltool([*containers, "--disable-color", "--outdir", "outputs",
                     "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
                     f"{FILE_NAME}#{target}", "job.json"], stdout=out)
     if code != 0:

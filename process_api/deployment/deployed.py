@@ -65,7 +65,8 @@ def _deployment(row: dict[str, Any]) -> Deployment:
         description=about["description"], inputs=about["inputs"], outputs=about["outputs"],
         # the runner, in the job's own folder and sandbox, with the package beside it
         command=(PYTHON, "-m", "process_api.deployment.cwl_run", about["target"]),
-        files={FILE_NAME: row["cwl"]}, sync=True, mutable=True)
+        files={FILE_NAME: row["cwl"]}, sync=True, mutable=True,
+        images=tuple(about.get("images") or ()))
     return Deployment(process=process, revision=row["revision"], owner=row["owner"],
                       project=row["project"], visibility=row["visibility"],
                       media_type=row["media_type"], package=row["package"])
@@ -122,7 +123,8 @@ class Deployed:
         replaced or undeployed meanwhile (replace)."""
         description = {"title": package.title, "description": package.description,
                        "version": version, "inputs": package.inputs,
-                       "outputs": package.outputs, "target": package.target}
+                       "outputs": package.outputs, "target": package.target,
+                       "images": list(package.images)}
         try:
             async with self.pool.connection() as conn, conn.transaction(), \
                     conn.cursor(row_factory=dict_row) as cur:

@@ -54,7 +54,9 @@ async def checked(text: str, target: str | None, sandbox: Sandbox | None,
     except ValueError:
         answer = {}
     if "process" in answer:
-        return CwlProcess(**answer["process"])
+        found = answer["process"]
+        return CwlProcess(**{**found, "images": tuple(found.get("images", ())),
+                             "pulled": tuple(found.get("pulled", ()))})
     if "error" in answer:
         raise PackageError(answer["error"])
     raise PackageError(f"Checking the package needed more than {CHECK_MEMORY // 2**20} MiB of "

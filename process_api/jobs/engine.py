@@ -40,6 +40,7 @@ from process_api.jobs.worker import TASK, JobWorker
 from process_api.processes.definition import Process
 from process_api.processes.registry import Registry
 from process_api.processes.resources import Ceilings
+from process_api.runner.containers import Podman
 from process_api.runner.isolation import job_environment
 from process_api.runner.sandbox import Sandbox
 
@@ -67,7 +68,8 @@ class Engine:
                  environment: Mapping[str, str] | None = None,
                  ceilings: Ceilings = Ceilings(), cgroups: bool = True,
                  quotas: Quotas = Quotas(), data: DataConfig = DataConfig(),
-                 tracer: trace.Tracer | None = None) -> None:
+                 tracer: trace.Tracer | None = None, podman: Podman | None = None,
+                 registries: tuple[str, ...] = ()) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
         self.tracer = tracer or trace.NoOpTracer()
@@ -82,6 +84,8 @@ class Engine:
         for name in ("user_running", "user_queued", "project_queued"):
             JOB_QUOTA.labels(name).set(getattr(quotas, name))
         self.sandbox = sandbox
+        self.podman = podman  # runs deployed tools' containers (None: no job of one runs)
+        self.registries = registries  # where a deployed package's images may be pulled from
         self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds

@@ -24,7 +24,8 @@ from process_api.jobs.tasks import cancelled
 from process_api.processes.definition import JOB_DATABASE_URL, Process
 from process_api.processes.resources import Plan
 from process_api.runner.cgroups import Cgroups, JobCgroup
-from process_api.runner.launcher import Launcher, Started
+from process_api.runner.container_broker import ContainerJob
+from process_api.runner.launcher import ContainersUnavailable, Launcher, Started
 from process_api.runner.protocol import MAX_LINE_BYTES
 
 #: What `outcome["ceiling"]` may name: the limit a failed job met.
@@ -80,11 +81,18 @@ class Supervisor:
         received (`outcome["files"]`: number -> `{"local", "size", "checksum"}`)."""
         self.outputs = outputs
         self.tmp_bytes = limits.tmp_bytes
-        started = await self.forks.connect(json.dumps({
-            "entry": process.entry, "command": process.command, "files": process.files,
-            "inputs": inputs, "limits": self.child_limits(limits), "job": about,
-            "env": self.environment(process), "send_files": outputs is not None,
-            }).encode() + b"\n", staged)
+        containers = None if not process.images else ContainerJob(
+            job_id=self.job_id, images=frozenset(process.images),
+            memory_bytes=limits.memory_bytes, processes=limits.processes,
+            cpus=len(limits.cores) if limits.cores else None)
+        try:
+            started = await self.forks.connect(json.dumps({
+                "entry": process.entry, "command": process.command, "files": process.files,
+                "inputs": inputs, "limits": self.child_limits(limits), "job": about,
+                "env": self.environment(process), "send_files": outputs is not None,
+                }).encode() + b"\n", staged, containers)
+        except ContainersUnavailable as e:
+            return {"error": str(e)}
         cgroup = await self._contained(started, limits)
         log = JobLog(self.store, self.job_id, secrets)
         flushing = asyncio.create_task(log.flushing())
@@ -105,6 +113,10 @@ class Supervisor:
             JOB_PROCESSES.dec()
             watcher.cancel()
             started.writer.close()  # a job still running (the worker is stopping) then ends
+            if started.broker is not None:  # its containers stopped and removed
+                hit = await asyncio.shield(started.broker.close())
+                if hit and "result" not in outcome:
+                    outcome.setdefault("ceiling", hit[0])
             try:
                 await cancelled(flushing)
                 await asyncio.shield(log.flush(final=True))

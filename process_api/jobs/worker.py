@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -33,7 +34,9 @@ from process_api.processes.definition import Process
 from process_api.processes.resources import Plan, ResourceError, plan, quantity
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.child import EXIT_MEMORY
-from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
+from process_api.runner.container_broker import forget_dead_workspaces
+from process_api.runner.containers import Podman
+from process_api.runner.launcher import WORKSPACE_PREFIX, ForkServer, Launcher, OwnSandbox
 
 if TYPE_CHECKING:
     from process_api.jobs.engine import Engine
@@ -62,8 +65,9 @@ class JobWorker:
         # in a sandbox, jobs without network and jobs with it have a fork server each
         self.forks = {network: ForkServer(modules, sandbox, environment, network)
                       for network in ((False, True) if sandbox is not None else (True,))}
-        # deployed processes: each job in a sandbox of its own, never with network
-        self.own_sandbox = OwnSandbox(sandbox, environment)
+        # deployed processes: each job in a sandbox of its own, never with network; their
+        # tools' containers run by podman (cgroups for them made when the worker starts)
+        self.own_sandbox = OwnSandbox(sandbox, environment, podman=engine.podman)
         # their results' publishing: a sandbox of its own too (it reads files a user's code
         # wrote), with the database
         publisher = engine.data.publisher
@@ -84,6 +88,8 @@ class JobWorker:
         started again once the database answers (its jobs meanwhile are reaped)."""
         if self._use_cgroups and self.cgroups is None:
             self.cgroups = await asyncio.to_thread(Cgroups.available)
+        if self.engine.podman is not None:
+            await asyncio.to_thread(self._containers_ready, self.engine.podman)
         logger.info("job ceilings: %s; %s",
                     self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
                     self.engine.ceilings.describe())
@@ -111,6 +117,19 @@ class JobWorker:
             await cancelled(reaper)
             for forks in self.forks.values():
                 await forks.stop()
+
+    def _containers_ready(self, podman: Podman) -> None:
+        """Containers' cgroups found, and what dead workers of this host left removed:
+        their containers, cgroups and job folders."""
+        if self._use_cgroups and self.own_sandbox.cgroups is None:
+            self.own_sandbox.cgroups = Cgroups.for_containers()
+        try:
+            if removed := podman.reap():
+                logger.warning("containers of workers that are gone, removed: %s",
+                               ", ".join(removed))
+        except (OSError, subprocess.SubprocessError) as e:
+            logger.warning("containers of workers that are gone: not listed (%s)", e)
+        forget_dead_workspaces(WORKSPACE_PREFIX)
 
     async def _reap_forever(self) -> None:
         away = False

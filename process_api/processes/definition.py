@@ -64,6 +64,9 @@ class Process:
     # Deployed through the API: its owner may replace or undeploy it (OGC `mutable`), and
     # each of its jobs runs in a sandbox of its own (`launcher.OwnSandbox`)
     mutable: bool = False
+    # The container images its tools run in (a deployed package's `DockerRequirement`s):
+    # each job's tools run in them, its sandbox asking the worker (`container_broker`)
+    images: tuple[str, ...] = ()
 
     # Made once per process (a cached property writes the instance's __dict__, which a
     # frozen dataclass allows): building a validator checks the schema itself, which cost

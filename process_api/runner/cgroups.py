@@ -22,6 +22,9 @@ logger = logging.getLogger("geocatalog.jobs")
 
 #: The folder of the jobs' cgroups, under the worker's own (v1) or the hierarchy's root (v2).
 JOBS_FOLDER = "geocatalog-jobs"
+#: The folder of containers' cgroups, at each hierarchy's root: podman makes a container's
+#: cgroup under a parent named by one path, the same in every hierarchy.
+CONTAINERS_FOLDER = "geocatalog-containers"
 CONTROLLERS = ("memory", "pids")
 #: How long the end of a job waits for its cgroup's last processes to die.
 EMPTY_SECONDS = 5.0
@@ -40,6 +43,16 @@ def _mounts() -> dict[str, tuple[Path, str]]:
             for controller in CONTROLLERS:
                 if controller in options:
                     found.setdefault(controller, (Path(fields[4]), fields[3]))
+    return found
+
+
+def _all_mounts() -> list[tuple[Path, str]]:
+    """Every hierarchy's (mount point, mount root): v1's, and v2's beside them."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[fields.index("-") + 1] in ("cgroup", "cgroup2"):
+            found.append((Path(fields[4]), fields[3]))
     return found
 
 
@@ -93,6 +106,26 @@ class Cgroups:
                            "rlimits and their /tmp's size only", e)
             return None
 
+    @classmethod
+    def for_containers(cls) -> Cgroups | None:
+        """Where containers' cgroups are made (`CONTAINERS_FOLDER`), or None (as
+        `available`)."""
+        try:
+            mounts = _mounts()
+            if all(c in mounts for c in CONTROLLERS):
+                found = cls(1, tuple(mounts[c][0] / CONTAINERS_FOLDER for c in CONTROLLERS))
+            elif "unified" in mounts:
+                found = cls(2, (mounts["unified"][0] / CONTAINERS_FOLDER,))
+            else:
+                return None
+            found._prepare()
+            found._forget_dead_workers()
+            return found
+        except OSError as e:
+            logger.warning("containers' cgroups: none usable here (%s); containers are "
+                           "bounded by podman's own limits", e)
+            return None
+
     def _prepare(self) -> None:
         if self.version == 2:
             root = self.folders[0].parent
@@ -140,6 +173,11 @@ class JobCgroup:
     def _pids(self) -> Path:
         return self.folders[-1]
 
+    @property
+    def path(self) -> str:
+        """Its path from the hierarchy's root (podman's `--cgroup-parent`)."""
+        return f"/{self.folders[0].parent.name}/{self.folders[0].name}"
+
     def limit(self, memory_bytes: int, processes: int) -> None:
         """At most `memory_bytes` of memory (no swap) and `processes` processes and
         threads, for all its processes together."""
@@ -163,12 +201,19 @@ class JobCgroup:
         self.limit(memory_bytes, processes)
         self.add(pid)
 
-    def hit(self) -> list[str]:
-        """The ceilings its processes met: `memory` (the kernel killed one for it),
-        `processes` (a fork or a thread was refused)."""
+    def hit(self, killed: bool = False) -> list[str]:
+        """The ceilings its processes met: `memory` (the kernel killed one for it; or,
+        `killed`: one of them was killed while it reached its limit), `processes` (a fork
+        or a thread was refused)."""
         hit = []
         memory_events = "memory.events" if self.version == 2 else "memory.oom_control"
         if _counter(self._memory / memory_events, "oom_kill"):
+            hit.append("memory")
+        elif killed and self.version == 1 and \
+                _number(self._memory / "memory.max_usage_in_bytes") >= \
+                _number(self._memory / "memory.limit_in_bytes"):
+            # v1 counts a kill in the killed process's own cgroup (a container's, gone by
+            # now): a process killed while this cgroup reached its limit died of it
             hit.append("memory")
         if _counter(self._pids / "pids.events", "max"):
             hit.append("processes")
@@ -185,13 +230,31 @@ class JobCgroup:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
                 try:
-                    folder.rmdir()
+                    _remove(folder)
                     break
                 except OSError:  # busy: its processes are dying
                     if time.monotonic() > deadline:
                         logger.warning("cgroup %s: processes left, not removed", folder)
                         break
                     time.sleep(0.01)
+        if self.version == 1:  # the folders podman made beside ours, in other hierarchies
+            for point, _ in _all_mounts():
+                with contextlib.suppress(OSError):
+                    _remove(point / self.path.lstrip("/"))
+
+
+def _remove(folder: Path) -> None:
+    """A cgroup and the empty ones in it (podman's monitor leaves `conmon`)."""
+    for below, _, _ in os.walk(folder, topdown=False):
+        if below != str(folder):
+            Path(below).rmdir()
+    folder.rmdir()
+
+
+def _number(path: Path) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        return int(path.read_text())
+    return 0
 
 
 def _counter(path: Path, name: str) -> int:

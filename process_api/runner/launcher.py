@@ -11,6 +11,8 @@ cgroup before it starts anything, then writes `go` (`Started.release`)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import shutil
 import socket
 import struct
@@ -21,12 +23,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from process_api.runner.cgroups import Cgroups
+from process_api.runner.container_broker import (
+    SOCKET_NAME,
+    SOCKET_VARIABLE,
+    Broker,
+    ContainerJob,
+)
+from process_api.runner.containers import Podman
 from process_api.runner.isolation import spawn
 from process_api.runner.protocol import MAX_LINE_BYTES
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
+#: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
+WORKSPACE_PREFIX = "geocatalog-container-job-"
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
+
+
+#: Where a job's sandbox sees the folder of its containers' socket (read-only).
+CONTROL_MOUNT = "/run/geocatalog"
+
+
+class ContainersUnavailable(RuntimeError):
+    """This worker runs no containers; the message says why."""
 
 
 #: `struct ucred` (pid, uid, gid) of SCM_CREDENTIALS.
@@ -41,6 +61,7 @@ class Started:
     writer: asyncio.StreamWriter
     first: bytes  # what its process answered first (`{"pid": N}`), read here
     pid: int | None  # that process's pid in the worker's namespace (None: it never answered)
+    broker: Broker | None = None  # its tools' containers (a process of containers)
 
     async def release(self) -> None:
         """Let the job's process run."""
@@ -49,9 +70,11 @@ class Started:
 
 
 class Launcher(Protocol):
-    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+    async def connect(self, request: bytes, inputs: Path | None = None,
+                      containers: ContainerJob | None = None) -> Started:
         """One job's process, given `request` (a JSON line), waiting for `release`;
-        `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own)."""
+        `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own); `containers`:
+        what the containers its tools ask for may use (`container_broker`)."""
         ...
 
 
@@ -137,10 +160,12 @@ class ForkServer:
                 await self._stopped()
                 await self._start()
 
-    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+    async def connect(self, request: bytes, inputs: Path | None = None,
+                      containers: ContainerJob | None = None) -> Started:
         """One job's process, forked by this server (which mounts nothing per job)."""
-        if inputs is not None:
-            raise ValueError("a fork server's jobs share its sandbox: no staged inputs")
+        if inputs is not None or containers is not None:
+            raise ValueError("a fork server's jobs share its sandbox: no staged inputs, "
+                             "no containers")
         await self.start()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -172,32 +197,73 @@ class OwnSandbox:
     cwltool's imports)."""
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
-                 network: bool = False, modules: Iterable[str] = JOB_PACKAGES) -> None:
+                 network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
+                 podman: Podman | None = None, cgroups: Cgroups | None = None) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)
         self.environment = environment
+        self.podman = podman  # runs its jobs' containers (None: this worker has none)
+        self.cgroups = cgroups  # where their containers' cgroups are made
         self._started: set[asyncio.Task[int]] = set()
 
-    async def connect(self, request: bytes, inputs: Path | None = None) -> Started:
+    async def connect(self, request: bytes, inputs: Path | None = None,
+                      containers: ContainerJob | None = None) -> Started:
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
                    str(theirs.fileno())]
+        read_only = [(inputs, INPUTS_MOUNT)] if inputs is not None else []
+        broker = None if containers is None else await self._broker(containers, inputs)
+        environment, tmp = dict(self.environment), None
+        if broker is not None:  # its folders on the host, where its containers see them
+            tmp = broker.workspace / "tmp"
+            read_only.append((broker.control, CONTROL_MOUNT))
+            environment[SOCKET_VARIABLE] = f"{CONTROL_MOUNT}/{SOCKET_NAME}"
         if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
-            command = self.sandbox.wrap(
-                command, network=self.network, modules=self.modules,
-                read_only=[(inputs, INPUTS_MOUNT)] if inputs is not None else ())
+            command = self.sandbox.wrap(command, network=self.network, modules=self.modules,
+                                        read_only=read_only, tmp=tmp)
+        elif broker is not None:
+            environment |= {"TMPDIR": str(tmp),
+                            SOCKET_VARIABLE: str(broker.socket_path)}
         try:
             process = await spawn(
-                command, self.environment, pass_fds=(theirs.fileno(),),
+                command, environment, pass_fds=(theirs.fileno(),),
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        except BaseException:
+            if broker is not None:
+                await broker.close()
+            raise
         finally:
             theirs.close()
         reaped = asyncio.create_task(process.wait())  # reaped once it ends
         self._started.add(reaped)
         reaped.add_done_callback(self._started.discard)
         try:
-            return await _handshake(ours, request)
+            return dataclasses.replace(await _handshake(ours, request), broker=broker)
         except BaseException:
             ours.close()
+            if broker is not None:
+                await broker.close()
             raise
+
+    async def _broker(self, job: ContainerJob, inputs: Path | None) -> Broker:
+        """The broker of a job's containers, with the job's folders on the host (removed
+        with the broker): `tmp`, the job's `/tmp`, and `control`, its socket's."""
+        if self.podman is None:
+            raise ContainersUnavailable(
+                "This worker runs no containers (podman is not installed): the process's "
+                "tools need one.")
+        workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
+        (workspace / "tmp").mkdir()
+        (workspace / "control").mkdir()
+        seen = {"/tmp": (workspace / "tmp", True)} if self.sandbox is not None else \
+            {str(workspace / "tmp"): (workspace / "tmp", True)}
+        if inputs is not None:
+            seen[INPUTS_MOUNT if self.sandbox is not None else str(inputs)] = (inputs, False)
+        broker = Broker(self.podman, self.cgroups, job, workspace, seen)
+        try:
+            await broker.start()
+        except BaseException:
+            await broker.close()
+            raise
+        return broker

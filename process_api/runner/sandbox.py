@@ -17,7 +17,7 @@ import importlib.util
 import os
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,9 +120,12 @@ class Sandbox:
                    tuple(packages))
 
     def wrap(self, command: list[str], network: bool, modules: Iterable[str] = (),
-             read_only: Iterable[tuple[Path, str]] = ()) -> list[str]:
+             read_only: Iterable[tuple[Path, str]] = (), tmp: Path | None = None,
+             environment: Mapping[str, str] | None = None) -> list[str]:
         """`command` run inside the sandbox, which can import `modules` and read each
-        `(host folder, where)` of `read_only` (a job's staged inputs)."""
+        `(host folder, where)` of `read_only` (a job's staged inputs); `tmp`: a host folder
+        as its `/tmp` (a job whose tools run in containers shares its folders with them),
+        instead of a tmpfs; `environment`: variables it adds."""
         args = [self.program, "--unshare-user", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL"]
@@ -139,9 +142,12 @@ class Sandbox:
         # every writable place is a tmpfs of bounded size: the root and /dev (tmpfs of
         # bubblewrap's, sized by nothing) are read-only
         args += ["--dev", "/dev", "--size", str(min(SHM_BYTES, self.tmp_bytes)),
-                 "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc",
-                 "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
-                 "--symlink", "/tmp", "/var/tmp"]
+                 "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc"]
+        args += ["--size", str(self.tmp_bytes), "--tmpfs", "/tmp"] if tmp is None else \
+            ["--bind", str(tmp), "/tmp"]
+        args += ["--symlink", "/tmp", "/var/tmp"]
+        for name, value in (environment or {}).items():
+            args += ["--setenv", name, value]
         views = code_views(tuple(sorted({*self.packages, *modules})))
         for host, where in views:
             args += ["--ro-bind", str(host), str(where)]

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
+from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_path
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
@@ -33,6 +34,7 @@ app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
 db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
                      no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(images_app, name="images")
 
 DEMO_DIR = Path(__file__).parent.parent / "demo"
 

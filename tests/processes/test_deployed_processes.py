@@ -257,7 +257,18 @@ async def test_every_deployed_job_is_sandboxed(service, database_url: str) -> No
     ("cwlVersion: v1.2\nclass: CommandLineTool\nid: boxed\n"
      "hints: {DockerRequirement: {dockerPull: alpine}}\ninputs: {}\noutputs: {}\n"
      "baseCommand: echo\n", "application/cwl+yaml", 400,
-     "DockerRequirement: this service runs no container runtime"),
+     "DockerRequirement: the image alpine comes from the registry docker.io, which this "
+     "service does not allow (CONTAINER_REGISTRIES: none, local images only)."),
+    ("cwlVersion: v1.2\nclass: CommandLineTool\nid: boxed\n"
+     "requirements: {DockerRequirement: {dockerPull: ghcr.io/osgeo/gdal:latest}}\n"
+     "inputs: {}\noutputs: {}\nbaseCommand: echo\n", "application/cwl+yaml", 400,
+     "DockerRequirement: the image ghcr.io/osgeo/gdal:latest comes from the registry "
+     "ghcr.io, which this service does not allow"),
+    ("cwlVersion: v1.2\nclass: CommandLineTool\nid: built\n"
+     "requirements: {DockerRequirement: {dockerPull: localhost/x, dockerFile: FROM scratch}}"
+     "\ninputs: {}\noutputs: {}\nbaseCommand: echo\n", "application/cwl+yaml", 400,
+     "DockerRequirement: dockerFile is not offered (images are never built or loaded from "
+     "a package)"),
     ("cwlVersion: v1.2\nclass: Workflow\nid: elsewhere\ninputs: {}\noutputs: {}\n"
      "steps:\n  s:\n    run: https://example.org/tool.cwl\n    in: {}\n    out: []\n",
      "application/cwl+yaml", 400, "a package holds all it runs"),

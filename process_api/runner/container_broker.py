@@ -1,0 +1,283 @@
+"""The worker's side of a job whose tools run in containers: cwltool runs in the job's
+sandbox as for any deployed process, and asks for each tool's container on a socket of this
+job's (`container_client`, cwltool's `--user-space-docker-cmd`); the worker checks the
+request and runs the container (`containers.Podman`), the tool's stdin, stdout and stderr
+being the ones cwltool gave (passed over the socket).
+
+What a request may name: an image the process declared; folders of the job's own working
+folder (its outputs and temporary folder writable, the rest read-only) and its staged
+inputs (read-only); nothing else of the host. The container is bounded by the job's
+`resources` (its memory and processes in a cgroup of its own, its cores), stopped and
+removed when its tool's caller goes (a dismissed job) and when the job ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import stat
+import tempfile
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from process_api.processes.resources import quantity
+from process_api.runner.cgroups import Cgroups, JobCgroup
+from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
+
+#: The broker's socket, in its control folder.
+SOCKET_NAME = "containers.sock"
+#: The variable naming the socket, in the job's environment.
+SOCKET_VARIABLE = "GEOCATALOG_CONTAINERS"
+#: The most bytes one request holds (the tool's command line and its folders).
+MAX_REQUEST = 1 << 16
+#: The most containers one job starts.
+MAX_CONTAINERS = 256
+#: What a request that cannot run exits with (as `podman run` itself: 125).
+REFUSED = 125
+#: The exit status of a process killed by SIGKILL.
+KILLED = 128 + 9
+
+
+def forget_dead_workspaces(prefix: str) -> None:
+    """Remove the job folders (`<prefix><worker pid>-...`) of workers that are gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        worker = folder.name[len(prefix):].partition("-")[0]
+        if worker.isdigit() and int(worker) != os.getpid() and \
+                not Path(f"/proc/{worker}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class RequestRefused(ValueError):
+    """A container request this job may not make; the message says why."""
+
+
+@dataclass(frozen=True)
+class ContainerJob:
+    """What one job's containers may use."""
+
+    job_id: str
+    images: frozenset[str]
+    memory_bytes: int
+    processes: int
+    cpus: float | None = None
+
+
+class Broker:
+    """One job's containers: the socket its tools are asked on, the containers running."""
+
+    def __init__(self, podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
+                 workspace: Path, roots: Mapping[str, tuple[Path, bool]]) -> None:
+        self.podman = podman
+        self.cgroups = cgroups
+        self.job = job
+        self.workspace = workspace  # the job's folders on the host, removed at its end
+        self.control = workspace / "control"  # the socket's folder
+        # where the job sees a folder -> (that folder on the host, whether a tool may
+        # write in it: its outputs and temporary folder only, checked per request)
+        self.roots = roots
+        self.hit: list[str] = []  # the limits a container met
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._listener: socket.socket | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self._started = 0
+
+    @property
+    def socket_path(self) -> Path:
+        return self.control / SOCKET_NAME
+
+    async def start(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(str(self.socket_path))
+        listener.listen(16)
+        listener.setblocking(False)
+        self._listener = listener
+        self._serving = asyncio.create_task(self._serve(listener))
+
+    async def _serve(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            conn, _ = await loop.sock_accept(listener)
+            name = f"geocatalog-{self.job.job_id[:36]}-{uuid.uuid4().hex[:8]}"
+            task = asyncio.create_task(self._answer(conn, name))
+            self._running[name] = task
+            task.add_done_callback(partial(self._ended, name))
+
+    def _ended(self, name: str, _: asyncio.Task[None]) -> None:
+        self._running.pop(name, None)
+
+    async def close(self) -> list[str]:
+        """Every container of the job stopped and removed, the socket gone: the limits a
+        container met."""
+        if self._serving is not None:
+            self._serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._serving
+        for task in list(self._running.values()):
+            task.cancel()
+        for task in list(self._running.values()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._listener is not None:
+            self._listener.close()
+        shutil.rmtree(self.workspace, ignore_errors=True)
+        return self.hit
+
+    async def _answer(self, conn: socket.socket, name: str) -> None:
+        fds: list[int] = []
+        try:
+            loop = asyncio.get_running_loop()
+            await _readable(loop, conn)
+            data, fds, flags, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
+            try:
+                if flags & socket.MSG_TRUNC or len(fds) != 3:
+                    raise RequestRefused(f"A container request is at most {MAX_REQUEST} "
+                                         "bytes, with its tool's stdin, stdout and stderr.")
+                run = self._run(json.loads(data), name)
+                await self.podman.ensure(run.image)
+            except (RequestRefused, ImageRefused, ValueError) as e:
+                reply = {"status": REFUSED, "message": str(e)}
+            else:
+                reply = await self._contained(run, fds, conn)
+            await loop.sock_sendall(conn, json.dumps(reply).encode())
+        except (OSError, asyncio.CancelledError):
+            pass  # the caller went (its job dismissed or ended): its container went too
+        finally:
+            for fd in fds:
+                os.close(fd)
+            conn.close()
+
+    async def _contained(self, run: ToolRun, fds: list[int], conn: socket.socket
+                         ) -> dict[str, Any]:
+        """The container run to its end, or until its caller goes."""
+        cgroup = await asyncio.to_thread(self._cgroup)
+        if cgroup is not None:
+            run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self.podman.run_command(run), stdin=fds[0], stdout=fds[1], stderr=fds[2],
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            for fd in fds:
+                os.close(fd)
+            fds.clear()
+            ended = asyncio.create_task(process.wait())
+            gone = asyncio.create_task(_closed(conn))
+            try:
+                await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+                if not ended.done():  # its caller went, or the job ends: so does it
+                    await asyncio.shield(self.podman.remove(run.name))
+                status = await asyncio.shield(ended)
+            hit = cgroup.hit(killed=status == KILLED) if cgroup is not None else []
+        finally:
+            await asyncio.shield(self.podman.remove(run.name))
+            if cgroup is not None:
+                await asyncio.shield(asyncio.to_thread(cgroup.close))
+        self.hit += [h for h in hit if h not in self.hit]
+        if "memory" in hit:
+            return {"status": status, "message": (
+                f"The container was stopped: its tool needed more than the job's "
+                f"{quantity(self.job.memory_bytes)} of memory (resources.limits.memory).")}
+        return {"status": status}
+
+    def _cgroup(self) -> JobCgroup | None:
+        if self.cgroups is None:
+            return None
+        cgroup = self.cgroups.create()
+        try:
+            cgroup.limit(self.job.memory_bytes, self.job.processes)
+        except BaseException:
+            cgroup.close()
+            raise
+        return cgroup
+
+    def _run(self, request: Any, name: str) -> ToolRun:
+        """The container a request (cwltool's arguments after `run`) asks for, checked."""
+        if not isinstance(request, list) or not all(isinstance(a, str) for a in request):
+            raise RequestRefused("A container request is a list of arguments.")
+        self._started += 1
+        if self._started > MAX_CONTAINERS:
+            raise RequestRefused(f"A job starts at most {MAX_CONTAINERS} containers.")
+        volumes, environment, workdir = [], {}, "/"
+        at = 0
+        while at < len(request) and request[at].startswith("--"):
+            option, _, value = request[at].partition("=")
+            if option == "--volume":
+                volumes.append(value)
+            elif option == "--env":
+                key, _, given = value.partition("=")
+                environment[key] = given
+            elif option == "--workdir":
+                workdir = value
+            elif option != "--rm":
+                raise RequestRefused(f"The container option {option} is not offered.")
+            at += 1
+        if at == len(request):
+            raise RequestRefused("A container request names its image.")
+        image, command = request[at], request[at + 1:]
+        if image not in self.job.images:
+            raise RequestRefused(f"The image {image} is not one this process declared.")
+        mounts = [self._mount(volume, writable={workdir, "/tmp"}) for volume in volumes]
+        return ToolRun(name=name, job_id=self.job.job_id, image=image, command=command,
+                       workdir=workdir, mounts=mounts, environment=environment,
+                       cpus=self.job.cpus)
+
+    def _mount(self, volume: str, writable: set[str]) -> Mount:
+        """`source:target`, its source a host path beneath one of the job's folders."""
+        if volume.count(":/") != 1:
+            raise RequestRefused(f"A volume is `source:target`, each an absolute path "
+                                 f"without ':/' ({volume[:200]}).")
+        source, target = volume.split(":/")
+        target = "/" + target
+        seen = os.path.normpath(source)
+        for where, (host, may_write) in self.roots.items():
+            if seen == where or seen.startswith(where.rstrip("/") + "/"):
+                found = (host / os.path.relpath(seen, where)).resolve()
+                if not found.is_relative_to(host.resolve()) or not found.exists():
+                    break
+                writes = may_write and target in writable
+                if writes:
+                    _open_to_tools(found)
+                return Mount(found, target, writes)
+        raise RequestRefused(f"The folder {source[:200]} is not the job's: a container "
+                             "sees only the job's own folders.")
+
+
+def _open_to_tools(path: Path) -> None:
+    """A folder the tool (a user that is not root) writes in: open to every user (a link
+    put there meanwhile is not followed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.fchmod(fd, 0o777)
+    finally:
+        os.close(fd)
+
+
+async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), readable)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
+
+
+async def _closed(conn: socket.socket) -> None:
+    """Until the caller closes its end (it ended, or was killed)."""
+    loop = asyncio.get_running_loop()
+    while await loop.sock_recv(conn, 1):
+        pass

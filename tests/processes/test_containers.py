@@ -1,0 +1,194 @@
+"""Deployed tools in containers (CWL `DockerRequirement`), on real podman with an image
+built offline: the catalog-to-job scenario's CDO mean in a container, with the result of
+the Debian binary; what a container cannot reach; its memory limit; its end with its job's
+dismissal, and with a dead worker; the images an admin lists and pulls."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import xarray as xr
+
+from process_api.runner.containers import LABEL, Podman
+from stac_ext.app import create_app
+from stac_ext.publish.demo_files import sst_monthly
+from tests.support.containers import cdo_image, cdo_mean_in, containers_of, shell_in
+from tests.support.cwl import cdo_mean
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT, TestIssuer
+from tests.support.jobs import execute, until, wait_for
+from tests.support.paths import ROOT
+from tests.support.processes import TEST_PROCESSES
+from tests.support.s3 import KEY_ID, SECRET, s3_client
+
+pytestmark = pytest.mark.slow
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+
+
+@pytest.fixture
+async def service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
+    """The service with a worker and a data dir of its own (a password file in it); dora
+    deploys."""
+    data_dir = ROOT / ".artifacts" / f"containers-{uuid.uuid4().hex[:8]}"
+    data_dir.mkdir(parents=True)
+    (data_dir / "pg.password").write_text("superuser-secret")
+    app = create_app(settings.model_copy(update={
+        "geocatalog_data_dir": data_dir, "job_queue": f"containers-{uuid.uuid4().hex[:8]}",
+        "in_process_worker": True}), processes=TEST_PROCESSES)
+    token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
+    async with app.router.lifespan_context(app), http_client(app, token) as dora:
+        yield {"dora": dora, "data_dir": data_dir}
+    subprocess.run(["rm", "-rf", str(data_dir)], check=True)
+
+
+async def deployed(client: httpx.AsyncClient, package: str) -> None:
+    r = await client.post("/processes/processes", content=package, headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+
+
+async def ran(client: httpx.AsyncClient, process: str, inputs: dict) -> tuple[dict, str]:
+    """The job's end (its record) and its URL."""
+    r = await execute(client, process, inputs)
+    assert r.status_code == 201, r.text
+    url = r.headers["Location"]
+    return await wait_for(client, url, "successful", "failed", "dismissed", seconds=300), url
+
+
+async def report(client: httpx.AsyncClient, process: str, inputs: dict) -> dict[str, str]:
+    """A shell tool's `key value` lines."""
+    job, url = await ran(client, process, inputs)
+    assert job["status"] == "successful", job["message"]
+    text = (await client.get(f"{url}/results")).json()["report"]["contents"]
+    return dict(line.split(" ", 1) for line in text.splitlines())
+
+
+async def test_the_cdo_mean_runs_in_a_container_as_the_debian_binary_does(
+        service, s3_endpoint: str) -> None:
+    dora = service["dora"]
+    bucket = f"sst-{uuid.uuid4().hex[:8]}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    for key, data in sst_monthly():
+        s3.put_object(Bucket=bucket, Key=key, Body=data)
+    inputs = {"files": [{"href": f"s3://{bucket}/sst-2021-0{m}.nc"} for m in (1, 2, 3)],
+              "s3": {"accessKeyId": KEY_ID, "secretAccessKey": SECRET,
+                     "endpoint": s3_endpoint, "defaultRegion": "us-east-1"}}
+    means = {}
+    for kind, package in (("container", cdo_mean_in), ("binary", None)):
+        name = f"mean-{kind}-{uuid.uuid4().hex[:8]}"
+        await deployed(dora, package(name, cdo_image()) if package else cdo_mean(name))
+        job, url = await ran(dora, name, inputs)
+        assert job["status"] == "successful", job["message"]
+        mean = (await dora.get(f"{url}/results")).json()["mean"]
+        assert (mean["basename"], mean["type"]) == ("mean.nc", "application/x-netcdf")
+        got = await dora.get(mean["href"])
+        assert got.status_code == 200
+        means[kind] = xr.open_dataset(io.BytesIO(got.content), engine="h5netcdf").load()
+    # the same numbers; CDO's `history` names the time it ran
+    assert means["container"].drop_attrs().identical(means["binary"].drop_attrs())
+    assert float(means["container"]["sst"].mean()) == float(means["binary"]["sst"].mean())
+
+
+async def test_a_container_reaches_nothing_of_the_service(service, database_url: str
+                                                         ) -> None:
+    dora = service["dora"]
+    database = urlsplit(database_url)
+    name = f"probe-{uuid.uuid4().hex[:8]}"
+    data_dir = service["data_dir"]
+    await deployed(dora, shell_in(name, cdo_image(), f"""
+        try() {{ if ( eval "$2" ) 2>/dev/null; then echo "$1 ok"; else echo "$1 refused"; fi; }}
+        try database "exec 3<>/dev/tcp/{database.hostname}/{database.port}"
+        try loopback "exec 3<>/dev/tcp/127.0.0.1/22"
+        try data-dir "test -e {data_dir}/pg.password"
+        try worker-proc "test -e /proc/{os.getpid()}/environ"
+        try write-root "echo x > /written"
+        try write-etc "echo x > /etc/written"
+        try write-input "echo x >> $1"
+        try write-output "echo x > written.txt"
+        try write-tmp "echo x > /tmp/written.txt"
+        try read-input "test -s $1"
+        echo user $(id -u):$(id -g)
+        echo capabilities $(grep CapEff /proc/self/status | cut -f2)
+        echo network $(ls /sys/class/net | tr '\\n' ' ')
+        """))
+    inputs = {"data": {"contents": "some data"}}
+    assert await report(dora, name, inputs) == {
+        "database": "refused", "loopback": "refused",  # no network: not even the loopback
+        "data-dir": "refused", "worker-proc": "refused",  # nothing of the host's folders
+        "write-root": "refused", "write-etc": "refused",  # a read-only root
+        "write-input": "refused",  # its inputs read-only
+        "write-output": "ok", "write-tmp": "ok",  # its output folder and its /tmp
+        "read-input": "ok",
+        "user": "65534:65534", "capabilities": "0000000000000000", "network": "lo"}
+
+
+async def test_a_tool_past_its_memory_limit_is_stopped_saying_so(service) -> None:
+    dora = service["dora"]
+    name = f"hungry-{uuid.uuid4().hex[:8]}"
+    await deployed(dora, shell_in(name, cdo_image(),
+                                  'x=$(head -c 800000000 /dev/zero | tr "\\0" a); echo ${#x}'))
+    job, url = await ran(dora, name, {"resources": {"limits": {"memory": "300Mi"}}})
+    assert (job["status"], job["message"]) == (
+        "failed", "Memory limit exceeded: the job needed more than 300Mi (its "
+                  "resources.limits.memory).")
+    log = (await dora.get(f"{url}/logs")).text
+    assert "The container was stopped: its tool needed more than the job's 300Mi of " \
+           "memory (resources.limits.memory)." in log
+    assert containers_of(job["jobID"]) == []
+
+
+async def test_dismissing_a_job_removes_its_container(service) -> None:
+    dora = service["dora"]
+    name = f"sleeper-{uuid.uuid4().hex[:8]}"
+    await deployed(dora, shell_in(name, cdo_image(), "echo started >&2; sleep 300"))
+    r = await execute(dora, name, {})
+    url = r.headers["Location"]
+    job_id = url.rsplit("/", 1)[1]
+    assert await until(lambda: containers_of(job_id), seconds=120)
+    assert (await dora.delete(url)).json()["status"] == "dismissed"
+    assert await until(lambda: not containers_of(job_id), seconds=60)
+    assert containers_of(job_id) == []
+
+
+def test_a_workers_containers_are_removed_once_it_is_gone() -> None:
+    """A worker killed with its containers running: the next worker's start removes them
+    (those of a worker alive stay)."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    names = {}
+    for who, pid in (("gone", dead.pid), ("alive", os.getpid())):
+        names[who] = f"geocatalog-test-{who}-{uuid.uuid4().hex[:8]}"
+        subprocess.run(["podman", "run", "-d", "--name", names[who], "--label",
+                        f"{LABEL}={socket.gethostname()}:{pid}:job", "--network", "none",
+                        cdo_image(), "sleep", "300"], check=True, capture_output=True)
+    podman = Podman.available()
+    assert podman is not None
+    try:
+        assert names["gone"] in podman.reap()
+        listed = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"],
+                                capture_output=True, text=True, check=True).stdout.split()
+        assert names["gone"] not in listed and names["alive"] in listed
+    finally:
+        subprocess.run(["podman", "rm", "-f", "-t", "0", *names.values()],
+                       capture_output=True)
+
+
+def test_an_admin_lists_images_and_pulls_only_from_allowed_registries() -> None:
+    geocatalog = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "geocatalog")
+    listed = subprocess.run([geocatalog, "images", "list", "--json"], capture_output=True,
+                            text=True, check=True)
+    assert cdo_image() in {n for i in json.loads(listed.stdout) for n in i["names"]}
+    pulled = subprocess.run([geocatalog, "images", "pull", "ghcr.io/osgeo/gdal:latest"],
+                            capture_output=True, text=True)
+    assert (pulled.returncode, pulled.stderr.strip()) == (
+        1, "The registry ghcr.io is not allowed (CONTAINER_REGISTRIES: none).")
