@@ -90,6 +90,12 @@ def table(results: dict[str, Any]) -> str:
                      "one job on an idle worker: accepted->running p50 "
                      f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
                      f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
+    if boxed := results.get("containers"):
+        lines.append("a deployed CDO tool, sync, alternated: " + "; ".join(
+            f"{kind} p50 {boxed[kind]['p50_ms']} ms, p95 {boxed[kind]['p95_ms']} ms "
+            f"({boxed[kind]['jobs']} jobs, {boxed[kind]['errors']} errors)"
+            for kind in ("bubblewrap", "container")) +
+            f"; container/bubblewrap p50 {boxed.get('ratio_p50')}")
     if staged := results.get("staging"):
         lines.append(f"staging ({staged['bytes'] / 2**20:.0f} MiB NetCDF, local S3, median of "
                      f"{staged['rounds']}): stage in + out {staged['seconds']['stage in + out']}"

@@ -24,6 +24,7 @@ from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.bench import (
     cf_scale,
+    containers,
     database,
     features,
     paired,
@@ -78,7 +79,8 @@ def main(
     only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
-        "--feature", help="only these features: catalogs, scoped_search, jobs, staging")
+        "--feature", help="only these features: catalogs, scoped_search, jobs, staging, "
+                          "containers")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
@@ -229,7 +231,7 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs", "staging")
+FEATURES = ("catalogs", "scoped_search", "jobs", "staging", "containers")
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
 #: metrics)
 COST_PAIRS = 6
@@ -261,6 +263,14 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
                                "topology": f"API: uvicorn --workers 2; {JOB_WORKERS} "
                                            f"`geocatalog worker --concurrency "
                                            f"{JOB_CONCURRENCY}`"}
+    if "containers" in chosen:  # a deployed tool in a container against bubblewrap
+        deployer = issuer.mint("bench-deployer", settings.process_client_id, [],
+                               ["deployProcess"], 24 * 3600)
+        jobs = servers.job_service(dsn, settings.data_dir)
+        with servers.serving(jobs, PORT) as running, servers.job_workers(
+                jobs, JOB_WORKERS, JOB_CONCURRENCY):
+            results["containers"] = containers.container_jobs(
+                running.url.removesuffix("/data") + "/processes", deployer)
 
 
 def _compare(answers: dict[str, dict[str, list[list[str]]]]) -> dict[str, Any]:
