@@ -1,6 +1,8 @@
 """Where a job's code runs: the fork server and its launcher, one supervised OS process per
-job, bubblewrap's sandbox, control groups, the job's protocol stream to its worker, and
-what a job keeps of the service (nothing: `isolation`). Imports nothing else of the
+job, bubblewrap's sandbox, control groups, the job's protocol stream to its worker, what
+a job keeps of the service (nothing: `isolation`), and the podman containers a deployed
+tool runs in (`containers`, asked for by the job and checked by its worker:
+`container_broker`). Imports nothing else of the
 package but the processes' declarations, so a job's process stays light.
 
 Third-party imports: none.

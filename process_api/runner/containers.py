@@ -12,7 +12,6 @@ ever built, loaded or imported from a package.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -219,10 +218,3 @@ def _environment() -> dict[str, str]:
     """podman's environment: a program's basics, nothing of the service's."""
     return {name: os.environ[name] for name in ("PATH", "LANG", "TZ") if name in os.environ}
 
-
-def remove_all_now(program: str, names: Iterable[str]) -> None:
-    """Remove containers at once (a worker's end, synchronously)."""
-    for name in names:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run([program, "rm", "--force", "--time", "0", "--ignore", name],
-                           capture_output=True, env=_environment(), timeout=REMOVE_SECONDS)
