@@ -31,6 +31,7 @@ from typing import Any
 from process_api.processes.resources import quantity
 from process_api.runner.cgroups import Cgroups, JobCgroup
 from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
+from process_api.runner.protocol import readable
 
 #: The broker's socket, in its control folder.
 SOCKET_NAME = "containers.sock"
@@ -134,7 +135,7 @@ class Broker:
         fds: list[int] = []
         try:
             loop = asyncio.get_running_loop()
-            await _readable(loop, conn)
+            await readable(conn)
             data, fds, flags, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
             try:
                 if flags & socket.MSG_TRUNC or len(fds) != 3:
@@ -260,20 +261,6 @@ def _open_to_tools(path: Path) -> None:
             os.fchmod(fd, 0o777)
     finally:
         os.close(fd)
-
-
-async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
-    ready: asyncio.Future[None] = loop.create_future()
-
-    def readable() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    loop.add_reader(sock.fileno(), readable)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(sock.fileno())
 
 
 async def _closed(conn: socket.socket) -> None:

@@ -32,7 +32,7 @@ from process_api.runner.container_broker import (
 )
 from process_api.runner.containers import Podman
 from process_api.runner.isolation import spawn
-from process_api.runner.protocol import MAX_LINE_BYTES
+from process_api.runner.protocol import MAX_LINE_BYTES, readable
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
 #: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
@@ -78,21 +78,6 @@ class Launcher(Protocol):
         ...
 
 
-async def _readable(sock: socket.socket) -> None:
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[None] = loop.create_future()
-
-    def readable() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    loop.add_reader(sock.fileno(), readable)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(sock.fileno())
-
-
 async def _handshake(sock: socket.socket, request: bytes) -> Started:
     """Send `request` on a connection to a fork server; the first line of the job's
     process, with that process's pid as the kernel translates it for this namespace."""
@@ -101,7 +86,7 @@ async def _handshake(sock: socket.socket, request: bytes) -> Started:
     await asyncio.get_running_loop().sock_sendall(sock, request)
     first, pid = b"", None
     while not first.endswith(b"\n"):
-        await _readable(sock)
+        await readable(sock)
         try:
             data, ancillary, _, _ = sock.recvmsg(4096, socket.CMSG_SPACE(_UCRED.size))
         except BlockingIOError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -66,6 +67,24 @@ def _relay(fd: int, protocol: Protocol) -> None:
                 pending = pending[cut:]
     if pending:
         protocol.send({"log": pending.decode(errors="replace")})
+
+
+async def readable(sock: socket.socket) -> None:
+    """Until `sock` has something to read (or its peer closed it): the worker's side."""
+    import asyncio  # here: a job's process never imports it for this module
+
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def seen() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), seen)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
 
 
 @contextmanager

@@ -5,11 +5,13 @@ dismissal, and with a dead worker; the images an admin lists and pulls."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import socket
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -150,11 +152,18 @@ async def test_a_tool_past_its_memory_limit_is_stopped_saying_so(service) -> Non
 async def test_dismissing_a_job_removes_its_container(service) -> None:
     dora = service["dora"]
     name = f"sleeper-{uuid.uuid4().hex[:8]}"
-    await deployed(dora, shell_in(name, cdo_image(), "echo started >&2; sleep 300"))
+    await deployed(dora, shell_in(name, cdo_image(),
+                                  "echo tool says $((6 * 7)) >&2; sleep 300"))
     r = await execute(dora, name, {})
     url = r.headers["Location"]
     job_id = url.rsplit("/", 1)[1]
     assert await until(lambda: containers_of(job_id), seconds=120)
+    # what the tool writes is the job's log, as it comes
+    deadline = time.monotonic() + 60
+    while "tool says 42" not in (log := (await dora.get(f"{url}/logs")).text) and \
+            time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert "tool says 42" in log  # (its command line, also in the log, says `$((6 * 7))`)
     assert (await dora.delete(url)).json()["status"] == "dismissed"
     assert await until(lambda: not containers_of(job_id), seconds=60)
     assert containers_of(job_id) == []

@@ -7,6 +7,7 @@ import functools
 import json
 import subprocess
 
+from tests.support.cwl import cdo_mean
 from tests.support.paths import ROOT
 
 BUILD_IMAGE = ROOT / "tests" / "containers" / "build-image"
@@ -28,25 +29,10 @@ def containers_of(job_id: str) -> list[str]:
 
 
 def cdo_mean_in(process_id: str, image: str) -> str:
-    """CDO's time mean of NetCDF files (as `tests.support.cwl.cdo_mean`) in a container."""
-    return f"""\
-cwlVersion: v1.2
-class: CommandLineTool
-id: {process_id}
-requirements:
-  DockerRequirement: {{dockerImageId: "{image}"}}
-baseCommand: [cdo, -s, timmean, -mergetime]
-arguments:
-  - {{position: 2, valueFrom: mean.nc}}
-inputs:
-  files:
-    type: File[]
-    inputBinding: {{position: 1}}
-outputs:
-  mean:
-    type: File
-    outputBinding: {{glob: mean.nc}}
-"""
+    """CDO's time mean of NetCDF files (`tests.support.cwl.cdo_mean`) in a container."""
+    return cdo_mean(process_id).replace(
+        "baseCommand:", f"requirements:\n  DockerRequirement: {{dockerImageId: \"{image}\"}}\n"
+                        "baseCommand:", 1)
 
 
 def shell_in(process_id: str, image: str, script: str) -> str:
