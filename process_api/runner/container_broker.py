@@ -1,8 +1,9 @@
 """The worker's side of a job whose tools run in containers: cwltool runs in the job's
 sandbox as for any deployed process, and asks for each tool's container on a socket of this
 job's (`container_client`, cwltool's `--user-space-docker-cmd`); the worker checks the
-request and runs the container (`containers.Podman`), the tool's stdin, stdout and stderr
-being the ones cwltool gave (passed over the socket).
+request, makes the container (`containers.Podman`), checks that what it mounted is what
+was checked (`mounts`), then starts it, the tool's stdin, stdout and stderr being the ones
+cwltool gave (passed over the socket).
 
 What a request may name: an image the process declared; folders of the job's own working
 folder (its outputs and temporary folder writable, the rest read-only) and its staged
@@ -31,6 +32,7 @@ from typing import Any
 from process_api.processes.resources import quantity
 from process_api.runner.cgroups import Cgroups, JobCgroup
 from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
+from process_api.runner.mounts import mount_problem
 from process_api.runner.protocol import readable
 
 #: The broker's socket, in its control folder.
@@ -162,9 +164,16 @@ class Broker:
         if cgroup is not None:
             run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
         try:
+            try:
+                pid = await self.podman.prepare(run)  # mounted, not running: check them
+            except ImageRefused as e:
+                return {"status": REFUSED, "message": str(e)}
+            if problem := await asyncio.to_thread(
+                    mount_problem, pid, [(m.source, m.target) for m in run.mounts]):
+                return {"status": REFUSED, "message": problem}
             process = await asyncio.create_subprocess_exec(
-                *self.podman.run_command(run), stdin=fds[0], stdout=fds[1], stderr=fds[2],
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                *self.podman.start_command(run.name), stdin=fds[0], stdout=fds[1],
+                stderr=fds[2], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
             for fd in fds:
                 os.close(fd)
             fds.clear()

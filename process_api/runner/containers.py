@@ -122,9 +122,9 @@ class Podman:
         """The label value prefix of this worker's containers."""
         return f"{socket.gethostname()}:{os.getpid()}"
 
-    def run_command(self, run: ToolRun) -> list[str]:
-        """`podman run` of one tool, its stdio the caller's (`-i`)."""
-        args = [self.program, "run", "-i", "--name", run.name,
+    def create_command(self, run: ToolRun) -> list[str]:
+        """`podman create` of one tool's container, its stdio to be attached (`-i`)."""
+        args = [self.program, "create", "-i", "--name", run.name,
                 "--label", f"{LABEL}={self.owner}:{run.job_id}",
                 "--pull", "never", "--network", "none", "--read-only",
                 "--read-only-tmpfs=false", "--cap-drop", "all",
@@ -140,6 +140,24 @@ class Podman:
         for name, value in run.environment.items():
             args += ["--env", f"{name}={value}"]
         return [*args, "--", run.image, *run.command]
+
+    def start_command(self, name: str) -> list[str]:
+        """`podman start` of a prepared container, attached: the caller's stdio is the
+        tool's, its exit status the tool's."""
+        return [self.program, "start", "--attach", "--interactive", name]
+
+    async def prepare(self, run: ToolRun) -> int:
+        """The tool's container created and initialised (its mounts made, its process not
+        yet running): that process's pid; ImageRefused when podman could not."""
+        for step in (self.create_command(run)[1:], ["init", run.name]):
+            code, _ = await self._call(*step)
+            if code != 0:
+                raise ImageRefused(f"podman could not {step[0]} the container of "
+                                   f"{run.image} (status {code}).")
+        code, pid = await self._call("inspect", "--format", "{{.State.Pid}}", run.name)
+        if code != 0 or not pid.strip().isdigit():
+            raise ImageRefused(f"podman did not start the container of {run.image}.")
+        return int(pid)
 
     async def present(self, image: str) -> bool:
         return await self._status("image", "exists", image) == 0
@@ -162,15 +180,20 @@ class Podman:
         await self._status("rm", "--force", "--time", "0", "--ignore", name)
 
     async def _status(self, *args: str) -> int:
+        return (await self._call(*args))[0]
+
+    async def _call(self, *args: str) -> tuple[int, str]:
+        """podman's exit status and output (within REMOVE_SECONDS)."""
         process = await asyncio.create_subprocess_exec(
-            self.program, *args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            self.program, *args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=_environment())
         try:
             async with asyncio.timeout(REMOVE_SECONDS):
-                return await process.wait()
+                out, _ = await process.communicate()
+                return process.returncode or 0, out.decode(errors="replace")
         except TimeoutError:
             process.kill()
-            return await process.wait()
+            return await process.wait(), ""
 
     # -- what an admin and a starting worker do (synchronous: the CLI, a worker's start) --
 

@@ -40,7 +40,7 @@ def test_a_request_becomes_a_container_of_the_jobs_folders(broker: Broker,
         IMAGE, ["cdo", "timmean", "/var/lib/cwl/stg1/sst.nc"], "/Xy", {"HOME": "/Xy"})
     # the tool (not root) writes in its output folder
     assert (tmp_path / "work" / "tmp" / "job-3" / "out").stat().st_mode & 0o777 == 0o777
-    command = Podman("podman").run_command(run)
+    command = Podman("podman").create_command(run)
     for option in ("--network", "none", "--read-only", "--cap-drop", "all",
                    "no-new-privileges", "--user", "65534:65534", "--pull", "never"):
         assert option in command

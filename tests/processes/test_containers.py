@@ -21,7 +21,8 @@ import httpx
 import pytest
 import xarray as xr
 
-from process_api.runner.containers import LABEL, Podman
+from process_api.runner.containers import LABEL, Mount, Podman, ToolRun
+from process_api.runner.mounts import mount_problem
 from stac_ext.app import create_app
 from stac_ext.publish.demo_files import sst_monthly
 from tests.support.containers import cdo_image, cdo_mean_in, containers_of, shell_in
@@ -190,6 +191,29 @@ def test_a_workers_containers_are_removed_once_it_is_gone() -> None:
     finally:
         subprocess.run(["podman", "rm", "-f", "-t", "0", *names.values()],
                        capture_output=True)
+
+
+async def test_a_container_that_mounts_another_folder_than_the_one_checked_never_runs(
+        tmp_path: Path) -> None:
+    """Made (mounts done, nothing run), a container's mount table is read back: a folder
+    swapped for another between the check and the mount is seen."""
+    checked, other = tmp_path / "checked", tmp_path / "other"
+    checked.mkdir()
+    other.mkdir()
+    podman = Podman.available()
+    assert podman is not None
+    run = ToolRun(name=f"geocatalog-test-{uuid.uuid4().hex[:8]}", job_id="test",
+                  image=cdo_image(), command=["true"], workdir="/out",
+                  mounts=[Mount(checked, "/out", writable=True)])
+    try:
+        pid = await podman.prepare(run)
+        assert mount_problem(pid, [(checked, "/out")]) is None
+        assert mount_problem(pid, [(other, "/out")]) == (
+            "The folder mounted at /out is not the one checked (it changed while its "
+            "container was made); the container was not started.")
+        assert mount_problem(pid, [(checked, "/elsewhere")]) is not None
+    finally:
+        await podman.remove(run.name)
 
 
 def test_an_admin_lists_images_and_pulls_only_from_allowed_registries() -> None:
