@@ -242,6 +242,8 @@ class Broker:
 
     def _mount(self, volume: str, writable: set[str]) -> Mount:
         """`source:target`, its source a host path beneath one of the job's folders."""
+        if any(c in volume for c in ",\n\0"):  # podman reads a mount's options split at ','
+            raise RequestRefused(f"A volume's paths have no ',' ({volume[:200]}).")
         if volume.count(":/") != 1:
             raise RequestRefused(f"A volume is `source:target`, each an absolute path "
                                  f"without ':/' ({volume[:200]}).")

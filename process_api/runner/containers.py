@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -30,6 +31,8 @@ CGROUP_PARENT = "geocatalog-containers"
 USER = "65534:65534"
 #: The registry a name without one comes from (as Docker and podman read it).
 DEFAULT_REGISTRY = "docker.io"
+#: An image's name, id or digest (`registry:port/path/name:tag@sha256:...`).
+_IMAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
 #: How long podman may take to stop and remove a container.
 REMOVE_SECONDS = 30.0
 
@@ -56,6 +59,8 @@ def image_problem(requirement: dict[str, object], allowed: Iterable[str] | None
             return (f"DockerRequirement: {refused} is not offered (images are never built "
                     "or loaded from a package); name a local image (dockerImageId) or "
                     "one of an allowed registry (dockerPull).")
+    if problem := name_problem(image_of(requirement)):
+        return problem
     if "dockerImageId" in requirement:
         return None
     pull = str(requirement.get("dockerPull") or "")
@@ -73,6 +78,13 @@ def pull_problem(image: str, allowed: Iterable[str]) -> str | None:
     return (f"DockerRequirement: the image {image} comes from the registry {registry}, "
             f"which this service does not allow (CONTAINER_REGISTRIES: "
             f"{', '.join(allowed) or 'none, local images only'}).")
+
+
+def name_problem(image: str) -> str | None:
+    """Why a string cannot name an image, or None."""
+    if _IMAGE_NAME.match(image):
+        return None
+    return f"DockerRequirement: {image[:200]!r} is not an image name."
 
 
 def image_of(requirement: dict[str, object]) -> str:
@@ -160,7 +172,7 @@ class Podman:
         return int(pid)
 
     async def present(self, image: str) -> bool:
-        return await self._status("image", "exists", image) == 0
+        return await self._status("image", "exists", "--", image) == 0
 
     async def ensure(self, image: str) -> None:
         """The image on this host: pulled when absent and its registry allowed; else
@@ -172,7 +184,7 @@ class Podman:
             raise ImageRefused(f"The image {image} is not on this worker; an admin adds it "
                                f"(`geocatalog images pull {image}` from an allowed registry, "
                                "or `podman load`/`podman import`).")
-        if await self._status("pull", "--quiet", image) != 0:
+        if await self._status("pull", "--quiet", "--", image) != 0:
             raise ImageRefused(f"The image {image} could not be pulled from {registry}.")
 
     async def remove(self, name: str) -> None:
@@ -209,7 +221,9 @@ class Podman:
         if registry not in self.registries:
             raise ImageRefused(f"The registry {registry} is not allowed "
                                f"(CONTAINER_REGISTRIES: {', '.join(self.registries) or 'none'}).")
-        return self._output("pull", "--quiet", image).strip()
+        if problem := name_problem(image):
+            raise ImageRefused(problem)
+        return self._output("pull", "--quiet", "--", image).strip()
 
     def reap(self) -> list[str]:
         """Remove the containers of this host's workers that are gone (`kill -9`, a crash):

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from process_api.runner.container_broker import Broker, ContainerJob, RequestRefused
-from process_api.runner.containers import Mount, Podman, pull_problem, registry_of
+from process_api.runner.containers import (
+    Mount,
+    Podman,
+    image_problem,
+    pull_problem,
+    registry_of,
+)
 
 pytestmark = pytest.mark.unit
 IMAGE = "localhost/tool:1"
@@ -61,6 +67,8 @@ def test_a_request_becomes_a_container_of_the_jobs_folders(broker: Broker,
                                          "this process declared."),
     (["--rm"], "A container request names its image."),
     (["--volume=/tmp/a:/b:/c", IMAGE], "A volume is `source:target`"),
+    (["--volume=/tmp/job-3:/x,source=/etc", IMAGE],
+     "A volume's paths have no ',' (/tmp/job-3:/x,source=/etc)."),
 ])
 def test_a_request_beyond_the_job_is_refused(broker: Broker, tmp_path: Path,
                                             request_: list[str], says: str) -> None:
@@ -92,3 +100,19 @@ def test_where_an_image_may_come_from(image: str, registry: str, allowed: list[s
     assert (found is None) == (problem is None)
     if problem is not None:
         assert found is not None and problem in found
+
+
+@pytest.mark.parametrize(("requirement", "problem"), [
+    ({"dockerImageId": "--privileged"}, "DockerRequirement: '--privileged' is not an image "
+                                        "name."),
+    ({"dockerPull": "alpine; rm -rf /"}, "DockerRequirement: 'alpine; rm -rf /' is not an "
+                                         "image name."),
+    ({"dockerPull": "localhost/cdo:1", "dockerLoad": "https://example.org/x.tar"},
+     "DockerRequirement: dockerLoad is not offered (images are never built or loaded from "
+     "a package); name a local image (dockerImageId) or one of an allowed registry "
+     "(dockerPull)."),
+    ({"dockerImageId": "sha256:3b4017e5550c"}, None),
+    ({"dockerPull": "ghcr.io/osgeo/gdal:3.9@sha256:abc"}, None),
+])
+def test_what_names_an_image(requirement: dict[str, object], problem: str | None) -> None:
+    assert image_problem(requirement, allowed=None) == problem
