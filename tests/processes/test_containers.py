@@ -189,7 +189,7 @@ def test_a_workers_containers_are_removed_once_it_is_gone() -> None:
                                 capture_output=True, text=True, check=True).stdout.split()
         assert names["gone"] not in listed and names["alive"] in listed
     finally:
-        subprocess.run(["podman", "rm", "-f", "-t", "0", *names.values()],
+        subprocess.run(["podman", "rm", "-f", "-t", "0", "--ignore", *names.values()],
                        capture_output=True)
 
 
