@@ -36,7 +36,7 @@ from process_api.runner.cgroups import Cgroups
 from process_api.runner.child import EXIT_MEMORY
 from process_api.runner.container_broker import forget_dead_workspaces
 from process_api.runner.containers import Podman
-from process_api.runner.launcher import WORKSPACE_PREFIX, ForkServer, Launcher, OwnSandbox
+from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
 
 if TYPE_CHECKING:
     from process_api.jobs.engine import Engine
@@ -129,7 +129,7 @@ class JobWorker:
                                ", ".join(removed))
         except (OSError, subprocess.SubprocessError) as e:
             logger.warning("containers of workers that are gone: not listed (%s)", e)
-        forget_dead_workspaces(WORKSPACE_PREFIX)
+        forget_dead_workspaces()
 
     async def _reap_forever(self) -> None:
         away = False

@@ -35,6 +35,8 @@ from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
 from process_api.runner.protocol import readable
 
+#: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
+WORKSPACE_PREFIX = "geocatalog-container-job-"
 #: The broker's socket, in its control folder.
 SOCKET_NAME = "containers.sock"
 #: The variable naming the socket, in the job's environment.
@@ -49,10 +51,11 @@ REFUSED = 125
 KILLED = 128 + 9
 
 
-def forget_dead_workspaces(prefix: str) -> None:
-    """Remove the job folders (`<prefix><worker pid>-...`) of workers that are gone."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
-        worker = folder.name[len(prefix):].partition("-")[0]
+def forget_dead_workspaces() -> None:
+    """Remove the job folders (`WORKSPACE_PREFIX<worker pid>-...`) of workers that are
+    gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{WORKSPACE_PREFIX}*-*"):
+        worker = folder.name[len(WORKSPACE_PREFIX):].partition("-")[0]
         if worker.isdigit() and int(worker) != os.getpid() and \
                 not Path(f"/proc/{worker}").exists():
             shutil.rmtree(folder, ignore_errors=True)

@@ -27,6 +27,7 @@ from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import (
     SOCKET_NAME,
     SOCKET_VARIABLE,
+    WORKSPACE_PREFIX,
     Broker,
     ContainerJob,
 )
@@ -35,8 +36,6 @@ from process_api.runner.isolation import spawn
 from process_api.runner.protocol import MAX_LINE_BYTES, readable
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
-#: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
-WORKSPACE_PREFIX = "geocatalog-container-job-"
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
 

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from process_api.runner.container_broker import Broker, ContainerJob, RequestRefused
+from process_api.runner.container_broker import (
+    WORKSPACE_PREFIX,
+    Broker,
+    ContainerJob,
+    RequestRefused,
+    forget_dead_workspaces,
+)
 from process_api.runner.containers import (
     Mount,
     Podman,
@@ -116,3 +125,16 @@ def test_where_an_image_may_come_from(image: str, registry: str, allowed: list[s
 ])
 def test_what_names_an_image(requirement: dict[str, object], problem: str | None) -> None:
     assert image_problem(requirement, allowed=None) == problem
+
+
+def test_the_job_folders_of_dead_workers_are_removed() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{dead.pid}-"))
+    alive = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getppid()}-"))
+    try:
+        forget_dead_workspaces()
+        assert (gone.exists(), alive.exists()) == (False, True)
+    finally:
+        shutil.rmtree(alive, ignore_errors=True)
+        shutil.rmtree(gone, ignore_errors=True)
