@@ -168,7 +168,8 @@ class Broker:
             run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
         try:
             try:
-                pid = await self.podman.prepare(run)  # mounted, not running: check them
+                # mounted, not running: check them (podman's files in the job's folder)
+                pid = await self.podman.prepare(run, self.workspace)
             except ImageRefused as e:
                 return {"status": REFUSED, "message": str(e)}
             if problem := await asyncio.to_thread(
@@ -176,7 +177,8 @@ class Broker:
                 return {"status": REFUSED, "message": problem}
             process = await asyncio.create_subprocess_exec(
                 *self.podman.start_command(run.name), stdin=fds[0], stdout=fds[1],
-                stderr=fds[2], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                stderr=fds[2], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                cwd=self.workspace)
             for fd in fds:
                 os.close(fd)
             fds.clear()

@@ -158,11 +158,12 @@ class Podman:
         tool's, its exit status the tool's."""
         return [self.program, "start", "--attach", "--interactive", name]
 
-    async def prepare(self, run: ToolRun) -> int:
+    async def prepare(self, run: ToolRun, folder: Path | None = None) -> int:
         """The tool's container created and initialised (its mounts made, its process not
-        yet running): that process's pid; ImageRefused when podman could not."""
+        yet running): that process's pid; ImageRefused when podman could not. `folder`:
+        podman's working directory, where its monitor (conmon) may write files (`oom`)."""
         for step in (self.create_command(run)[1:], ["init", run.name]):
-            code, _ = await self._call(*step)
+            code, _ = await self._call(*step, cwd=folder)
             if code != 0:
                 raise ImageRefused(f"podman could not {step[0]} the container of "
                                    f"{run.image} (status {code}).")
@@ -194,11 +195,11 @@ class Podman:
     async def _status(self, *args: str) -> int:
         return (await self._call(*args))[0]
 
-    async def _call(self, *args: str) -> tuple[int, str]:
+    async def _call(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
         """podman's exit status and output (within REMOVE_SECONDS)."""
         process = await asyncio.create_subprocess_exec(
             self.program, *args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=_environment())
+            stderr=subprocess.DEVNULL, env=_environment(), cwd=cwd)
         try:
             async with asyncio.timeout(REMOVE_SECONDS):
                 out, _ = await process.communicate()

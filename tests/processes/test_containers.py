@@ -148,6 +148,9 @@ async def test_a_tool_past_its_memory_limit_is_stopped_saying_so(service) -> Non
     assert "The container was stopped: its tool needed more than the job's 300Mi of " \
            "memory (resources.limits.memory)." in log
     assert containers_of(job["jobID"]) == []
+    # podman's monitor notes the kill in a file of its working directory: the job's folder
+    # (gone with it), never the worker's
+    assert not (Path.cwd() / "oom").exists()
 
 
 async def test_dismissing_a_job_removes_its_container(service) -> None:
