@@ -15,6 +15,7 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,17 +90,10 @@ class Cgroups:
         """This machine's cgroups for jobs, made ready and tried once; None when it offers
         none the worker may use (no controllers, a read-only hierarchy, not root)."""
         try:
-            mounts = _mounts()
-            if all(c in mounts for c in CONTROLLERS):
-                found = cls(1, tuple(_folder(mounts[c], _own(c)) / JOBS_FOLDER
-                                     for c in CONTROLLERS))
-            elif "unified" in mounts:
-                found = cls(2, (mounts["unified"][0] / JOBS_FOLDER,))
-            else:
-                return None
-            found._prepare()
-            found._forget_dead_workers()
-            found.create().close()  # a cgroup made and removed: it works
+            found = cls._located(lambda c, mounts: _folder(mounts[c], _own(c)) / JOBS_FOLDER,
+                                 JOBS_FOLDER)
+            if found is not None:
+                found.create().close()  # a cgroup made and removed: it works
             return found
         except OSError as e:
             logger.warning("jobs' cgroups: none usable here (%s); jobs are bounded by "
@@ -111,20 +105,28 @@ class Cgroups:
         """Where containers' cgroups are made (`CONTAINERS_FOLDER`), or None (as
         `available`)."""
         try:
-            mounts = _mounts()
-            if all(c in mounts for c in CONTROLLERS):
-                found = cls(1, tuple(mounts[c][0] / CONTAINERS_FOLDER for c in CONTROLLERS))
-            elif "unified" in mounts:
-                found = cls(2, (mounts["unified"][0] / CONTAINERS_FOLDER,))
-            else:
-                return None
-            found._prepare()
-            found._forget_dead_workers()
-            return found
+            return cls._located(lambda c, mounts: mounts[c][0] / CONTAINERS_FOLDER,
+                                CONTAINERS_FOLDER)
         except OSError as e:
             logger.warning("containers' cgroups: none usable here (%s); containers are "
                            "bounded by podman's own limits", e)
             return None
+
+    @classmethod
+    def _located(cls, v1: Callable[[str, dict[str, tuple[Path, str]]], Path],
+                 name: str) -> Cgroups | None:
+        """The cgroups in `v1(controller, mounts)` (v1) or `name` at v2's root, made ready
+        and with dead workers' removed; None when this machine offers neither."""
+        mounts = _mounts()
+        if all(c in mounts for c in CONTROLLERS):
+            found = cls(1, tuple(v1(c, mounts) for c in CONTROLLERS))
+        elif "unified" in mounts:
+            found = cls(2, (mounts["unified"][0] / name,))
+        else:
+            return None
+        found._prepare()
+        found._forget_dead_workers()
+        return found
 
     def _prepare(self) -> None:
         if self.version == 2:
