@@ -40,7 +40,7 @@ debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; don
   else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
 
 .PHONY: run test test-fast test-unit lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
-        telemetry-deps gis-deps container-deps constraints
+        telemetry-deps gis-deps container-deps slurm-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -49,7 +49,7 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps telemetry-deps gis-deps container-deps $(VENV)/.test-$(HASH) \
+test: system-deps browser-deps telemetry-deps gis-deps container-deps slurm-deps $(VENV)/.test-$(HASH) \
       $(CONFORMANCE_TOOLS) $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
 
@@ -147,6 +147,11 @@ container-deps:
 	  else printf '[containers]\n%s\n' '$(ULIMITS)' >> $(CONTAINERS_CONF); fi; \
 	  else echo "add to $(CONTAINERS_CONF) under [containers]:  $(ULIMITS)"; exit 1; fi; }
 	@tests/containers/build-image >/dev/null
+
+# Slurm and munge for the Slurm executor's tests: the tests start a one-node cluster of
+# their own (own ports, own munge socket), never the Debian services.
+slurm-deps:
+	@$(call debian,sbatch slurmctld slurmd munged,slurm-wlm munge,Slurm for the Slurm executor's tests)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.

@@ -65,6 +65,9 @@ if TYPE_CHECKING:
     from process_api.runner.isolation import job_environment as job_environment
     from process_api.runner.sandbox import Sandbox as Sandbox
     from process_api.runner.sandbox import SandboxError as SandboxError
+    from process_api.runner.slurm import Slurm as Slurm
+    from process_api.runner.slurm import SlurmError as SlurmError
+    from process_api.runner.slurm_launcher import SlurmExecutor as SlurmExecutor
 
 
 #: name -> module of each public export (the `TYPE_CHECKING` block above imports the same,
@@ -106,6 +109,9 @@ _EXPORTS = {
     "Registry": "process_api.processes.registry",
     "Sandbox": "process_api.runner.sandbox",
     "SandboxError": "process_api.runner.sandbox",
+    "Slurm": "process_api.runner.slurm",
+    "SlurmError": "process_api.runner.slurm",
+    "SlurmExecutor": "process_api.runner.slurm_launcher",
     "SecretBox": "process_api.jobs.secrets",
     "StageLimits": "process_api.data.staging",
     "StagingError": "process_api.data.staging",

@@ -33,6 +33,9 @@ from process_api import (
     Registry,
     Sandbox,
     SecretBox,
+    Slurm,
+    SlurmError,
+    SlurmExecutor,
     StageLimits,
     create_process_app,
     job_environment,
@@ -150,6 +153,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
     submissions: GroupCommit[dict[str, Any], dict[str, Any]] = GroupCommit(JOB_REFUSALS)
     ceilings = Ceilings(
         memory=parse_memory(settings.job_memory), memory_max=parse_memory(settings.job_memory_max),
+        cpu_max=settings.job_cpu_max,
         processes=settings.job_processes, tmp_bytes=parse_memory(settings.job_tmp_size),
         wall_seconds=settings.job_wall_seconds)
     # jobs import the service's packages (publish-dataset: all three), nothing else of it
@@ -169,6 +173,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   podman=Podman.available(settings.container_registries)
                   if settings.job_containers == "podman" else None,
                   registries=tuple(settings.container_registries),
+                  executor=slurm_executor(settings),
                   quotas=Quotas(user_running=settings.job_user_running,
                                 user_queued=settings.job_user_queued,
                                 project_queued=settings.job_project_queued),
@@ -180,6 +185,17 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                       publisher=PUBLISH_RESULTS),
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
+
+
+def slurm_executor(settings: Settings) -> SlurmExecutor | None:
+    """Slurm, where jobs' processes run (`JOB_EXECUTOR=slurm`); None: on the workers."""
+    if settings.job_executor != "slurm":
+        return None
+    if settings.slurm_folder is None:
+        raise SlurmError("JOB_EXECUTOR=slurm needs SLURM_FOLDER: a folder the workers' "
+                         "hosts and Slurm's nodes share.")
+    return SlurmExecutor(Slurm.available(settings.slurm_partition),
+                         settings.slurm_folder.resolve(), settings.slurm_account)
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:

@@ -94,6 +94,23 @@ class ProcessSettings(BaseSettings):
     """The registries a deployed package's images may be pulled from (`dockerPull`),
     comma-separated, e.g. `ghcr.io,docker.io`; empty (the default): local images only,
     which an admin adds (`geocatalog images`)."""
+    job_executor: Literal["local", "slurm"] = "local"
+    """Where jobs' processes run: `local`, on the host of the worker that took the job;
+    `slurm`, each submitted to Slurm as a job of its own, in its sandbox on the node Slurm
+    chooses (`docs/operators/slurm.md`)."""
+    slurm_folder: Path | None = None
+    """With `JOB_EXECUTOR=slurm`: a folder the workers' hosts and Slurm's nodes share (the
+    same path on each), where each job's folder is made (its staged inputs, Slurm's output
+    of it). Required."""
+    slurm_account: str | None = None
+    """With `JOB_EXECUTOR=slurm`: the Slurm account of a job of no project (a project's
+    job's account is its project); unset: Slurm's default for the workers' user."""
+    slurm_partition: str | None = None
+    """With `JOB_EXECUTOR=slurm`: the partition jobs are submitted to; unset: Slurm's
+    default partition."""
+    job_cpu_max: float = Field(default=1024, gt=0, le=1024)
+    """The most cores a job may ask for (`resources.limits.cpu`, `requests.cpu`): more is a
+    400 at submission. With Slurm, a job's cpu becomes its `--cpus-per-task`."""
     job_memory: Annotated[str, Field(pattern=MEMORY_PATTERN)] = "2Gi"
     """A job's memory limit when its `resources.limits.memory` gives none (a Kubernetes
     quantity). It bounds all the job's processes together, its `/tmp` writes included,

@@ -43,6 +43,7 @@ from process_api.processes.resources import Ceilings
 from process_api.runner.containers import Podman
 from process_api.runner.isolation import job_environment
 from process_api.runner.sandbox import Sandbox
+from process_api.runner.slurm_launcher import SlurmExecutor
 
 logger = logging.getLogger("geocatalog.jobs")
 
@@ -69,7 +70,8 @@ class Engine:
                  ceilings: Ceilings = Ceilings(), cgroups: bool = True,
                  quotas: Quotas = Quotas(), data: DataConfig = DataConfig(),
                  tracer: trace.Tracer | None = None, podman: Podman | None = None,
-                 registries: tuple[str, ...] = ()) -> None:
+                 registries: tuple[str, ...] = (),
+                 executor: SlurmExecutor | None = None) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
         self.tracer = tracer or trace.NoOpTracer()
@@ -86,6 +88,7 @@ class Engine:
         self.sandbox = sandbox
         self.podman = podman  # runs deployed tools' containers (None: no job of one runs)
         self.registries = registries  # where a deployed package's images may be pulled from
+        self.executor = executor  # runs jobs' processes on Slurm's nodes (None: here)
         self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds

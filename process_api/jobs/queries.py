@@ -99,6 +99,15 @@ SET text = right(l.text || excluded.text, %(max)s),
 
 GET_LOG = "SELECT text, dropped FROM processes.job_logs WHERE job_id = %(id)s"
 
+#: A job's output let go: its stream is relayed again from the start (reattached).
+CLEAR_LOG = "DELETE FROM processes.job_logs WHERE job_id = %(id)s"
+
+#: The Slurm job of a running job, once submitted.
+SET_BATCH_JOB = """
+UPDATE processes.jobs SET batch_job = %(batch_job)s, updated = now()
+WHERE id = %(id)s AND status = 'running'
+"""
+
 #: A user's, and a project's, jobs queued or running (the quotas' counts).
 ACTIVE_JOBS = """
 SELECT (SELECT count(*) FROM processes.jobs

@@ -131,6 +131,13 @@ class JobStore:
         row = await self._one(queries.GET_LOG, id=job_id)
         return (row["text"], row["dropped"]) if row else ("", 0)
 
+    async def clear_log(self, job_id: uuid.UUID | str) -> None:
+        await self._one(queries.CLEAR_LOG, id=job_id)
+
+    async def set_batch_job(self, job_id: uuid.UUID | str, batch_job: str) -> None:
+        """The scheduler's id of the job's run, kept for a worker that reattaches."""
+        await self._one(queries.SET_BATCH_JOB, id=job_id, batch_job=batch_job)
+
     async def active(self, owner: str, project: str | None) -> tuple[int, int]:
         """The jobs queued or running of `owner`, and of `project`."""
         row = await self._one(queries.ACTIVE_JOBS, owner=owner, project=project)

@@ -6,6 +6,7 @@ is over."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -17,7 +18,7 @@ import procrastinate
 
 from process_api.data.staging import CHUNK, multihash
 from process_api.jobs.job_log import JobLog
-from process_api.jobs.metrics import JOB_PROCESSES
+from process_api.jobs.metrics import JOB_PROCESSES, SLURM_JOBS
 from process_api.jobs.queue import UNREACHABLE
 from process_api.jobs.store import JobStore
 from process_api.jobs.tasks import cancelled
@@ -25,8 +26,9 @@ from process_api.processes.definition import JOB_DATABASE_URL, Process
 from process_api.processes.resources import Plan
 from process_api.runner.cgroups import Cgroups, JobCgroup
 from process_api.runner.container_broker import ContainerJob
-from process_api.runner.launcher import ContainersUnavailable, Launcher, Started
+from process_api.runner.launcher import ContainersUnavailable, JobControl, Launcher, Started
 from process_api.runner.protocol import MAX_LINE_BYTES
+from process_api.runner.slurm import BatchJob, SlurmError, SlurmState
 
 #: What `outcome["ceiling"]` may name: the limit a failed job met.
 WALL_TIME = "time"
@@ -40,7 +42,8 @@ class Supervisor:
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
                  dsn: str, forks: Launcher, cgroups: Cgroups | None = None,
-                 sandboxed: bool = True, lost: Callable[[], None] = lambda: None) -> None:
+                 sandboxed: bool = True, lost: Callable[[], None] = lambda: None,
+                 slurm_id: str | None = None, account: str | None = None) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
@@ -52,6 +55,10 @@ class Supervisor:
         self._away_until = 0.0  # progress is not written before (the database is away)
         self.outputs: Path | None = None  # where the job's result files are received
         self.tmp_bytes = 0  # the largest file a job can send (its /tmp holds it)
+        # a job run by Slurm: its Slurm job (recorded once submitted), its account
+        self.slurm_id = slurm_id
+        self.account = account
+        self._slurm_state: str | None = None  # as the metrics count it
 
     def environment(self, process: Process) -> dict[str, str]:
         """What the job's process adds to the jobs' environment (an allow-list of the
@@ -64,7 +71,9 @@ class Supervisor:
         them, its memory and processes as rlimits (per process, and per user); the size of
         a sandbox's `/tmp`, for the message of a job that filled it."""
         applied = limits.child_limits()
-        if self.cgroups is not None:  # counted by the cgroup, for all its processes
+        if not self.forks.local:  # a scheduler places it on its node's cores
+            applied["cores"] = None
+        elif self.cgroups is not None:  # counted by the cgroup, for all its processes
             applied.update(memory_bytes=None, processes=None)
         elif not self.sandboxed:  # counted per user: the service's own processes too
             applied["processes"] = None
@@ -85,14 +94,22 @@ class Supervisor:
             job_id=self.job_id, images=frozenset(process.images),
             memory_bytes=limits.memory_bytes, processes=limits.processes,
             cpus=len(limits.cores) if limits.cores else None)
+        batch = None if self.forks.local else BatchJob(
+            job_id=self.job_id, cpus=limits.cpus, memory_bytes=limits.memory_bytes,
+            wall_seconds=limits.wall_seconds, account=self.account, slurm_id=self.slurm_id,
+            submitted=self._submitted, state=self._batch_state)
+        if self.slurm_id is not None:  # reattached: its stream is read again from the start
+            await self.store.clear_log(self.job_id)
         try:
             started = await self.forks.connect(json.dumps({
                 "entry": process.entry, "command": process.command, "files": process.files,
                 "inputs": inputs, "limits": self.child_limits(limits), "job": about,
                 "env": self.environment(process), "send_files": outputs is not None,
-                }).encode() + b"\n", staged, containers)
+                }).encode() + b"\n", staged, containers, batch)
         except ContainersUnavailable as e:
             return {"error": str(e)}
+        except SlurmError as e:
+            return {"error": f"Slurm refused the job: {e}"}
         cgroup = await self._contained(started, limits)
         log = JobLog(self.store, self.job_id, secrets)
         flushing = asyncio.create_task(log.flushing())
@@ -111,6 +128,7 @@ class Supervisor:
                 await self._relay(started, log, {})
         finally:
             JOB_PROCESSES.dec()
+            self._count_slurm(None)
             watcher.cancel()
             started.writer.close()  # a job still running (the worker is stopping) then ends
             if started.broker is not None:  # its containers stopped and removed
@@ -126,6 +144,32 @@ class Supervisor:
                         outcome.setdefault("ceiling", next(iter(cgroup.hit()), None))
                     await asyncio.shield(asyncio.to_thread(cgroup.close))
         return outcome
+
+    async def _submitted(self, slurm_id: str) -> None:
+        """A new Slurm job's id in the job's record: a restarted worker reattaches to it."""
+        self.slurm_id = slurm_id
+        await self.store.set_batch_job(self.job_id, slurm_id)
+
+    async def _batch_state(self, state: SlurmState) -> None:
+        """The Slurm job's state in the job's message and the metrics."""
+        self._count_slurm(state.state.lower())
+        if state.state == "PENDING":
+            reason = f": {state.reason}" if state.reason not in ("", "None") else ""
+            message = f"waiting in Slurm (job {self.slurm_id}{reason})"
+        elif state.state == "RUNNING":
+            message = f"running in Slurm (job {self.slurm_id} on {state.node})"
+        else:
+            return
+        with contextlib.suppress(*UNREACHABLE):
+            await self.store.progress(self.job_id, 0, message)
+
+    def _count_slurm(self, state: str | None) -> None:
+        """This job counted in `SLURM_JOBS` under `state` (None: no more)."""
+        if self._slurm_state is not None:
+            SLURM_JOBS.labels(self._slurm_state).dec()
+        self._slurm_state = state if state in ("pending", "running") else None
+        if self._slurm_state is not None:
+            SLURM_JOBS.labels(self._slurm_state).inc()
 
     async def _contained(self, started: Started, limits: Plan) -> JobCgroup | None:
         """The job's process in a cgroup of its own, bounded, before it runs anything."""
@@ -209,7 +253,7 @@ class Supervisor:
             self.lost()
             self._away_until = time.monotonic() + AWAY_SECONDS
 
-    async def _watch_dismissal(self, writer: asyncio.StreamWriter) -> None:
+    async def _watch_dismissal(self, writer: JobControl) -> None:
         while True:
             await asyncio.sleep(0.5)
             try:

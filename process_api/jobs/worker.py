@@ -37,6 +37,8 @@ from process_api.runner.child import EXIT_MEMORY
 from process_api.runner.container_broker import forget_dead_workspaces
 from process_api.runner.containers import Podman
 from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
+from process_api.runner.sandbox import JOB_PACKAGES
+from process_api.runner.slurm import SlurmError
 
 if TYPE_CHECKING:
     from process_api.jobs.engine import Engine
@@ -48,6 +50,9 @@ TASK = "geocatalog.run_job"
 DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
+#: How many more times than its process's retries a job run by Slurm is reattached to (its
+#: worker died or stopped while its Slurm job ran on).
+REATTACHMENTS = 3
 DATABASE_AWAY = ("The database was unreachable while this job ran: its worker could not "
                  "follow it, and stopped it. Submit it again.")
 
@@ -62,12 +67,21 @@ class JobWorker:
         modules = ["process_api.runner.child", *(process.entry.partition(":")[0]
                                           for process in engine.registry if process.entry)]
         sandbox, environment = engine.sandbox, engine.environment
+        networks = (False, True) if sandbox is not None else (True,)
         # in a sandbox, jobs without network and jobs with it have a fork server each
-        self.forks = {network: ForkServer(modules, sandbox, environment, network)
-                      for network in ((False, True) if sandbox is not None else (True,))}
+        self.forks = {} if engine.executor is not None else \
+            {network: ForkServer(modules, sandbox, environment, network) for network in networks}
         # deployed processes: each job in a sandbox of its own, never with network; their
         # tools' containers run by podman (cgroups for them made when the worker starts)
         self.own_sandbox = OwnSandbox(sandbox, environment, podman=engine.podman)
+        # where jobs' processes run: the fork servers here, else a scheduler's nodes
+        self.launchers: dict[bool, Launcher] = dict(self.forks)
+        self.deployed: Launcher = self.own_sandbox
+        if engine.executor is not None:
+            self.launchers = {network: engine.executor.launcher(
+                sandbox, environment, network, tuple(modules)) for network in networks}
+            self.deployed = engine.executor.launcher(sandbox, environment, False,
+                                                     JOB_PACKAGES, engine.registries)
         # their results' publishing: a sandbox of its own too (it reads files a user's code
         # wrote), with the database
         publisher = engine.data.publisher
@@ -88,12 +102,13 @@ class JobWorker:
         started again once the database answers (its jobs meanwhile are reaped)."""
         if self._use_cgroups and self.cgroups is None:
             self.cgroups = await asyncio.to_thread(Cgroups.available)
-        if self.engine.podman is not None:
+        if self.engine.podman is not None and self.engine.executor is None:
             await asyncio.to_thread(self._containers_ready, self.engine.podman)
         logger.info("job ceilings: %s; %s",
                     self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
                     self.engine.ceilings.describe())
-        await self._forks(network=False).start()  # the first job needs not wait
+        if self.forks:
+            await self.forks[min(self.forks)].start()  # the first job needs not wait
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:
@@ -157,13 +172,13 @@ class JobWorker:
                 continue
             job = await self.store.get(str(queued.task_kwargs.get("job_id")))
             process = self.engine.registry.get(job["process_id"]) if job else None
-            if job and job["status"] == "running" and process and \
-                    job["attempts"] <= process.retries:
+            if job and job["status"] == "running" and self._again(job, process):
                 await self.store.requeue(job["id"], "worker died; queued again")
                 await manager.retry_job(queued)
                 logger.warning("job %s: worker died, queued again", job["id"])
                 continue
             if job:
+                await self._cancel_batch(job)
                 failed = await self.store.finish(
                     job["id"], "failed",
                     DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
@@ -172,6 +187,24 @@ class JobWorker:
                 if failed is not None:
                     self._callback(failed, FAILED)
             await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
+
+    @staticmethod
+    def _again(job: Job, process: Process | None) -> bool:
+        """Whether a job whose worker died or stopped runs again: its Slurm job, which
+        runs on, reattached to; else another attempt, as its process allows."""
+        retries = process.retries if process is not None else 0
+        if job.get("batch_job"):
+            return job["attempts"] <= retries + REATTACHMENTS
+        return process is not None and job["attempts"] <= retries
+
+    async def _cancel_batch(self, job: Job) -> None:
+        """The Slurm job of a job that fails without it, cancelled."""
+        if job.get("batch_job") and self.engine.executor is not None:
+            try:
+                await self.engine.executor.slurm.cancel(str(job["batch_job"]))
+            except SlurmError as e:
+                logger.warning("job %s: its Slurm job %s not cancelled (%s)", job["id"],
+                               job["batch_job"], e)
 
     async def run_job(self, context: procrastinate.JobContext, job_id: str) -> None:
         """The job engine's task: one job, from its record's start to its end."""
@@ -213,7 +246,7 @@ class JobWorker:
             return
         resources = started["inputs"].get("resources") or dict(process.resources or {})
         try:
-            limits = plan(resources, self.engine.ceilings)
+            limits = plan(resources, self.engine.ceilings, local=self.engine.executor is None)
         except (ResourceError, ValueError) as e:
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                f"Resources: {e}."))
@@ -227,21 +260,25 @@ class JobWorker:
         if process.mutable:
             outcome, provenance = await run_with_data(
                 JobData(self.engine.data, started, inputs), process, limits, about, hide,
-                partial(self._supervisor, context, str(started["id"])),
-                own=self.own_sandbox, publishing=self.publishing,
+                partial(self._supervisor, context, started),
+                own=self.deployed, publishing=self.publishing,
                 sandboxed=self.engine.sandbox is not None)
         else:
             outcome = await self._supervisor(
-                context, job_id, self._forks(network=process.network or process.database)
+                context, started, self._launcher(network=process.network or process.database)
             ).run(process, inputs, limits, about, hide)
         await self._ended(started, await self._persistently(
             job_id, partial(self._record, job_id, process, outcome, hide, limits, provenance)))
 
-    def _supervisor(self, context: procrastinate.JobContext, job_id: str,
+    def _supervisor(self, context: procrastinate.JobContext, started: Job,
                     launcher: Launcher) -> Supervisor:
+        job_id, executor = str(started["id"]), self.engine.executor
         return Supervisor(self.store, job_id, context, self.engine.job_dsn, launcher,
                           self.cgroups, sandboxed=self.engine.sandbox is not None,
-                          lost=partial(self._lost.add, job_id))
+                          lost=partial(self._lost.add, job_id),
+                          slurm_id=started.get("batch_job"),
+                          account=started.get("project") or
+                          (executor.account if executor is not None else None))
 
     async def _persistently(self, job_id: str, write: Callable[[], Awaitable[Job | None]]
                             ) -> Job | None:
@@ -268,7 +305,8 @@ class JobWorker:
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                DATABASE_AWAY))
             return
-        if process is not None and started["attempts"] <= process.retries:
+        started = await self.store.get(job_id) or started  # with its Slurm job, if any
+        if self._again(started, process):
             async with self.engine.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
                     await self.app.configure_task(
@@ -276,11 +314,12 @@ class JobWorker:
                     ).defer_async(job_id=job_id)
             logger.warning("job %s: worker stopping, queued again", job_id)
             return
+        await self._cancel_batch(started)
         await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
 
-    def _forks(self, network: bool) -> ForkServer:
-        """The fork server of jobs with (or without) network."""
-        return self.forks.get(network) or self.forks[True]
+    def _launcher(self, network: bool) -> Launcher:
+        """What runs jobs with (or without) network."""
+        return self.launchers.get(network) or self.launchers[True]
 
     async def _ended(self, started: Job, job: Job | None) -> None:
         """A job this worker started and ended (`job` None: it was dismissed meanwhile), in

@@ -36,6 +36,7 @@ class Ceilings:
 
     memory: int = 2 * 2**30
     memory_max: int = 16 * 2**30
+    cpu_max: float = MAX_CPU
     processes: int = 512
     tmp_bytes: int = 2**30
     wall_seconds: float = 86400.0
@@ -77,9 +78,10 @@ def quantity_problems(resources: dict[str, Any] | None, ceilings: Ceilings = Cei
     resources = resources or {}
     limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
     most_memory = min(MAX_MEMORY, ceilings.memory_max)
+    most_cpu = min(MAX_CPU, ceilings.cpu_max)
     problems = []
     for name, parse, most, shown in (
-            ("cpu", parse_cpu, MAX_CPU, f"{MAX_CPU} cores"),
+            ("cpu", parse_cpu, most_cpu, f"{most_cpu:g} cores (JOB_CPU_MAX)"),
             ("memory", parse_memory, most_memory, f"{quantity(most_memory)} (JOB_MEMORY_MAX)")):
         values = {section: parse(quantities[name]) for section, quantities in
                   (("limits", limits), ("requests", requests)) if name in quantities}
@@ -111,13 +113,14 @@ def worker_offer() -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Plan:
-    cores: list[int] | None
+    cores: list[int] | None  # this worker's cores it runs on (None: any)
     memory_bytes: int
     processes: int
     tmp_bytes: int
     wall_seconds: float
     memory_asked: bool  # the job's own limits.memory (else the operator's JOB_MEMORY)
     record: dict[str, Any]
+    cpus: int = 1  # the cores a scheduler gives it: its cpu limit, else request, rounded up
 
     def child_limits(self) -> dict[str, Any]:
         """What `process_api.runner.child` applies before it runs the process."""
@@ -125,15 +128,20 @@ class Plan:
                 "processes": self.processes}
 
 
-def plan(resources: dict[str, Any] | None, ceilings: Ceilings = Ceilings()) -> Plan:
+def plan(resources: dict[str, Any] | None, ceilings: Ceilings = Ceilings(),
+         local: bool = True) -> Plan:
     """What to enforce for a job's `resources` within the operator's `ceilings`;
-    ResourceError when requests do not fit this worker, or the job asks beyond a ceiling
-    (a job submitted before the operator lowered it)."""
+    ResourceError when requests do not fit this worker (`local`: the job runs here; else
+    its scheduler checks them against its nodes), or the job asks beyond a ceiling (a job
+    submitted before the operator lowered it)."""
     if problems := quantity_problems(resources, ceilings):
         raise ResourceError("; ".join(problems))
     resources = resources or {}
     limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
     cores_offered, memory_offered = worker_offer()
+    asked_cpu = parse_cpu(limits.get("cpu") or requests.get("cpu") or "1")
+    if not local:
+        cores_offered, memory_offered = MAX_CPU, MAX_MEMORY
     if "cpu" in requests and parse_cpu(requests["cpu"]) > cores_offered:
         raise ResourceError(f"requests.cpu {requests['cpu']} is more than this worker's "
                             f"{cores_offered} cores")
@@ -141,18 +149,21 @@ def plan(resources: dict[str, Any] | None, ceilings: Ceilings = Ceilings()) -> P
         raise ResourceError(f"requests.memory {requests['memory']} is more than this "
                             f"worker's {memory_offered // 2**20}Mi")
     cores = None
-    if "cpu" in limits:
+    if "cpu" in limits and local:
         count = max(1, min(cores_offered, math.ceil(parse_cpu(limits["cpu"]))))
         cores = sorted(os.sched_getaffinity(0))[:count]
     asked = "memory" in limits
     memory = parse_memory(limits["memory"]) if asked else \
         max(ceilings.memory, parse_memory(requests.get("memory", "0")))
     memory = min(memory, ceilings.memory_max)
-    record = {"limits": limits, "requests": requests,
-              "applied": {"cores": len(cores) if cores else None, "memoryBytes": memory,
-                          "processes": ceilings.processes, "tmpBytes": ceilings.tmp_bytes,
-                          "wallSeconds": ceilings.wall_seconds},
-              "worker": {"cores": cores_offered, "memoryBytes": memory_offered}}
+    cpus = max(1, math.ceil(asked_cpu))
+    record: dict[str, Any] = {
+        "limits": limits, "requests": requests,
+        "applied": {"cores": len(cores) if cores else None if local else cpus,
+                    "memoryBytes": memory, "processes": ceilings.processes,
+                    "tmpBytes": ceilings.tmp_bytes, "wallSeconds": ceilings.wall_seconds}}
+    if local:
+        record["worker"] = {"cores": cores_offered, "memoryBytes": memory_offered}
     return Plan(cores=cores, memory_bytes=memory, processes=ceilings.processes,
                 tmp_bytes=ceilings.tmp_bytes, wall_seconds=ceilings.wall_seconds,
-                memory_asked=asked, record=record)
+                memory_asked=asked, record=record, cpus=cpus)

@@ -2,7 +2,8 @@
 job, bubblewrap's sandbox, control groups, the job's protocol stream to its worker, what
 a job keeps of the service (nothing: `isolation`), and the podman containers a deployed
 tool runs in (`containers`, asked for by the job and checked by its worker:
-`container_broker`). Imports nothing else of the
+`container_broker`); or, with `JOB_EXECUTOR=slurm`, each job as a Slurm job
+(`slurm_launcher`, its batch step on the node: `slurm_job`). Imports nothing else of the
 package but the processes' declarations, so a job's process stays light.
 
 Third-party imports: none.

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import (
@@ -35,6 +35,9 @@ from process_api.runner.containers import Podman
 from process_api.runner.isolation import spawn
 from process_api.runner.protocol import MAX_LINE_BYTES, readable
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
+
+if TYPE_CHECKING:
+    from process_api.runner.slurm import BatchJob
 
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
@@ -52,12 +55,30 @@ class ContainersUnavailable(RuntimeError):
 _UCRED = struct.Struct("3i")
 
 
+class JobStream(Protocol):
+    """What a job's process says (its connection, or a Slurm job's output file)."""
+
+    async def readline(self) -> bytes: ...
+
+    async def readexactly(self, n: int) -> bytes: ...
+
+
+class JobControl(Protocol):
+    """What the worker says to a job's process: `go`, `kill`; closing it ends a local job."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class Started:
     """One job's connection, its process waiting for `release`."""
 
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
+    reader: JobStream
+    writer: JobControl
     first: bytes  # what its process answered first (`{"pid": N}`), read here
     pid: int | None  # that process's pid in the worker's namespace (None: it never answered)
     broker: Broker | None = None  # its tools' containers (a process of containers)
@@ -69,11 +90,16 @@ class Started:
 
 
 class Launcher(Protocol):
+    #: Whether the job's process runs on this host (the worker bounds it with its cgroup)
+    local: bool
+
     async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None) -> Started:
+                      containers: ContainerJob | None = None,
+                      batch: BatchJob | None = None) -> Started:
         """One job's process, given `request` (a JSON line), waiting for `release`;
         `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own); `containers`:
-        what the containers its tools ask for may use (`container_broker`)."""
+        what the containers its tools ask for may use (`container_broker`); `batch`: what
+        a scheduler is asked for it (`slurm_launcher`; a local launcher needs none)."""
         ...
 
 
@@ -101,6 +127,8 @@ async def _handshake(sock: socket.socket, request: bytes) -> Started:
 
 
 class ForkServer:
+    local = True
+
     def __init__(self, modules: Iterable[str], sandbox: Sandbox | None,
                  environment: Mapping[str, str], network: bool = False) -> None:
         self.modules = sorted(set(modules))
@@ -145,7 +173,8 @@ class ForkServer:
                 await self._start()
 
     async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None) -> Started:
+                      containers: ContainerJob | None = None,
+                      batch: BatchJob | None = None) -> Started:
         """One job's process, forked by this server (which mounts nothing per job)."""
         if inputs is not None or containers is not None:
             raise ValueError("a fork server's jobs share its sandbox: no staged inputs, "
@@ -180,6 +209,8 @@ class OwnSandbox:
     (jobs of a fork server share its sandbox). Python starts per job (about a second with
     cwltool's imports)."""
 
+    local = True
+
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
                  network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
                  podman: Podman | None = None, cgroups: Cgroups | None = None) -> None:
@@ -192,7 +223,8 @@ class OwnSandbox:
         self._started: set[asyncio.Task[int]] = set()
 
     async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None) -> Started:
+                      containers: ContainerJob | None = None,
+                      batch: BatchJob | None = None) -> Started:
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
                    str(theirs.fileno())]

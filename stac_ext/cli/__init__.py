@@ -81,14 +81,18 @@ def _processes_defined(settings: Settings) -> None:
 
 
 def _sandbox_ready(settings: Settings) -> None:
-    """Jobs run in their sandbox, or the start stops in one line saying how to get it."""
-    from process_api import Sandbox, SandboxError
+    """Jobs run in their sandbox (and on Slurm, as set), or the start stops in one line
+    saying how to get it."""
+    from process_api import Sandbox, SandboxError, SlurmError
+    from stac_ext.app import slurm_executor
 
-    if settings.job_sandbox == "bwrap":
-        try:
+    try:
+        if settings.job_sandbox == "bwrap":
             Sandbox.available(hidden=[])
-        except SandboxError as e:
-            raise _fail(f"JOB_SANDBOX: {e}", code=2) from None
+        slurm_executor(settings)
+    except (SandboxError, SlurmError) as e:
+        raise _fail(f"JOB_SANDBOX: {e}" if isinstance(e, SandboxError) else str(e),
+                    code=2) from None
 
 
 def _embedded(settings: Settings) -> Cluster:

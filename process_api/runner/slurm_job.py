@@ -1,0 +1,100 @@
+"""The batch step of a job run by Slurm (`slurm_launcher`), on the node Slurm chose: it
+reads the job's description and removes it (it holds the job's inputs), starts the job's
+process in its sandbox there as a worker would (`launcher.OwnSandbox`, its tools'
+containers run by podman on the node), and writes the process's stream (its protocol
+lines, its result files' bytes) to its standard output: Slurm's output file of the job,
+which the worker follows. Slurm's `scancel` (SIGTERM) ends the job's process and removes
+its containers.
+
+    python -m process_api.runner.slurm_job FOLDER
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from process_api.runner.cgroups import Cgroups
+from process_api.runner.container_broker import ContainerJob
+from process_api.runner.containers import Podman
+from process_api.runner.isolation import close_inherited, not_dumpable
+from process_api.runner.launcher import OwnSandbox, Started
+from process_api.runner.sandbox import Sandbox
+
+
+def _launcher(description: dict[str, Any]) -> OwnSandbox:
+    given = description.get("sandbox")
+    sandbox = None if given is None else Sandbox(**{
+        **given, "hidden": tuple(Path(h) for h in given["hidden"]),
+        "packages": tuple(given["packages"])})
+    podman = cgroups = None
+    if description.get("containers") is not None:
+        podman = Podman.available(tuple(description.get("registries") or ()))
+        cgroups = Cgroups.for_containers()
+    return OwnSandbox(sandbox, description["environment"], network=description["network"],
+                      modules=description["modules"], podman=podman, cgroups=cgroups)
+
+
+def _containers(description: dict[str, Any]) -> ContainerJob | None:
+    given = description.get("containers")
+    return None if given is None else ContainerJob(
+        **{**given, "images": frozenset(given["images"])})
+
+
+async def _relay(started: Started, out: BinaryIO) -> None:
+    """The job's stream to `out` as it comes, line by line (a file's bytes as they are
+    announced); before the process's return code, the ceiling its containers met."""
+    while line := await started.reader.readline():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = {}
+        if "returncode" in message and started.broker is not None:
+            hit = await asyncio.shield(started.broker.close())
+            started.broker = None
+            if hit:
+                out.write(json.dumps({"ceiling": hit[0]}).encode() + b"\n")
+        out.write(line)
+        if "file" in message and "size" in message:
+            left = int(message["size"])
+            while left:
+                chunk = await started.reader.readexactly(min(left, 1 << 20))
+                out.write(chunk)
+                left -= len(chunk)
+        out.flush()
+
+
+async def run(folder: Path, out: BinaryIO) -> int:
+    described = folder / "job.json"
+    description = json.loads(described.read_text())
+    described.unlink()  # the job's inputs, secrets too: read once
+    inputs = folder / "inputs"
+    sys.path[:0] = [p for p in description.get("path", []) if p not in sys.path]
+    launcher = _launcher(description)
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    started = await launcher.connect(description["request"].encode(),
+                                     inputs if inputs.is_dir() else None,
+                                     _containers(description))
+    try:
+        await started.release()
+        await _relay(started, out)
+    finally:
+        started.writer.close()  # its process group is killed (scancel: SIGTERM here)
+        if started.broker is not None:
+            await asyncio.shield(started.broker.close())
+    return 0
+
+
+if __name__ == "__main__":
+    not_dumpable()
+    close_inherited()
+    try:
+        sys.exit(asyncio.run(run(Path(sys.argv[1]), sys.stdout.buffer)))
+    except asyncio.CancelledError:
+        sys.exit(143)

@@ -1,0 +1,279 @@
+"""Jobs run by a real one-node Slurm (`JOB_EXECUTOR=slurm`, `tests.support.slurm`): built-in
+and deployed jobs with the local executor's results, the resources Slurm was asked for,
+dismissal, a worker killed and started again, a Slurm job gone, the ceilings."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from stac_ext.app import create_app
+from tests.support.cwl import shout_tool
+from tests.support.http import http_client
+from tests.support.issuer import PROCESS_CLIENT, TestIssuer
+from tests.support.jobs import execute, until, wait_for
+from tests.support.paths import ROOT
+from tests.support.processes import TEST_PROCESSES
+from tests.support.roles import role_env
+from tests.support.slurm import SlurmCluster, start_slurm
+
+pytestmark = pytest.mark.slow
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+ENDED = ("successful", "failed", "dismissed")
+
+
+@pytest.fixture(scope="module")
+def slurm() -> Iterator[SlurmCluster]:
+    cluster = start_slurm()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def shared(slurm: SlurmCluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The folder the workers share with the nodes; the workers' commands reach the
+    cluster."""
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
+    folder = ROOT / ".artifacts" / f"slurm-{uuid.uuid4().hex[:8]}"
+    folder.mkdir(parents=True)
+    yield folder
+    subprocess.run(["rm", "-rf", str(folder)], check=True)
+
+
+def slurm_settings(settings, shared: Path, **more):
+    return settings.model_copy(update={
+        "job_executor": "slurm", "slurm_folder": shared, "job_cpu_max": 2,
+        "job_memory_max": "1Gi", "job_memory": "256Mi", "worker_concurrency": 8,
+        "job_queue": f"slurm-{uuid.uuid4().hex[:8]}", "in_process_worker": True, **more})
+
+
+@pytest.fixture
+async def service(settings, issuer: TestIssuer, shared: Path) -> AsyncIterator[dict]:
+    """The service whose worker runs jobs on Slurm; ann runs them, dora deploys."""
+    app = create_app(slurm_settings(settings, shared), processes=TEST_PROCESSES)
+    ann = issuer.token("ann", client=PROCESS_CLIENT, groups=["ocean"])
+    dora = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"],
+                        groups=["ocean"])
+    async with app.router.lifespan_context(app), http_client(app, ann) as ann_client, \
+            http_client(app, dora) as dora_client:
+        yield {"ann": ann_client, "dora": dora_client}
+
+
+async def ran(client: httpx.AsyncClient, process: str, inputs: dict, **body) -> dict:
+    """The job's end (its status)."""
+    r = await execute(client, process, inputs, **body)
+    assert r.status_code == 201, r.text
+    return await wait_for(client, r.headers["Location"], *ENDED, seconds=300)
+
+
+async def results_of(client: httpx.AsyncClient, jobs: list[dict]) -> list[dict]:
+    """Each job's results, a stored file's without its job's own URL."""
+    found = []
+    for job in jobs:
+        assert job["status"] == "successful", job
+        results = (await client.get(f"/processes/jobs/{job['jobID']}/results")).json()
+        found.append({name: {k: v for k, v in value.items() if k != "href"}
+                      if isinstance(value, dict) and "href" in value else value
+                      for name, value in results.items()})
+    return found
+
+
+def in_slurm(slurm: SlurmCluster, job_id: str) -> list[tuple[str, str]]:
+    """The Slurm jobs of a job (id, state) that Slurm still knows."""
+    lines = slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-{job_id}",
+                      "-o", "%i %T").split()
+    return list(zip(lines[::2], lines[1::2], strict=True))
+
+
+async def running_in_slurm(slurm: SlurmCluster, job_id: str) -> str:
+    """The Slurm job id of a job, once Slurm runs it."""
+    assert await until(lambda: [s for s, state in in_slurm(slurm, job_id)
+                                if state == "RUNNING"], seconds=120)
+    return in_slurm(slurm, job_id)[0][0]
+
+
+async def message_of(client: httpx.AsyncClient, url: str, prefix: str) -> str:
+    """The job's message once it starts with `prefix` (bounded: then as it is)."""
+    for _ in range(100):
+        message = str((await client.get(url)).json()["message"])
+        if message.startswith(prefix):
+            break
+        await asyncio.sleep(0.1)
+    return message
+
+
+async def test_jobs_run_through_slurm_with_the_local_executors_results(
+        service, settings, issuer: TestIssuer, slurm: SlurmCluster) -> None:
+    """50 echo jobs and 10 deployed CWL jobs, each its own Slurm job, answer what the
+    local executor answers."""
+    ann, dora = service["ann"], service["dora"]
+    tool = f"shout-{uuid.uuid4().hex[:6]}"
+    r = await dora.post("/processes/processes", content=shout_tool(tool), headers=CWL_YAML,
+                        params={"visibility": "project", "project": "ocean"})
+    assert r.status_code == 201, r.text
+    echoes = [{"message": f"hello {n}", "object": {"n": n, "tags": ["sst"] * (n % 3)}}
+              for n in range(50)]
+    shouts = [{"message": f"sea {n}", "times": n % 4 + 1} for n in range(10)]
+
+    async def every(client: httpx.AsyncClient) -> tuple[list[dict], list[dict]]:
+        jobs = await asyncio.gather(*(ran(client, "echo", inputs) for inputs in echoes),
+                                    *(ran(client, tool, inputs) for inputs in shouts))
+        return list(jobs), await results_of(client, list(jobs))
+
+    jobs, through_slurm = await every(ann)
+    slurm_ids = [await batch_job(settings, job["jobID"]) for job in jobs]
+    assert None not in slurm_ids and len(set(slurm_ids)) == 60  # a Slurm job each
+
+    local = create_app(settings.model_copy(update={
+        "job_queue": f"local-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
+        "worker_concurrency": 4}), processes=TEST_PROCESSES)
+    token = issuer.token("ann", client=PROCESS_CLIENT, groups=["ocean"])
+    async with local.router.lifespan_context(local), http_client(local, token) as here:
+        local_jobs, results = await every(here)
+        assert results == through_slurm
+        assert {await batch_job(settings, job["jobID"]) for job in local_jobs} == {None}
+    assert through_slurm[0] == {"message": "hello 0", "object": {"n": 0, "tags": []}}
+    assert through_slurm[51]["shouted"]["contents"] == "SEA 1 SEA 1 \n"
+
+
+async def test_slurm_gets_the_cpus_memory_account_and_time_asked(
+        service, slurm: SlurmCluster) -> None:
+    ann = service["ann"]
+    cases = [({"limits": {"cpu": "2", "memory": "300Mi"}}, "2", "300M"),
+             ({"requests": {"cpu": "1500m"}, "limits": {"memory": "1Gi"}}, "2", "1G"),
+             ({}, "1", "256M")]
+    for resources, cpus, memory in cases:
+        r = await execute(ann, "sleep", {"seconds": 60, **({"resources": resources}
+                                                            if resources else {})},
+                          metadata={"project": "ocean"})
+        assert r.status_code == 201, r.text
+        job_id = r.headers["Location"].rsplit("/", 1)[1]
+        shown = slurm.job(await running_in_slurm(slurm, job_id))
+        assert (shown["NumCPUs"], shown["Account"], shown["TimeLimit"]) == \
+            (cpus, "ocean", "1-00:00:00")
+        assert f"cpu={cpus},mem={memory}" in shown["TRES"], shown["TRES"]
+        assert await message_of(ann, r.headers["Location"], "running") == \
+            f"running in Slurm (job {shown['JobId']} on {shown['NodeList']})"
+        assert (await ann.delete(r.headers["Location"])).status_code == 200
+
+
+async def test_dismissing_a_job_cancels_its_slurm_job(service, slurm: SlurmCluster) -> None:
+    ann = service["ann"]
+    r = await execute(ann, "sleep", {"seconds": 120})
+    job_id = r.headers["Location"].rsplit("/", 1)[1]
+    slurm_id = await running_in_slurm(slurm, job_id)
+    assert slurm.queue()[slurm_id] == "RUNNING"
+    r = await ann.delete(r.headers["Location"])
+    assert (r.status_code, r.json()["status"]) == (200, "dismissed")
+    assert await until(lambda: slurm_id not in slurm.queue(), seconds=60)
+    assert in_slurm(slurm, job_id) == [(slurm_id, "CANCELLED")]
+
+
+async def test_a_request_above_a_ceiling_is_refused_naming_it(service) -> None:
+    ann = service["ann"]
+    r = await execute(ann, "echo", {"message": "x", "resources": {
+        "limits": {"cpu": "4", "memory": "2Gi"}}})
+    assert r.status_code == 400
+    assert r.json()["detail"] == (
+        "processInputs ask for more than a job may have: resources/limits/cpu: at most 2 "
+        "cores (JOB_CPU_MAX); resources/limits/memory: at most 1Gi (JOB_MEMORY_MAX)")
+
+
+def start_worker(settings, shared: Path, slurm: SlurmCluster, queue: str
+                 ) -> subprocess.Popen:
+    env = {**os.environ, **slurm.env, "DATABASE_URL": settings.database_url,
+           **role_env(settings.database_url), "JOB_QUEUE": queue,
+           "GEOCATALOG_DATA_DIR": str(settings.data_dir), "OIDC_ISSUER": settings.oidc_issuer,
+           "JOB_HEARTBEAT_SECONDS": "0.5", "JOB_STALLED_SECONDS": "3",
+           "JOB_EXECUTOR": "slurm", "SLURM_FOLDER": str(shared), "JOB_MEMORY": "256Mi",
+           "EXTRA_PROCESSES": "tests.support.processes:TEST_PROCESSES"}
+    return subprocess.Popen([sys.executable, "-m", "stac_ext.cli", "worker", "--concurrency",
+                             "4"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+async def submitter(settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster
+                    ) -> AsyncIterator[dict]:
+    """An API without a worker, and `start()`: a worker process of its queue on Slurm."""
+    queue = f"slurm-{uuid.uuid4().hex[:8]}"
+    app = create_app(slurm_settings(settings, shared, job_queue=queue,
+                                    in_process_worker=False), processes=TEST_PROCESSES)
+    workers: list[subprocess.Popen] = []
+    token = issuer.token("ann", client=PROCESS_CLIENT)
+    async with app.router.lifespan_context(app), http_client(app, token) as ann:
+        yield {"ann": ann, "start": lambda: workers.append(
+            start_worker(settings, shared, slurm, queue)) or workers[-1]}
+    for worker in workers:
+        if worker.poll() is None:
+            worker.terminate()
+            worker.wait(timeout=60)
+
+
+async def batch_job(settings, job_id: str) -> str | None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(settings.database_url) as conn:
+        row = await (await conn.execute("SELECT batch_job FROM processes.jobs WHERE id = %s",
+                                        (job_id,))).fetchone()
+    return row[0] if row else None
+
+
+async def test_a_worker_killed_mid_run_reattaches_once_started_again(
+        submitter, settings, slurm: SlurmCluster) -> None:
+    """Its Slurm jobs run on; the worker started again follows each to its end, its log
+    read again from the start, without submitting it again."""
+    ann = submitter["ann"]
+    first = submitter["start"]()
+    urls = [(await execute(ann, "sleep", {"seconds": 6})).headers["Location"]
+            for _ in range(3)]
+    ids = [url.rsplit("/", 1)[1] for url in urls]
+    for job_id in ids[:2]:  # the node's two cores: the third waits in Slurm
+        await running_in_slurm(slurm, job_id)
+    assert await until(lambda: all(in_slurm(slurm, i) for i in ids), seconds=60)
+    submitted = {i: in_slurm(slurm, i)[0][0] for i in ids}
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    submitter["start"]()
+    for url, job_id in zip(urls, ids, strict=True):
+        job = await wait_for(ann, url, *ENDED, seconds=180)
+        assert job["status"] == "successful", job
+        assert (await ann.get(f"{url}/results")).json() == {"slept": 6}
+        assert [s for s, _ in in_slurm(slurm, job_id)] == [submitted[job_id]]
+        assert await batch_job(settings, job_id) == submitted[job_id]
+        log = (await ann.get(f"{url}/logs")).text
+        assert log.count("slept 6.00s of 6s") == 1, log
+
+
+async def test_a_job_whose_slurm_job_is_gone_fails_saying_so(
+        submitter, settings, slurm: SlurmCluster) -> None:
+    import psycopg
+
+    ann = submitter["ann"]
+    first = submitter["start"]()
+    url = (await execute(ann, "sleep", {"seconds": 120})).headers["Location"]
+    job_id = url.rsplit("/", 1)[1]
+    slurm_id = await running_in_slurm(slurm, job_id)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    slurm.run("scancel", slurm_id)
+    # as if Slurm lost it (its state cleared): the record names a job Slurm never had
+    async with await psycopg.AsyncConnection.connect(settings.database_url) as conn:
+        await conn.execute("UPDATE processes.jobs SET batch_job = '999999' WHERE id = %s",
+                           (job_id,))
+    submitter["start"]()
+    job = await wait_for(ann, url, *ENDED, seconds=120)
+    assert (job["status"], job["message"]) == (
+        "failed", "The Slurm job 999999 of this job is gone: Slurm no longer knows it, and "
+        "it ended without a result.")
