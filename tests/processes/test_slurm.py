@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from stac_ext.app import create_app
+from tests.support.containers import cdo_image, containers_of, shell_in
 from tests.support.cwl import shout_tool
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
@@ -277,3 +278,25 @@ async def test_a_job_whose_slurm_job_is_gone_fails_saying_so(
     assert (job["status"], job["message"]) == (
         "failed", "The Slurm job 999999 of this job is gone: Slurm no longer knows it, and "
         "it ended without a result.")
+
+
+async def test_a_deployed_tools_container_runs_in_its_slurm_job(
+        service, settings, slurm: SlurmCluster) -> None:
+    """On the node, the job's batch step runs its tool's container, as a worker would."""
+    dora = service["dora"]
+    name = f"contained-{uuid.uuid4().hex[:6]}"
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=shell_in(
+        name, cdo_image(), """
+        echo input $(cat $1)
+        echo user $(id -u):$(id -g)
+        echo network $(ls /sys/class/net | tr '\\n' ' ')
+        echo cdo $(command -v cdo)
+        """))
+    assert r.status_code == 201, r.text
+    job = await ran(dora, name, {"data": {"contents": "sea surface"}})
+    assert job["status"] == "successful", job
+    report = (await dora.get(f"/processes/jobs/{job['jobID']}/results")).json()["report"]
+    assert report["contents"].splitlines() == [
+        "input sea surface", "user 65534:65534", "network lo", "cdo /usr/bin/cdo"]
+    assert await batch_job(settings, job["jobID"]) is not None
+    assert containers_of(job["jobID"]) == []
