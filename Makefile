@@ -81,7 +81,7 @@ lint: $(VENV)/.test-$(HASH)
 
 # geocatalog against stock stac-fastapi-pgstac on one seeded database (~25 min; options:
 # `make bench BENCH_ARGS="--seconds 5 --runs 1"`). Results: the table, and .bench/results.json.
-bench: system-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
+bench: system-deps slurm-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
 	@command -v wrk >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; \
 	  else echo "missing wrk; run:  sudo apt-get install -y wrk"; exit 1; fi; }

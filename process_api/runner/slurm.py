@@ -128,7 +128,8 @@ class Slurm:
                                         *submission.options(self.partition),
                                         stdin=submission.script.encode())
         if code != 0:
-            raise SlurmError(_first_line(err).removeprefix("sbatch: error: "))
+            raise SlurmError(_first_line(err).removeprefix("sbatch: error: ")
+                             .removeprefix("Batch job submission failed: "))
         return out.strip().partition(";")[0]
 
     async def cancel(self, job_id: str) -> None:

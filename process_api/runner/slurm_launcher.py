@@ -247,10 +247,15 @@ class SlurmLauncher:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
         if slurm_id is None:
             await asyncio.to_thread(self._prepare, folder, request, inputs, containers)
-            slurm_id = await self.slurm.submit(Submission(
-                name=NAME_PREFIX + batch.job_id, folder=folder, script=self._script(folder),
-                cpus=batch.cpus, memory_bytes=batch.memory_bytes,
-                wall_seconds=batch.wall_seconds, account=batch.account))
+            try:
+                slurm_id = await self.slurm.submit(Submission(
+                    name=NAME_PREFIX + batch.job_id, folder=folder,
+                    script=self._script(folder), cpus=batch.cpus,
+                    memory_bytes=batch.memory_bytes, wall_seconds=batch.wall_seconds,
+                    account=batch.account))
+            except BaseException:
+                await asyncio.to_thread(shutil.rmtree, folder, True)
+                raise
         if batch.submitted is not None and slurm_id != batch.slurm_id:
             await batch.submitted(slurm_id)
         follower = Follower(self.slurm, slurm_id, folder, batch.state)

@@ -96,6 +96,16 @@ def table(results: dict[str, Any]) -> str:
             f"({boxed[kind]['jobs']} jobs, {boxed[kind]['errors']} errors)"
             for kind in ("bubblewrap", "container")) +
             f"; container/bubblewrap p50 {boxed.get('ratio_p50')}")
+    if batch := results.get("slurm"):
+        short = batch["short_jobs"]
+        lines.append("echo jobs, sync, one at a time: " + "; ".join(
+            f"{kind} p50 {batch[kind]['p50_ms']} ms, p95 {batch[kind]['p95_ms']} ms "
+            f"({batch[kind]['jobs']} jobs, {batch[kind]['errors']} errors)"
+            for kind in ("local", "slurm")) +
+            f"; Slurm's overhead p50 {batch.get('overhead_p50_ms')} ms; "
+            f"{short['submitted']} short jobs at once on Slurm ({batch['cluster']}): all "
+            f"done in {short['all_done_s']:.1f} s, {short['successful']} successful, "
+            f"{short['failed']} failed, {short['lost']} lost")
     if staged := results.get("staging"):
         lines.append(f"staging ({staged['bytes'] / 2**20:.0f} MiB NetCDF, local S3, median of "
                      f"{staged['rounds']}): stage in + out {staged['seconds']['stage in + out']}"

@@ -31,6 +31,7 @@ from tests.bench import (
     report,
     scenarios,
     servers,
+    slurm,
     staging,
     wrk,
 )
@@ -80,7 +81,7 @@ def main(
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
         "--feature", help="only these features: catalogs, scoped_search, jobs, staging, "
-                          "containers")
+                          "containers, slurm")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
@@ -231,7 +232,7 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs", "staging", "containers")
+FEATURES = ("catalogs", "scoped_search", "jobs", "staging", "containers", "slurm")
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
 #: metrics)
 COST_PAIRS = 6
@@ -271,6 +272,9 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
                 jobs, JOB_WORKERS, JOB_CONCURRENCY):
             results["containers"] = containers.container_jobs(
                 running.url.removesuffix("/data") + "/processes", deployer)
+    if "slurm" in chosen:  # jobs through a one-node Slurm against the local executor
+        database.reset_jobs(dsn)
+        results["slurm"] = slurm.slurm_jobs(dsn, settings.data_dir, worker, PORT)
 
 
 def _compare(answers: dict[str, dict[str, list[list[str]]]]) -> dict[str, Any]:

@@ -72,10 +72,10 @@ def peers(dsn: str, data_dir: Path) -> dict[str, Server]:
     ] if server is not None}
 
 
-def job_service(dsn: str, data_dir: Path) -> Server:
+def job_service(dsn: str, data_dir: Path, **extra: str) -> Server:
     """The process API as compose runs it: two API workers, no job worker in them (the
     job workers are `geocatalog worker` processes of their own, `job_workers`)."""
-    server = geocatalog("geocatalog-jobs", dsn, data_dir, IN_PROCESS_WORKER="false")
+    server = geocatalog("geocatalog-jobs", dsn, data_dir, IN_PROCESS_WORKER="false", **extra)
     return Server(server.name, server.app, server.prefix, server.env, True,
                   ("--workers", "2"))
 

@@ -300,3 +300,15 @@ async def test_a_deployed_tools_container_runs_in_its_slurm_job(
         "input sea surface", "user 65534:65534", "network lo", "cdo /usr/bin/cdo"]
     assert await batch_job(settings, job["jobID"]) is not None
     assert containers_of(job["jobID"]) == []
+
+
+async def test_a_job_slurm_refuses_fails_with_slurms_reason(
+        settings, issuer: TestIssuer, shared: Path) -> None:
+    app = create_app(slurm_settings(settings, shared, slurm_partition="nowhere"),
+                     processes=TEST_PROCESSES)
+    token = issuer.token("ann", client=PROCESS_CLIENT)
+    async with app.router.lifespan_context(app), http_client(app, token) as ann:
+        job = await ran(ann, "echo", {"message": "x"})
+    assert (job["status"], job["message"]) == (
+        "failed", "Slurm refused the job: invalid partition specified: nowhere")
+    assert list(shared.iterdir()) == []
