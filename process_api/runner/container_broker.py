@@ -95,6 +95,21 @@ class Broker:
         self._serving: asyncio.Task[None] | None = None
         self._started = 0
 
+    @classmethod
+    def with_workspace(cls, podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
+                       tmp_seen_at: str | None, inputs: tuple[str, Path] | None) -> Broker:
+        """A broker with the job's folders on the host, made here and removed by `close`:
+        `tmp`, the job's `/tmp` (which the job sees at `tmp_seen_at`, else at its own
+        path), and `control`, its socket's; `inputs`: where the job sees its staged inputs,
+        and their folder (read-only to its tools)."""
+        workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
+        (workspace / "tmp").mkdir()
+        (workspace / "control").mkdir()
+        roots = {tmp_seen_at or str(workspace / "tmp"): (workspace / "tmp", True)}
+        if inputs is not None:
+            roots[inputs[0]] = (inputs[1], False)
+        return cls(podman, cgroups, job, workspace, roots)
+
     @property
     def socket_path(self) -> Path:
         return self.control / SOCKET_NAME

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import shutil
 import socket
 import struct
@@ -27,7 +26,6 @@ from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import (
     SOCKET_NAME,
     SOCKET_VARIABLE,
-    WORKSPACE_PREFIX,
     Broker,
     ContainerJob,
 )
@@ -263,20 +261,17 @@ class OwnSandbox:
             raise
 
     async def _broker(self, job: ContainerJob, inputs: Path | None) -> Broker:
-        """The broker of a job's containers, with the job's folders on the host (removed
-        with the broker): `tmp`, the job's `/tmp`, and `control`, its socket's."""
+        """The broker of a job's containers, listening, with the job's folders on the
+        host: its `/tmp`, its socket's (`Broker.with_workspace`)."""
         if self.podman is None:
             raise ContainersUnavailable(
                 "This worker runs no containers (podman is not installed): the process's "
                 "tools need one.")
-        workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
-        (workspace / "tmp").mkdir()
-        (workspace / "control").mkdir()
-        seen = {"/tmp": (workspace / "tmp", True)} if self.sandbox is not None else \
-            {str(workspace / "tmp"): (workspace / "tmp", True)}
-        if inputs is not None:
-            seen[INPUTS_MOUNT if self.sandbox is not None else str(inputs)] = (inputs, False)
-        broker = Broker(self.podman, self.cgroups, job, workspace, seen)
+        sandboxed = self.sandbox is not None
+        seen = None if inputs is None else \
+            (INPUTS_MOUNT if sandboxed else str(inputs), inputs)
+        broker = Broker.with_workspace(self.podman, self.cgroups, job,
+                                       "/tmp" if sandboxed else None, seen)
         try:
             await broker.start()
         except BaseException:

@@ -41,7 +41,8 @@ from process_api.runner.slurm import (
 
 logger = logging.getLogger("geocatalog.jobs")
 
-#: How often a followed output file is read again once all of it has been read.
+#: How soon a followed output file is read again once all of it has been read (then less
+#: and less often while it stays quiet, down to every POLL_SECONDS).
 FOLLOW_SECONDS = 0.05
 #: What a job's Slurm job is named (`--job-name`), by the job's id.
 NAME_PREFIX = "geocatalog-"
@@ -121,13 +122,17 @@ class Follower:
         """More of the stream in the buffer; False at its end."""
         if self.finished:
             return False
+        wait, seen = FOLLOW_SECONDS, self._last
         while True:
             if data := await asyncio.to_thread(self._read):
                 self._buffer += data
                 return True
             state = await self._state()
             if state is not None and not state.ended:
-                await asyncio.sleep(FOLLOW_SECONDS)
+                if state != seen:  # it started: its output may come at once
+                    wait, seen = FOLLOW_SECONDS, state
+                await asyncio.sleep(wait)
+                wait = min(POLL_SECONDS, wait * 2)  # a job that runs long, quiet, costs less
                 continue
             # ended (or gone): what it wrote before it ended, then its end
             while data := await asyncio.to_thread(self._read):

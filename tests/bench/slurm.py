@@ -55,7 +55,8 @@ def slurm_jobs(dsn: str, data_dir: Path, token: str, port: int, rounds: int = 20
     shared = data_dir / "slurm-shared"
     shared.mkdir(exist_ok=True)
     try:
-        jobs = servers.job_service(dsn, data_dir, JOB_USER_RUNNING=str(SLURM_CONCURRENCY))
+        jobs = servers.job_service(dsn, data_dir, JOB_USER_RUNNING=str(SLURM_CONCURRENCY),
+                                   JOB_USER_QUEUED=str(short * 2))
         on_slurm = dataclasses.replace(jobs, env={
             **jobs.env, **cluster.env, "JOB_EXECUTOR": "slurm", "SLURM_FOLDER": str(shared)})
         found: dict[str, Any] = {}
