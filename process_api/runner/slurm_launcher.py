@@ -143,6 +143,12 @@ class Follower:
             self.finished = True
             return bool(self._buffer)
 
+    @property
+    def read_out(self) -> bool:
+        """Whether the stream has been read to its end: the process's return code (its
+        last line) read, or the Slurm job ended."""
+        return self.finished or (not self._buffer and self._said_returncode())
+
     def _said_returncode(self) -> bool:
         last = self._tail.rstrip(b"\n").rpartition(b"\n")[2]
         with contextlib.suppress(ValueError):
@@ -199,7 +205,7 @@ class Control:
 
     def close(self) -> None:
         self.follower.close()
-        if self.follower.finished:  # read to its end: nothing of it is needed again
+        if self.follower.read_out:  # nothing of it is needed again
             self.slurm.forget(self.follower.slurm_id)
             shutil.rmtree(self.folder, ignore_errors=True)
 

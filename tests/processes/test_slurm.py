@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from stac_ext.app import create_app
 from tests.support.containers import cdo_image, containers_of, shell_in
@@ -115,7 +116,7 @@ async def message_of(client: httpx.AsyncClient, url: str, prefix: str) -> str:
 
 
 async def test_jobs_run_through_slurm_with_the_local_executors_results(
-        service, settings, issuer: TestIssuer, slurm: SlurmCluster) -> None:
+        service, settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster) -> None:
     """50 echo jobs and 10 deployed CWL jobs, each its own Slurm job, answer what the
     local executor answers."""
     ann, dora = service["ann"], service["dora"]
@@ -136,6 +137,7 @@ async def test_jobs_run_through_slurm_with_the_local_executors_results(
     slurm_ids = [await batch_job(settings, job["jobID"]) for job in jobs]
     assert None not in slurm_ids and len(set(slurm_ids)) == 60  # a Slurm job each
 
+    assert list(shared.iterdir()) == []  # each job's folder removed once read
     local = create_app(settings.model_copy(update={
         "job_queue": f"local-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
         "worker_concurrency": 4}), processes=TEST_PROCESSES)
@@ -166,6 +168,7 @@ async def test_slurm_gets_the_cpus_memory_account_and_time_asked(
         assert f"cpu={cpus},mem={memory}" in shown["TRES"], shown["TRES"]
         assert await message_of(ann, r.headers["Location"], "running") == \
             f"running in Slurm (job {shown['JobId']} on {shown['NodeList']})"
+        assert REGISTRY.get_sample_value("geocatalog_slurm_jobs", {"state": "running"}) >= 1
         assert (await ann.delete(r.headers["Location"])).status_code == 200
 
 
@@ -232,7 +235,7 @@ async def batch_job(settings, job_id: str) -> str | None:
 
 
 async def test_a_worker_killed_mid_run_reattaches_once_started_again(
-        submitter, settings, slurm: SlurmCluster) -> None:
+        submitter, settings, shared: Path, slurm: SlurmCluster) -> None:
     """Its Slurm jobs run on; the worker started again follows each to its end, its log
     read again from the start, without submitting it again."""
     ann = submitter["ann"]
@@ -255,6 +258,7 @@ async def test_a_worker_killed_mid_run_reattaches_once_started_again(
         assert await batch_job(settings, job_id) == submitted[job_id]
         log = (await ann.get(f"{url}/logs")).text
         assert log.count("slept 6.00s of 6s") == 1, log
+    assert list(shared.iterdir()) == []
 
 
 async def test_a_job_whose_slurm_job_is_gone_fails_saying_so(
@@ -281,7 +285,7 @@ async def test_a_job_whose_slurm_job_is_gone_fails_saying_so(
 
 
 async def test_a_deployed_tools_container_runs_in_its_slurm_job(
-        service, settings, slurm: SlurmCluster) -> None:
+        service, settings, shared: Path, slurm: SlurmCluster) -> None:
     """On the node, the job's batch step runs its tool's container, as a worker would."""
     dora = service["dora"]
     name = f"contained-{uuid.uuid4().hex[:6]}"
@@ -294,6 +298,7 @@ async def test_a_deployed_tools_container_runs_in_its_slurm_job(
         """))
     assert r.status_code == 201, r.text
     job = await ran(dora, name, {"data": {"contents": "sea surface"}})
+    assert list(shared.iterdir()) == []
     assert job["status"] == "successful", job
     report = (await dora.get(f"/processes/jobs/{job['jobID']}/results")).json()["report"]
     assert report["contents"].splitlines() == [
@@ -311,4 +316,27 @@ async def test_a_job_slurm_refuses_fails_with_slurms_reason(
         job = await ran(ann, "echo", {"message": "x"})
     assert (job["status"], job["message"]) == (
         "failed", "Slurm refused the job: invalid partition specified: nowhere")
+
+
+
+async def test_a_slurm_jobs_process_holds_its_memory_limit(service) -> None:
+    """On the node its process holds its memory limit itself."""
+    hog = await ran(service["ann"], "test-hog", {
+        "mebibytes": 800, "resources": {"limits": {"memory": "300Mi"}}})
+    assert (hog["status"], hog["message"]) == (
+        "failed", "Memory limit exceeded: the job needed more than 300Mi (its "
+        "resources.limits.memory).")
+
+
+async def test_past_its_wall_time_a_slurm_job_is_cancelled_saying_so(
+        settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster) -> None:
+    app = create_app(slurm_settings(settings, shared, job_wall_seconds=4),
+                     processes=TEST_PROCESSES)
+    token = issuer.token("ann", client=PROCESS_CLIENT)
+    async with app.router.lifespan_context(app), http_client(app, token) as ann:
+        slow = await ran(ann, "sleep", {"seconds": 60})
+    assert (slow["status"], slow["message"]) == (
+        "failed", "Wall time limit reached: the job ran for 4 s (JOB_WALL_SECONDS) and was "
+        "stopped.")
+    assert [state for _, state in in_slurm(slurm, slow["jobID"])] == ["CANCELLED"]
     assert list(shared.iterdir()) == []
