@@ -59,6 +59,7 @@ class Supervisor:
         self.slurm_id = slurm_id
         self.account = account
         self._slurm_state: str | None = None  # as the metrics count it
+        self._progressed = False  # the job said its progress: its message is its own
 
     def environment(self, process: Process) -> dict[str, str]:
         """What the job's process adds to the jobs' environment (an allow-list of the
@@ -98,8 +99,8 @@ class Supervisor:
             job_id=self.job_id, cpus=limits.cpus, memory_bytes=limits.memory_bytes,
             wall_seconds=limits.wall_seconds, account=self.account, slurm_id=self.slurm_id,
             submitted=self._submitted, state=self._batch_state)
-        if self.slurm_id is not None:  # reattached: its stream is read again from the start
-            await self.store.clear_log(self.job_id)
+        if batch is not None and self.slurm_id is not None:  # reattached: its stream is
+            await self.store.clear_log(self.job_id)  # read again from the start
         try:
             started = await self.forks.connect(json.dumps({
                 "entry": process.entry, "command": process.command, "files": process.files,
@@ -153,6 +154,8 @@ class Supervisor:
     async def _batch_state(self, state: SlurmState) -> None:
         """The Slurm job's state in the job's message and the metrics."""
         self._count_slurm(state.state.lower())
+        if self._progressed:
+            return
         if state.state == "PENDING":
             reason = f": {state.reason}" if state.reason not in ("", "None") else ""
             message = f"waiting in Slurm (job {self.slurm_id}{reason})"
@@ -245,6 +248,7 @@ class Supervisor:
         """The job's progress in its record; while the database is away, the job goes on,
         its progress unwritten (tried again after AWAY_SECONDS: the relay of its output
         must not wait for each)."""
+        self._progressed = True
         if time.monotonic() < self._away_until:
             return
         try:
