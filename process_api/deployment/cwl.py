@@ -67,6 +67,7 @@ class CwlProcess:
     outputs: dict[str, Any]
     document: str  # the CWL text, as given
     images: tuple[str, ...] = ()  # the containers its tools run in (`DockerRequirement`)
+    workflow: bool = False  # a CWL `Workflow` (its steps may run apart)
     pulled: tuple[str, ...] = ()  # those of them pulled from a registry (`dockerPull`)
 
 
@@ -119,7 +120,8 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
     return CwlProcess(id=target, target=target, title=str(spec.get("label") or target),
                       description="\n".join(doc) if isinstance(doc, list) else str(doc),
                       inputs=inputs, outputs=outputs, document=text,
-                      images=tuple(sorted(images)), pulled=tuple(sorted(pulled)))
+                      images=tuple(sorted(images)), pulled=tuple(sorted(pulled)),
+                      workflow=spec.get("class") == "Workflow")
 
 
 def _steps(document: Any) -> int:

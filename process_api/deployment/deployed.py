@@ -66,7 +66,7 @@ def _deployment(row: dict[str, Any]) -> Deployment:
         # the runner, in the job's own folder and sandbox, with the package beside it
         command=(PYTHON, "-m", "process_api.deployment.cwl_run", about["target"]),
         files={FILE_NAME: row["cwl"]}, sync=True, mutable=True,
-        images=tuple(about.get("images") or ()))
+        images=tuple(about.get("images") or ()), workflow=bool(about.get("workflow")))
     return Deployment(process=process, revision=row["revision"], owner=row["owner"],
                       project=row["project"], visibility=row["visibility"],
                       media_type=row["media_type"], package=row["package"])
@@ -124,7 +124,7 @@ class Deployed:
         description = {"title": package.title, "description": package.description,
                        "version": version, "inputs": package.inputs,
                        "outputs": package.outputs, "target": package.target,
-                       "images": list(package.images)}
+                       "images": list(package.images), "workflow": package.workflow}
         try:
             async with self.pool.connection() as conn, conn.transaction(), \
                     conn.cursor(row_factory=dict_row) as cur:

@@ -91,14 +91,19 @@ class Supervisor:
         received (`outcome["files"]`: number -> `{"local", "size", "checksum"}`)."""
         self.outputs = outputs
         self.tmp_bytes = limits.tmp_bytes
+        # on a scheduler, each of a workflow's containers is a job of its own (its steps
+        # over the nodes), the workflow's own job one core
+        apart = process.workflow and not self.forks.local
         containers = None if not process.images else ContainerJob(
             job_id=self.job_id, images=frozenset(process.images),
             memory_bytes=limits.memory_bytes, processes=limits.processes,
-            cpus=len(limits.cores) if limits.cores else None)
+            cpus=len(limits.cores) if limits.cores else limits.cpus if apart else None,
+            apart=apart)
         batch = None if self.forks.local else BatchJob(
-            job_id=self.job_id, cpus=limits.cpus, memory_bytes=limits.memory_bytes,
-            wall_seconds=limits.wall_seconds, account=self.account, slurm_id=self.slurm_id,
-            submitted=self._submitted, state=self._batch_state)
+            job_id=self.job_id, cpus=1 if apart and containers else limits.cpus,
+            memory_bytes=limits.memory_bytes, wall_seconds=limits.wall_seconds,
+            account=self.account, slurm_id=self.slurm_id, submitted=self._submitted,
+            state=self._batch_state)
         if batch is not None and self.slurm_id is not None:  # reattached: its stream is
             await self.store.clear_log(self.job_id)  # read again from the start
         try:

@@ -67,6 +67,9 @@ class Process:
     # The container images its tools run in (a deployed package's `DockerRequirement`s):
     # each job's tools run in them, its sandbox asking the worker (`container_broker`)
     images: tuple[str, ...] = ()
+    # Its package is a CWL Workflow: on Slurm each of its containers is a Slurm job of its
+    # own (its steps spread over the nodes: `slurm_step`)
+    workflow: bool = False
 
     # Made once per process (a cached property writes the instance's __dict__, which a
     # frozen dataclass allows): building a validator checks the schema itself, which cost

@@ -23,11 +23,11 @@ import socket
 import stat
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from process_api.processes.resources import quantity
 from process_api.runner.cgroups import Cgroups, JobCgroup
@@ -74,18 +74,34 @@ class ContainerJob:
     memory_bytes: int
     processes: int
     cpus: float | None = None
+    apart: bool = False  # each container a job of its own on a scheduler (`Steps`)
+
+
+class Steps(Protocol):
+    """Where a job's containers run when each is a job of its own on a scheduler (a
+    workflow's steps over the cluster's nodes: `slurm_step`)."""
+
+    async def run(self, run: ToolRun, job: ContainerJob, stdio: list[int],
+                  conn: socket.socket, workspace: Path) -> dict[str, Any]:
+        """The container run to its end (or until `conn` closes), `stdio` its stdin,
+        stdout and stderr: the reply, `{"status", "message"?, "hit"?}`."""
+        ...
 
 
 class Broker:
     """One job's containers: the socket its tools are asked on, the containers running."""
 
     def __init__(self, podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
-                 workspace: Path, roots: Mapping[str, tuple[Path, bool]]) -> None:
+                 workspace: Path, roots: Mapping[str, tuple[Path, bool]],
+                 steps: Steps | None = None, control: Path | None = None) -> None:
         self.podman = podman
+        self.steps = steps  # runs its containers elsewhere when the job asks (`apart`)
         self.cgroups = cgroups
         self.job = job
         self.workspace = workspace  # the job's folders on the host, removed at its end
-        self.control = workspace / "control"  # the socket's folder
+        # the socket's folder (on this host: a socket's path is short, a shared folder's
+        # may not be)
+        self.control = control or workspace / "control"
         # where the job sees a folder -> (that folder on the host, whether a tool may
         # write in it: its outputs and temporary folder only, checked per request)
         self.roots = roots
@@ -97,18 +113,23 @@ class Broker:
 
     @classmethod
     def with_workspace(cls, podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
-                       tmp_seen_at: str | None, inputs: tuple[str, Path] | None) -> Broker:
+                       tmp_seen_at: str | None, inputs: tuple[str, Path] | None,
+                       steps: Steps | None = None, base: Path | None = None) -> Broker:
         """A broker with the job's folders on the host, made here and removed by `close`:
         `tmp`, the job's `/tmp` (which the job sees at `tmp_seen_at`, else at its own
-        path), and `control`, its socket's; `inputs`: where the job sees its staged inputs,
-        and their folder (read-only to its tools)."""
-        workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
+        path; in `base`, else the temporary folder), and `control`, its socket's (in the
+        temporary folder); `inputs`: where the job sees its staged inputs, and their folder
+        (read-only to its tools)."""
+        prefix = f"{WORKSPACE_PREFIX}{os.getpid()}-"
+        workspace = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
         (workspace / "tmp").mkdir()
-        (workspace / "control").mkdir()
+        control = workspace / "control" if base is None else \
+            Path(tempfile.mkdtemp(prefix=prefix))
+        control.mkdir(exist_ok=True)
         roots = {tmp_seen_at or str(workspace / "tmp"): (workspace / "tmp", True)}
         if inputs is not None:
             roots[inputs[0]] = (inputs[1], False)
-        return cls(podman, cgroups, job, workspace, roots)
+        return cls(podman, cgroups, job, workspace, roots, steps, control)
 
     @property
     def socket_path(self) -> Path:
@@ -149,6 +170,7 @@ class Broker:
         if self._listener is not None:
             self._listener.close()
         shutil.rmtree(self.workspace, ignore_errors=True)
+        shutil.rmtree(self.control, ignore_errors=True)
         return self.hit
 
     async def _answer(self, conn: socket.socket, name: str) -> None:
@@ -178,56 +200,13 @@ class Broker:
     async def _contained(self, run: ToolRun, fds: list[int], conn: socket.socket
                          ) -> dict[str, Any]:
         """The container run to its end, or until its caller goes."""
-        cgroup = await asyncio.to_thread(self._cgroup)
-        if cgroup is not None:
-            run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
-        try:
-            try:
-                # mounted, not running: check them (podman's files in the job's folder)
-                pid = await self.podman.prepare(run, self.workspace)
-            except ImageRefused as e:
-                return {"status": REFUSED, "message": str(e)}
-            if problem := await asyncio.to_thread(
-                    mount_problem, pid, [(m.source, m.target) for m in run.mounts]):
-                return {"status": REFUSED, "message": problem}
-            process = await asyncio.create_subprocess_exec(
-                *self.podman.start_command(run.name), stdin=fds[0], stdout=fds[1],
-                stderr=fds[2], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                cwd=self.workspace)
-            for fd in fds:
-                os.close(fd)
-            fds.clear()
-            ended = asyncio.create_task(process.wait())
-            gone = asyncio.create_task(_closed(conn))
-            try:
-                await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                gone.cancel()
-                if not ended.done():  # its caller went, or the job ends: so does it
-                    await asyncio.shield(self.podman.remove(run.name))
-                status = await asyncio.shield(ended)
-            hit = cgroup.hit(killed=status == KILLED) if cgroup is not None else []
-        finally:
-            await asyncio.shield(self.podman.remove(run.name))
-            if cgroup is not None:
-                await asyncio.shield(asyncio.to_thread(cgroup.close))
-        self.hit += [h for h in hit if h not in self.hit]
-        if "memory" in hit:
-            return {"status": status, "message": (
-                f"The container was stopped: its tool needed more than the job's "
-                f"{quantity(self.job.memory_bytes)} of memory (resources.limits.memory).")}
-        return {"status": status}
-
-    def _cgroup(self) -> JobCgroup | None:
-        if self.cgroups is None:
-            return None
-        cgroup = self.cgroups.create()
-        try:
-            cgroup.limit(self.job.memory_bytes, self.job.processes)
-        except BaseException:
-            cgroup.close()
-            raise
-        return cgroup
+        if self.job.apart and self.steps is not None:
+            reply = await self.steps.run(run, self.job, fds, conn, self.workspace)
+        else:
+            reply = await run_container(self.podman, self.cgroups, self.job, run,
+                                        self.workspace, fds, caller_gone(conn))
+        self.hit += [h for h in reply.pop("hit", []) if h not in self.hit]
+        return reply
 
     def _run(self, request: Any, name: str) -> ToolRun:
         """The container a request (cwltool's arguments after `run`) asks for, checked."""
@@ -283,6 +262,72 @@ class Broker:
                              "sees only the job's own folders.")
 
 
+async def run_container(podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
+                        run: ToolRun, folder: Path, stdio: list[int],
+                        gone: Coroutine[Any, Any, None] | None = None) -> dict[str, Any]:
+    """A tool's container, in a cgroup bounded as the job is, made and its mounts checked,
+    then run with `stdio` (stdin, stdout, stderr: closed here once it has them) to its end
+    or until `gone` returns; removed. The reply: `{"status", "message"?, "hit"}` (the
+    ceilings it met)."""
+    cgroup = await asyncio.to_thread(_bounded, cgroups, job)
+    if cgroup is not None:
+        run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
+    try:
+        try:
+            # mounted, not running: check them (podman's files in the job's folder)
+            pid = await podman.prepare(run, folder)
+        except ImageRefused as e:
+            return {"status": REFUSED, "message": str(e), "hit": []}
+        if problem := await asyncio.to_thread(
+                mount_problem, pid, [(m.source, m.target) for m in run.mounts]):
+            return {"status": REFUSED, "message": problem, "hit": []}
+        process = await asyncio.create_subprocess_exec(
+            *podman.start_command(run.name), stdin=stdio[0], stdout=stdio[1],
+            stderr=stdio[2], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            cwd=folder)
+        for fd in stdio:
+            os.close(fd)
+        stdio.clear()
+        ended = asyncio.create_task(process.wait())
+        waiting: set[asyncio.Future[Any]] = {ended}
+        if gone is not None:
+            waiting.add(asyncio.ensure_future(gone))
+            gone = None  # watched: the task owns it
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waiting - {ended}:
+                task.cancel()
+            if not ended.done():  # its caller went, or the job ends: so does it
+                await asyncio.shield(podman.remove(run.name))
+            status = await asyncio.shield(ended)
+        hit = cgroup.hit(killed=status == KILLED) if cgroup is not None else []
+    finally:
+        if gone is not None:  # never watched (it did not start)
+            gone.close()
+        await asyncio.shield(podman.remove(run.name))
+        if cgroup is not None:
+            await asyncio.shield(asyncio.to_thread(cgroup.close))
+    if "memory" in hit:
+        return {"status": status, "hit": hit, "message": (
+            f"The container was stopped: its tool needed more than the job's "
+            f"{quantity(job.memory_bytes)} of memory (resources.limits.memory).")}
+    return {"status": status, "hit": hit}
+
+
+def _bounded(cgroups: Cgroups | None, job: ContainerJob) -> JobCgroup | None:
+    """A cgroup for one of the job's containers, bounded as the job is (None: none)."""
+    if cgroups is None:
+        return None
+    cgroup = cgroups.create()
+    try:
+        cgroup.limit(job.memory_bytes, job.processes)
+    except BaseException:
+        cgroup.close()
+        raise
+    return cgroup
+
+
 def _open_to_tools(path: Path) -> None:
     """A folder the tool (a user that is not root) writes in: open to every user (a link
     put there meanwhile is not followed)."""
@@ -294,7 +339,7 @@ def _open_to_tools(path: Path) -> None:
         os.close(fd)
 
 
-async def _closed(conn: socket.socket) -> None:
+async def caller_gone(conn: socket.socket) -> None:
     """Until the caller closes its end (it ended, or was killed)."""
     loop = asyncio.get_running_loop()
     while await loop.sock_recv(conn, 1):

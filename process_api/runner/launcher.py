@@ -28,6 +28,7 @@ from process_api.runner.container_broker import (
     SOCKET_VARIABLE,
     Broker,
     ContainerJob,
+    Steps,
 )
 from process_api.runner.containers import Podman
 from process_api.runner.isolation import spawn
@@ -211,13 +212,16 @@ class OwnSandbox:
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
                  network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
-                 podman: Podman | None = None, cgroups: Cgroups | None = None) -> None:
+                 podman: Podman | None = None, cgroups: Cgroups | None = None,
+                 steps: Steps | None = None, workspaces: Path | None = None) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)
         self.environment = environment
         self.podman = podman  # runs its jobs' containers (None: this worker has none)
         self.cgroups = cgroups  # where their containers' cgroups are made
+        self.steps = steps  # where a workflow's containers run apart (a scheduler's nodes)
+        self.workspaces = workspaces  # where their job folders are made (None: /tmp)
         self._started: set[asyncio.Task[int]] = set()
 
     async def connect(self, request: bytes, inputs: Path | None = None,
@@ -271,7 +275,8 @@ class OwnSandbox:
         seen = None if inputs is None else \
             (INPUTS_MOUNT if sandboxed else str(inputs), inputs)
         broker = Broker.with_workspace(self.podman, self.cgroups, job,
-                                       "/tmp" if sandboxed else None, seen)
+                                       "/tmp" if sandboxed else None, seen, self.steps,
+                                       self.workspaces)
         try:
             await broker.start()
         except BaseException:

@@ -24,19 +24,28 @@ from process_api.runner.containers import Podman
 from process_api.runner.isolation import close_inherited, not_dumpable
 from process_api.runner.launcher import OwnSandbox, Started
 from process_api.runner.sandbox import Sandbox
+from process_api.runner.slurm import Slurm
+from process_api.runner.slurm_step import SlurmSteps
 
 
-def _launcher(description: dict[str, Any]) -> OwnSandbox:
+def _launcher(description: dict[str, Any], folder: Path) -> OwnSandbox:
     given = description.get("sandbox")
     sandbox = None if given is None else Sandbox(**{
         **given, "hidden": tuple(Path(h) for h in given["hidden"]),
         "packages": tuple(given["packages"])})
-    podman = cgroups = None
+    podman = cgroups = steps = None
+    registries = tuple(description.get("registries") or ())
     if description.get("containers") is not None:
-        podman = Podman.available(tuple(description.get("registries") or ()))
+        podman = Podman.available(registries)
         cgroups = Cgroups.for_containers()
+        if description["containers"].get("apart"):  # a workflow's steps over the nodes
+            steps = SlurmSteps(Slurm.available(description.get("partition")),
+                               description["wall_seconds"], description.get("account"),
+                               registries)
+    # its folders in the job's shared one: a step on another node sees them
     return OwnSandbox(sandbox, description["environment"], network=description["network"],
-                      modules=description["modules"], podman=podman, cgroups=cgroups)
+                      modules=description["modules"], podman=podman, cgroups=cgroups,
+                      steps=steps, workspaces=folder)
 
 
 def _containers(description: dict[str, Any]) -> ContainerJob | None:
@@ -74,7 +83,7 @@ async def run(folder: Path, out: BinaryIO) -> int:
     described.unlink()  # the job's inputs, secrets too: read once
     inputs = folder / "inputs"
     sys.path[:0] = [p for p in description.get("path", []) if p not in sys.path]
-    launcher = _launcher(description)
+    launcher = _launcher(description, folder)
     task = asyncio.current_task()
     assert task is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)

@@ -140,6 +140,7 @@ class Follower:
             if not self._said_returncode():
                 self._buffer += b"\n" + json.dumps(_ended_message(self.slurm_id, state)
                                                    ).encode() + b"\n"
+                await asyncio.to_thread(self._log_errors, state)
             self.finished = True
             return bool(self._buffer)
 
@@ -148,6 +149,17 @@ class Follower:
         """Whether the stream has been read to its end: the process's return code (its
         last line) read, or the Slurm job ended."""
         return self.finished or (not self._buffer and self._said_returncode())
+
+    def _log_errors(self, state: SlurmState | None) -> None:
+        """The end of Slurm's error file of a job that ended before its process said how,
+        in the worker's log (the operator's: it may name the node's paths)."""
+        try:
+            errors = (self.output.parent / "slurm.err").read_text(errors="replace")[-2000:]
+        except OSError:
+            errors = ""
+        logger.warning("Slurm job %s ended (%s) before its job's process did: %s",
+                       self.slurm_id, state.state if state else "gone",
+                       errors.strip() or "no error output")
 
     def _said_returncode(self) -> bool:
         last = self._tail.rstrip(b"\n").rpartition(b"\n")[2]
@@ -257,7 +269,8 @@ class SlurmLauncher:
             if slurm_id is None:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
         if slurm_id is None:
-            await asyncio.to_thread(self._prepare, folder, request, inputs, containers)
+            await asyncio.to_thread(self._prepare, folder, request, inputs, containers,
+                                    batch)
             try:
                 slurm_id = await self.slurm.submit(Submission(
                     name=NAME_PREFIX + batch.job_id, folder=folder,
@@ -273,7 +286,7 @@ class SlurmLauncher:
         return Started(follower, Control(self.slurm, follower, folder), b"", None)
 
     def _prepare(self, folder: Path, request: bytes, inputs: Path | None,
-                 containers: ContainerJob | None) -> None:
+                 containers: ContainerJob | None, batch: BatchJob) -> None:
         """The job's folder: its description (readable by this user alone) and inputs."""
         folder.mkdir(mode=0o700, parents=True)
         if inputs is not None:
@@ -286,6 +299,9 @@ class SlurmLauncher:
             "containers": None if containers is None else {
                 **asdict(containers), "images": sorted(containers.images)},
             "registries": list(self.registries),
+            # what a workflow's steps ask of Slurm, each a Slurm job of its own
+            "partition": self.slurm.partition, "account": batch.account,
+            "wall_seconds": batch.wall_seconds,
             # where this worker imports from (the same install on every node): the jobs'
             # modules are found, and mounted in their sandbox, as here
             "path": [p for p in sys.path if p]}

@@ -340,3 +340,73 @@ async def test_past_its_wall_time_a_slurm_job_is_cancelled_saying_so(
         "stopped.")
     assert [state for _, state in in_slurm(slurm, slow["jobID"])] == ["CANCELLED"]
     assert list(shared.iterdir()) == []
+
+
+def three_steps(process_id: str, image: str) -> str:
+    """A workflow of three steps in containers, each reading the file of the one before
+    and adding its word."""
+    return f"""\
+cwlVersion: v1.2
+$graph:
+  - id: {process_id}
+    class: Workflow
+    inputs:
+      word: string
+    outputs:
+      story: {{type: File, outputSource: third/out}}
+    steps:
+      first: {{run: "#say", in: {{word: word}}, out: [out]}}
+      second: {{run: "#say", in: {{word: {{default: two}}, before: first/out}}, out: [out]}}
+      third: {{run: "#say", in: {{word: {{default: three}}, before: second/out}}, out: [out]}}
+  - id: say
+    class: CommandLineTool
+    requirements:
+      DockerRequirement: {{dockerImageId: "{image}"}}
+    baseCommand: [bash, -c, 'if [ -n "$2" ]; then cat "$2"; fi; echo "$1"', say]
+    inputs:
+      word: {{type: string, inputBinding: {{position: 1}}}}
+      before: {{type: File?, inputBinding: {{position: 2}}}}
+    stdout: out.txt
+    outputs:
+      out: stdout
+"""
+
+
+async def test_a_workflows_steps_run_as_slurm_jobs_of_their_own(
+        service, shared: Path, slurm: SlurmCluster) -> None:
+    dora = service["dora"]
+    name = f"story-{uuid.uuid4().hex[:6]}"
+    r = await dora.post("/processes/processes", headers=CWL_YAML,
+                        content=three_steps(name, cdo_image()))
+    assert r.status_code == 201, r.text
+    job = await ran(dora, name, {"word": "one"})
+    assert job["status"] == "successful", job
+    story = (await dora.get(f"/processes/jobs/{job['jobID']}/results")).json()["story"]
+    assert story["contents"] == "one\ntwo\nthree\n"
+    steps = slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-step-{job['jobID']}",
+                      "-o", "%i %T").split()
+    assert steps[1::2] == ["COMPLETED"] * 3  # each step a Slurm job of its own
+    assert [state for _, state in in_slurm(slurm, job["jobID"])] == ["COMPLETED"]
+    assert list(shared.iterdir()) == []
+
+
+async def test_dismissing_a_workflow_cancels_its_steps_slurm_jobs(
+        service, slurm: SlurmCluster) -> None:
+    dora = service["dora"]
+    name = f"naps-{uuid.uuid4().hex[:6]}"
+    package = three_steps(name, cdo_image()).replace(
+        "'if [ -n \"$2\" ]; then cat \"$2\"; fi; echo \"$1\"'", "'sleep 120'")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=package)
+    assert r.status_code == 201, r.text
+    r = await execute(dora, name, {"word": "one"})
+    job_id = r.headers["Location"].rsplit("/", 1)[1]
+
+    def steps() -> list[str]:
+        return slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-step-{job_id}",
+                         "-o", "%T").split()
+
+    assert await until(lambda: steps() == ["RUNNING"], seconds=120)
+    assert (await dora.delete(r.headers["Location"])).status_code == 200
+    assert await until(lambda: steps() == ["CANCELLED"], seconds=60), steps()
+    assert await until(lambda: [s for _, s in in_slurm(slurm, job_id)] == ["CANCELLED"],
+                       seconds=60)

@@ -19,8 +19,9 @@ from tests.support.http import free_port
 
 #: The node's memory as Slurm counts it (less than the machine's: slurmd refuses more).
 NODE_MEMORY_MIB = 4096
-#: How long Slurm keeps an ended job (then `squeue` no longer knows it).
-MIN_JOB_AGE = 10
+#: How long Slurm keeps an ended job (then `squeue` no longer knows it): the tests look
+#: ended jobs up.
+MIN_JOB_AGE = 300
 
 CONF = """\
 ClusterName=geocatalog-test
