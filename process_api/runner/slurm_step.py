@@ -86,8 +86,11 @@ class SlurmSteps:
                 with contextlib.suppress(SlurmError):
                     await asyncio.shield(self.slurm.cancel(slurm_id))
             self.slurm.forget(slurm_id)
-        await asyncio.to_thread(_copy, step / "stdout", stdio[1])
-        await asyncio.to_thread(_copy, step / "stderr", stdio[2])
+        if ended.cancelled():  # its caller went: nobody reads its end
+            return {"status": KILLED}
+        for name, fd in (("stdout", stdio[1]), ("stderr", stdio[2])):
+            if (step / name).exists():  # (none when its container never started)
+                await asyncio.to_thread(_copy, step / name, fd)
         return json.loads((step / "status").read_text()) if (step / "status").exists() \
             else {"status": KILLED, "message": f"The Slurm job {slurm_id} of a step ended "
                   "before its container did."}
