@@ -64,11 +64,12 @@ Failure = Literal["refused", "missing", "unreachable"]
 def storage_failure(error: Exception) -> Failure | None:
     """fsspec, s3fs and botocore raise many kinds: which one this is, in words."""
     text = f"{type(error).__name__} {error}".lower()
-    if isinstance(error, PermissionError) or any(word in text for word in (
-            "accessdenied", "forbidden", "signature", "invalidaccesskeyid", "403")):
+    # a status is a number of its own: an endpoint's port (127.0.0.1:40312) is none
+    if isinstance(error, PermissionError) or re.search(
+            r"accessdenied|forbidden|signature|invalidaccesskeyid|(?<![\d.:])403(?!\d)", text):
         return "refused"
-    if isinstance(error, FileNotFoundError) or any(word in text for word in (
-            "nosuchkey", "nosuchbucket", "404")):
+    if isinstance(error, FileNotFoundError) or re.search(
+            r"nosuchkey|nosuchbucket|(?<![\d.:])404(?!\d)", text):
         return "missing"
     if isinstance(error, OSError | ConnectionError | TimeoutError) or any(
             word in type(error).__name__ for word in ("Connect", "Endpoint", "Timeout")):

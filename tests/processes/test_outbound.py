@@ -13,6 +13,7 @@ import fsspec
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
+from process_api.data.staging import storage_failure
 from process_api.processes.outbound import REFUSED, OutboundPolicy, TargetRefused
 from process_api.processes.s3_manifest import manifest, s3_filesystem
 from process_api.runner.child import Context
@@ -160,3 +161,16 @@ def test_s3_redirects_cannot_reach_a_blocked_address(
     with pytest.raises(EndpointConnectionError):
         again.cat("bucket/x")
     assert hits == []
+
+
+@pytest.mark.parametrize(("error", "failure"), [
+    (EndpointConnectionError(endpoint_url="http://127.0.0.1:40312/bucket"), "unreachable"),
+    (EndpointConnectionError(endpoint_url="http://127.0.0.1:34041/bucket"), "unreachable"),
+    (OSError("An error occurred (403) when calling the HeadObject operation: Forbidden"),
+     "refused"),
+    (OSError("An error occurred (404) when calling the HeadObject operation"), "missing"),
+])
+def test_a_storage_failure_is_named_by_its_status_not_by_a_port(error: Exception,
+                                                                 failure: str) -> None:
+    """An endpoint whose port holds 403 (it happened: 127.0.0.1:40312) is not a refusal."""
+    assert storage_failure(error) == failure
