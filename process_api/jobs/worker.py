@@ -305,7 +305,8 @@ class JobWorker:
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                DATABASE_AWAY))
             return
-        started = await self.store.get(job_id) or started  # with its Slurm job, if any
+        if self.engine.executor is not None:  # its record, with its Slurm job if any
+            started = await self.store.get(job_id) or started
         if self._again(started, process):
             async with self.engine.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):

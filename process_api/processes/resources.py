@@ -138,10 +138,9 @@ def plan(resources: dict[str, Any] | None, ceilings: Ceilings = Ceilings(),
         raise ResourceError("; ".join(problems))
     resources = resources or {}
     limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
-    cores_offered, memory_offered = worker_offer()
     asked_cpu = parse_cpu(limits.get("cpu") or requests.get("cpu") or "1")
-    if not local:
-        cores_offered, memory_offered = MAX_CPU, MAX_MEMORY
+    # a scheduler checks requests against its nodes; the ceilings bound them already
+    cores_offered, memory_offered = worker_offer() if local else (MAX_CPU, MAX_MEMORY)
     if "cpu" in requests and parse_cpu(requests["cpu"]) > cores_offered:
         raise ResourceError(f"requests.cpu {requests['cpu']} is more than this worker's "
                             f"{cores_offered} cores")

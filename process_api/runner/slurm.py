@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+import shlex
 import shutil
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -86,6 +88,12 @@ class Submission:
         return options
 
 
+def batch_script(module: str, folder: Path) -> str:
+    """A batch script running `python -m module folder` with this process's Python (the
+    same install on every node)."""
+    return f"#!/bin/sh\nexec {shlex.join([sys.executable, '-m', module, str(folder)])}\n"
+
+
 async def _command(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         *args, stdin=asyncio.subprocess.PIPE if stdin is not None else
@@ -159,14 +167,6 @@ class Slurm:
     def forget(self, job_id: str) -> None:
         self._followed.discard(job_id)
         self._states.pop(job_id, None)
-
-    def counts(self) -> dict[str, int]:
-        """The followed jobs by state (their last poll), e.g. `{"PENDING": 2}`."""
-        counts: dict[str, int] = {}
-        for job_id in self._followed:
-            if (state := self._states.get(job_id)) is not None:
-                counts[state.state] = counts.get(state.state, 0) + 1
-        return counts
 
     async def _poll(self) -> None:
         asked = sorted(self._followed)

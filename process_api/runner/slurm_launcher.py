@@ -18,7 +18,6 @@ import contextlib
 import json
 import logging
 import os
-import shlex
 import shutil
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,6 +36,7 @@ from process_api.runner.slurm import (
     SlurmError,
     SlurmState,
     Submission,
+    batch_script,
 )
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -85,7 +85,6 @@ class Follower:
         self._file: BinaryIO | None = None
         self._buffer = bytearray()
         self._last: SlurmState | None = None
-        self._asked = 0.0
         self._tail = b""  # the last bytes read: did the process say its return code?
 
     async def readline(self) -> bytes:
@@ -168,12 +167,8 @@ class Follower:
         return False
 
     async def _state(self) -> SlurmState | None:
-        """The Slurm job's state, asked at most every POLL_SECONDS, its changes heard;
+        """The Slurm job's state (as old as `Slurm.state` keeps it), its changes heard;
         `UNANSWERED` while Slurm does not answer (the job is not gone for that)."""
-        loop = asyncio.get_running_loop()
-        if self._asked and loop.time() - self._asked < POLL_SECONDS:
-            return self._last
-        self._asked = loop.time()
         try:
             state = await self.slurm.state(self.slurm_id)
         except SlurmError as e:
@@ -274,7 +269,8 @@ class SlurmLauncher:
             try:
                 slurm_id = await self.slurm.submit(Submission(
                     name=NAME_PREFIX + batch.job_id, folder=folder,
-                    script=self._script(folder), cpus=batch.cpus,
+                    script=batch_script("process_api.runner.slurm_job", folder),
+                    cpus=batch.cpus,
                     memory_bytes=batch.memory_bytes, wall_seconds=batch.wall_seconds,
                     account=batch.account))
             except BaseException:
@@ -308,10 +304,3 @@ class SlurmLauncher:
         fd = os.open(folder / "job.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as out:
             json.dump(description, out)
-
-    @staticmethod
-    def _script(folder: Path) -> str:
-        """The batch script: this worker's Python (the same install on every node) runs
-        the job's batch step."""
-        command = [sys.executable, "-m", "process_api.runner.slurm_job", str(folder)]
-        return "#!/bin/sh\nexec " + " ".join(shlex.quote(part) for part in command) + "\n"

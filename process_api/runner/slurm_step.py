@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import signal
 import socket
@@ -33,7 +32,13 @@ from process_api.runner.container_broker import (
 )
 from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
 from process_api.runner.isolation import close_inherited, not_dumpable
-from process_api.runner.slurm import POLL_SECONDS, Slurm, SlurmError, Submission
+from process_api.runner.slurm import (
+    POLL_SECONDS,
+    Slurm,
+    SlurmError,
+    Submission,
+    batch_script,
+)
 
 #: What a step's Slurm job is named, by its job's id (`squeue --name`).
 STEP_PREFIX = "geocatalog-step-"
@@ -66,11 +71,10 @@ class SlurmSteps:
             "job": {**asdict(job), "images": sorted(job.images)},
             "registries": list(self.registries)}
         (step / "step.json").write_text(json.dumps(description))
-        command = [sys.executable, "-m", "process_api.runner.slurm_step", str(step)]
         try:
             slurm_id = await self.slurm.submit(Submission(
                 name=STEP_PREFIX + job.job_id, folder=step,
-                script="#!/bin/sh\nexec " + shlex.join(command) + "\n",
+                script=batch_script("process_api.runner.slurm_step", step),
                 cpus=max(1, round(job.cpus or 1)), memory_bytes=job.memory_bytes,
                 wall_seconds=self.wall_seconds, account=self.account))
         except SlurmError as e:

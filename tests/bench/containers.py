@@ -38,6 +38,14 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def job_times(values: list[float], errors: int) -> dict[str, Any]:
+    """Whole-request times in ms of the jobs that answered: how many, the failures, p50
+    and p95."""
+    return {"jobs": len(values), "errors": errors,
+            "p50_ms": round(statistics.median(values), 1) if values else None,
+            "p95_ms": round(_percentile(values, 0.95), 1) if values else None}
+
+
 def container_jobs(base: str, token: str, rounds: int = 20) -> dict[str, Any]:
     """`rounds` jobs of each kind, alternated (ABBA), through the process API at `base`."""
     image = cdo_image()
@@ -66,10 +74,7 @@ def container_jobs(base: str, token: str, rounds: int = 20) -> dict[str, Any]:
                 errors[kind] += 1
         for process in ids.values():
             http.delete(f"/processes/{process}")
-    found = {kind: {"jobs": len(values), "errors": errors[kind],
-                    "p50_ms": round(statistics.median(values), 1) if values else None,
-                    "p95_ms": round(_percentile(values, 0.95), 1) if values else None}
-             for kind, values in times.items()}
+    found = {kind: job_times(values, errors[kind]) for kind, values in times.items()}
     if found["container"]["p50_ms"] and found["bubblewrap"]["p50_ms"]:
         found["ratio_p50"] = round(found["container"]["p50_ms"] /
                                    found["bubblewrap"]["p50_ms"], 2)

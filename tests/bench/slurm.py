@@ -10,7 +10,6 @@ docs/performance.md).
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,11 @@ from typing import Any
 import httpx
 
 from tests.bench import features, servers
+from tests.bench.containers import job_times
 from tests.support.slurm import start_slurm
 
 #: Jobs a Slurm worker keeps in Slurm at once (it only waits for them).
 SLURM_CONCURRENCY = 200
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _one_at_a_time(base: str, token: str, rounds: int) -> dict[str, Any]:
@@ -44,9 +39,7 @@ def _one_at_a_time(base: str, token: str, rounds: int) -> dict[str, Any]:
                 times.append(elapsed * 1000)
             else:
                 errors += 1
-    return {"jobs": len(times), "errors": errors,
-            "p50_ms": round(statistics.median(times), 1) if times else None,
-            "p95_ms": round(_percentile(times, 0.95), 1) if times else None}
+    return job_times(times, errors)
 
 
 def slurm_jobs(dsn: str, data_dir: Path, token: str, port: int, rounds: int = 20,

@@ -91,9 +91,11 @@ async def results_of(client: httpx.AsyncClient, jobs: list[dict]) -> list[dict]:
     return found
 
 
-def in_slurm(slurm: SlurmCluster, job_id: str) -> list[tuple[str, str]]:
-    """The Slurm jobs of a job (id, state) that Slurm still knows."""
-    lines = slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-{job_id}",
+def in_slurm(slurm: SlurmCluster, job_id: str, prefix: str = "geocatalog-"
+             ) -> list[tuple[str, str]]:
+    """The Slurm jobs of a job (id, state) that Slurm still knows (`prefix`
+    `geocatalog-step-`: its workflow's steps')."""
+    lines = slurm.run("squeue", "-h", "--states=all", f"--name={prefix}{job_id}",
                       "-o", "%i %T").split()
     return list(zip(lines[::2], lines[1::2], strict=True))
 
@@ -383,10 +385,11 @@ async def test_a_workflows_steps_run_as_slurm_jobs_of_their_own(
     assert job["status"] == "successful", job
     story = (await dora.get(f"/processes/jobs/{job['jobID']}/results")).json()["story"]
     assert story["contents"] == "one\ntwo\nthree\n"
-    steps = slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-step-{job['jobID']}",
-                      "-o", "%i %T").split()
-    assert steps[1::2] == ["COMPLETED"] * 3  # each step a Slurm job of its own
-    assert [state for _, state in in_slurm(slurm, job["jobID"])] == ["COMPLETED"]
+    steps = in_slurm(slurm, job["jobID"], "geocatalog-step-")
+    assert [state for _, state in steps] == ["COMPLETED"] * 3  # each a Slurm job of its own
+    # the job's record ends once its process's end is read: its batch step exits just after
+    assert await until(lambda: [state for _, state in in_slurm(slurm, job["jobID"])] ==
+                       ["COMPLETED"], seconds=60)
     assert list(shared.iterdir()) == []
 
 
@@ -402,8 +405,7 @@ async def test_dismissing_a_workflow_cancels_its_steps_slurm_jobs(
     job_id = r.headers["Location"].rsplit("/", 1)[1]
 
     def steps() -> list[str]:
-        return slurm.run("squeue", "-h", "--states=all", f"--name=geocatalog-step-{job_id}",
-                         "-o", "%T").split()
+        return [state for _, state in in_slurm(slurm, job_id, "geocatalog-step-")]
 
     assert await until(lambda: steps() == ["RUNNING"], seconds=120)
     assert (await dora.delete(r.headers["Location"])).status_code == 200
