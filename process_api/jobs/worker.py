@@ -25,6 +25,7 @@ from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS
 from process_api.jobs.job_data import JobData, run_with_data
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
 from process_api.jobs.queue import UNREACHABLE
+from process_api.jobs.reattach import Reattachment
 from process_api.jobs.secrets import PLACEHOLDER, Scrubber, merge_secrets
 from process_api.jobs.status import status_info
 from process_api.jobs.store import Job, JobStore
@@ -38,7 +39,6 @@ from process_api.runner.container_broker import forget_dead_workspaces
 from process_api.runner.containers import Podman
 from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
 from process_api.runner.sandbox import JOB_PACKAGES
-from process_api.runner.slurm import SlurmError
 
 if TYPE_CHECKING:
     from process_api.jobs.engine import Engine
@@ -50,9 +50,6 @@ TASK = "geocatalog.run_job"
 DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
-#: How many more times than its process's retries a job run by Slurm is reattached to (its
-#: worker died or stopped while its Slurm job ran on).
-REATTACHMENTS = 3
 DATABASE_AWAY = ("The database was unreachable while this job ran: its worker could not "
                  "follow it, and stopped it. Submit it again.")
 
@@ -94,6 +91,8 @@ class JobWorker:
         self._own_workers: set[int] = set()
         # jobs of this worker that met the database away: how they end says so
         self._lost: set[str] = set()
+        # jobs of workers that died or stopped: run again, or ended with their Slurm jobs
+        self.batches = Reattachment(self.store, engine.executor)
 
     async def run(self, concurrency: int = 2, install_signal_handlers: bool = True,
                   name: str | None = None) -> None:
@@ -171,14 +170,16 @@ class JobWorker:
                 # paused, or its event loop blocked, longer than the stalled time)
                 continue
             job = await self.store.get(str(queued.task_kwargs.get("job_id")))
+            if job is not None and job["status"] == "running":
+                job = await self.batches.recorded(job)
             process = self.engine.registry.get(job["process_id"]) if job else None
-            if job and job["status"] == "running" and self._again(job, process):
+            if job and job["status"] == "running" and self.batches.again(job, process):
                 await self.store.requeue(job["id"], "worker died; queued again")
                 await manager.retry_job(queued)
                 logger.warning("job %s: worker died, queued again", job["id"])
                 continue
             if job:
-                await self._cancel_batch(job)
+                await self.batches.end(job)
                 failed = await self.store.finish(
                     job["id"], "failed",
                     DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
@@ -187,24 +188,6 @@ class JobWorker:
                 if failed is not None:
                     self._callback(failed, FAILED)
             await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
-
-    @staticmethod
-    def _again(job: Job, process: Process | None) -> bool:
-        """Whether a job whose worker died or stopped runs again: its Slurm job, which
-        runs on, reattached to; else another attempt, as its process allows."""
-        retries = process.retries if process is not None else 0
-        if job.get("batch_job"):
-            return job["attempts"] <= retries + REATTACHMENTS
-        return process is not None and job["attempts"] <= retries
-
-    async def _cancel_batch(self, job: Job) -> None:
-        """The Slurm job of a job that fails without it, cancelled."""
-        if job.get("batch_job") and self.engine.executor is not None:
-            try:
-                await self.engine.executor.slurm.cancel(str(job["batch_job"]))
-            except SlurmError as e:
-                logger.warning("job %s: its Slurm job %s not cancelled (%s)", job["id"],
-                               job["batch_job"], e)
 
     async def run_job(self, context: procrastinate.JobContext, job_id: str) -> None:
         """The job engine's task: one job, from its record's start to its end."""
@@ -306,8 +289,8 @@ class JobWorker:
                                                                DATABASE_AWAY))
             return
         if self.engine.executor is not None:  # its record, with its Slurm job if any
-            started = await self.store.get(job_id) or started
-        if self._again(started, process):
+            started = await self.batches.recorded(await self.store.get(job_id) or started)
+        if self.batches.again(started, process):
             async with self.engine.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
                     await self.app.configure_task(
@@ -315,7 +298,7 @@ class JobWorker:
                     ).defer_async(job_id=job_id)
             logger.warning("job %s: worker stopping, queued again", job_id)
             return
-        await self._cancel_batch(started)
+        await self.batches.end(started)
         await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
 
     def _launcher(self, network: bool) -> Launcher:

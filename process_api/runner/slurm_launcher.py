@@ -232,6 +232,21 @@ class SlurmExecutor:
         return SlurmLauncher(self.slurm, self.folder, sandbox, environment, network,
                              modules, registries)
 
+    async def submitted(self, job_id: str) -> str | None:
+        """The Slurm job of a job whose record names none: its folder is made before it is
+        submitted, so a worker that stopped between the two left one to look for."""
+        if not (self.folder / job_id).exists():
+            return None
+        return await self.slurm.find(NAME_PREFIX + job_id)
+
+    async def end(self, job_id: str, slurm_id: str | None) -> None:
+        """A job that fails without its Slurm job: that cancelled, its folder removed."""
+        try:
+            if slurm_id:
+                await self.slurm.cancel(slurm_id)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, self.folder / job_id, True)
+
 
 class SlurmLauncher:
     """Each job's process submitted to Slurm, in the sandbox it would have on the worker's

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -196,9 +197,12 @@ async def test_a_request_above_a_ceiling_is_refused_naming_it(service) -> None:
         "cores (JOB_CPU_MAX); resources/limits/memory: at most 1Gi (JOB_MEMORY_MAX)")
 
 
-def start_worker(settings, shared: Path, slurm: SlurmCluster, queue: str
-                 ) -> subprocess.Popen:
-    env = {**os.environ, **slurm.env, "DATABASE_URL": settings.database_url,
+def start_worker(settings, shared: Path, slurm: SlurmCluster, queue: str,
+                 path: str | None = None) -> subprocess.Popen:
+    """A `geocatalog worker` of `queue` on Slurm (`path`: its PATH, where it finds Slurm's
+    commands)."""
+    env = {**os.environ, **slurm.env, "PATH": path or os.environ["PATH"],
+           "DATABASE_URL": settings.database_url,
            **role_env(settings.database_url), "JOB_QUEUE": queue,
            "GEOCATALOG_DATA_DIR": str(settings.data_dir), "OIDC_ISSUER": settings.oidc_issuer,
            "JOB_HEARTBEAT_SECONDS": "0.5", "JOB_STALLED_SECONDS": "3",
@@ -219,8 +223,8 @@ async def submitter(settings, issuer: TestIssuer, shared: Path, slurm: SlurmClus
     workers: list[subprocess.Popen] = []
     token = issuer.token("ann", client=PROCESS_CLIENT)
     async with app.router.lifespan_context(app), http_client(app, token) as ann:
-        yield {"ann": ann, "start": lambda: workers.append(
-            start_worker(settings, shared, slurm, queue)) or workers[-1]}
+        yield {"ann": ann, "start": lambda **more: workers.append(
+            start_worker(settings, shared, slurm, queue, **more)) or workers[-1]}
     for worker in workers:
         if worker.poll() is None:
             worker.terminate()
@@ -254,12 +258,60 @@ async def test_a_worker_killed_mid_run_reattaches_once_started_again(
     submitter["start"]()
     for url, job_id in zip(urls, ids, strict=True):
         job = await wait_for(ann, url, *ENDED, seconds=180)
-        assert job["status"] == "successful", job
+        assert job["status"] == "successful", job["message"]
         assert (await ann.get(f"{url}/results")).json() == {"slept": 6}
         assert [s for s, _ in in_slurm(slurm, job_id)] == [submitted[job_id]]
         assert await batch_job(settings, job_id) == submitted[job_id]
         log = (await ann.get(f"{url}/logs")).text
         assert log.count("slept 6.00s of 6s") == 1, log
+    assert list(shared.iterdir()) == []
+
+
+def held_sbatch(folder: Path, submits: bool) -> str:
+    """A PATH whose `sbatch` waits until `folder/go` exists, after submitting (`submits`)
+    or before failing: a worker killed meanwhile stopped between Slurm and the record."""
+    bin_folder = folder / "bin"
+    bin_folder.mkdir()
+    for command in ("squeue", "scancel"):
+        (bin_folder / command).symlink_to(str(shutil.which(command)))
+    submit = f'id=$({shutil.which("sbatch")} "$@") || exit 1' if submits else "id="
+    wait = f"until [ -e {folder / 'go'} ]; do sleep 0.1; done"
+    (bin_folder / "sbatch").write_text(
+        f'#!/bin/sh\n{submit}\n{wait}\n[ -n "$id" ] && echo "$id"\n')
+    (bin_folder / "sbatch").chmod(0o755)
+    return f"{bin_folder}:{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize("submitted", [True, False], ids=["submitted", "not-submitted"])
+async def test_a_worker_killed_before_it_recorded_its_slurm_job(
+        submitter, settings, shared: Path, slurm: SlurmCluster, tmp_path: Path,
+        submitted: bool) -> None:
+    """The worker started again finds the Slurm job by its name and follows it to its end;
+    a job never submitted fails, saying its worker died, and leaves no folder."""
+    ann = submitter["ann"]
+    first = submitter["start"](path=held_sbatch(tmp_path, submitted))
+    try:
+        url = (await execute(ann, "sleep", {"seconds": 2})).headers["Location"]
+        job_id = url.rsplit("/", 1)[1]
+        slurm_id = await running_in_slurm(slurm, job_id) if submitted else None
+        assert await until(lambda: (shared / job_id).exists(), seconds=60)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        assert await batch_job(settings, job_id) is None
+    finally:
+        (tmp_path / "go").touch()
+    submitter["start"]()
+    job = await wait_for(ann, url, *ENDED, seconds=120)
+    if submitted:
+        assert (job["status"], job["message"]) == ("successful", "finished")
+        assert (await ann.get(f"{url}/results")).json() == {"slept": 2}
+        assert [s for s, _ in in_slurm(slurm, job_id)] == [slurm_id]
+        assert await batch_job(settings, job_id) == slurm_id
+    else:
+        assert (job["status"], job["message"]) == (
+            "failed", "The worker running this job stopped (crash or kill) before it "
+            "finished.")
+        assert in_slurm(slurm, job_id) == []
     assert list(shared.iterdir()) == []
 
 
