@@ -11,16 +11,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import cast
 
 from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from stac_fastapi.api.app import StacApi
-from stac_fastapi.api.models import JSONResponse, create_post_request_model
+from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.models.extensions import Extensions
-from stac_fastapi.pgstac.types.search import PgstacSearch
 from stac_fastapi.types.extension import ApiExtension
 from starlette.routing import BaseRoute
 
@@ -30,7 +28,11 @@ from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.rendered_items import RenderedItems
-from stac_ext.data_api.search.free_text import items_free_text, search_free_text
+from stac_ext.data_api.search.free_text import (
+    items_free_text,
+    search_body,
+    search_free_text,
+)
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
@@ -67,10 +69,8 @@ class DataExtensions(Extensions):
         if self.owner_search:
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
-        post_model = cast(type[PgstacSearch], create_post_request_model(
-            self.search, base_model=PgstacSearch))
         self.extra_map = {"aggregation": aggregation_extension(
-            self.search, post_model, self.aggregation_properties),
+            self.search, search_body(self.search), self.aggregation_properties),
             **self.extra_map}
 
     @property

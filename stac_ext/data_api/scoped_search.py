@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from fastapi import Request
-from stac_fastapi.api.models import create_get_request_model, create_post_request_model
-from stac_fastapi.pgstac.types.search import PgstacSearch
+from stac_fastapi.api.models import create_get_request_model
 from stac_fastapi.types.conformance import STACConformanceClasses
 from starlette.responses import Response
 
 from stac_ext.data_api.api import DataExtensions
 from stac_ext.data_api.read_client import CoreClient
+from stac_ext.data_api.search.free_text import search_body
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,7 @@ def scoped_search(extensions: DataExtensions, statement: str, scope_param: str
                   ) -> ScopedSearch:
     """`/search`'s parameters (as stock builds them from the same extensions) answered by
     `statement`, which takes the search body and the route's `scope_param`."""
-    post_model = cast(type[PgstacSearch], create_post_request_model(extensions.search,
-                                                                   base_model=PgstacSearch))
+    post_model = search_body(extensions.search)
     classes = [STACConformanceClasses.CORE, STACConformanceClasses.ITEM_SEARCH,
                *(c for extension in extensions.search for c in extension.conformance_classes)]
     return ScopedSearch(

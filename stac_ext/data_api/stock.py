@@ -32,18 +32,17 @@ from stac_fastapi.api.models import (
     ItemCollectionUri,
     JSONResponse,
     create_get_request_model,
-    create_post_request_model,
     create_request_model,
 )
 from stac_fastapi.api.routes import create_async_endpoint as stock_endpoint
 from stac_fastapi.pgstac.core import CoreCrudClient, health_check
 from stac_fastapi.pgstac.models.extensions import Extensions
-from stac_fastapi.pgstac.types.search import PgstacSearch
 from stac_fastapi.types.search import APIRequest
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 
+from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
 
 
@@ -122,7 +121,7 @@ def instantiate_api(
 ) -> StacApi:
     """stac-fastapi-pgstac's `instantiate_api`, making a `DataStacApi` (our lifespan opens
     the pools, so stock's default lifespan is not needed)."""
-    post_request_model = create_post_request_model(extensions.search, base_model=PgstacSearch)
+    post_request_model = search_body(extensions.search)
     items_get_request_model: type[APIRequest] = ItemCollectionUri
     if extensions.item_collection:
         items_get_request_model = cast(type[APIRequest], create_request_model(
@@ -147,7 +146,7 @@ def instantiate_api(
         settings=settings,
         extensions=application_extensions,
         # the landing page's words given, not left to stock's import-time settings
-        client=client(pgstac_search_model=post_request_model,  # type: ignore[arg-type]
+        client=client(pgstac_search_model=post_request_model,
                       title=settings.stac_fastapi_title,
                       description=settings.stac_fastapi_description,
                       landing_page_id=settings.stac_fastapi_landing_id),

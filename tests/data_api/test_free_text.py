@@ -137,6 +137,17 @@ async def test_free_text_with_every_other_parameter(database_client, database: s
     assert r.status_code == 200, r.text
     assert [f["id"] for f in r.json()["features"]] == reference_ids(database, "baltic,arctic")
     assert r.json()["numberMatched"] == 4
+    # a string, read as GET reads it, on /search and /aggregate alike
+    for path in ("/data/search", "/data/aggregate"):
+        by_post = await database_client.post(path, json={"q": "baltic,arctic"})
+        by_get = await database_client.get(path, params={"q": "baltic,arctic"})
+        assert (by_post.status_code, by_get.status_code) == (200, 200), by_post.text
+        assert by_post.json()["features" if path.endswith("search") else "aggregations"] \
+            == by_get.json()["features" if path.endswith("search") else "aggregations"]
+    r = await database_client.post("/data/aggregate", json={
+        "q": "baltic,arctic", "aggregations": ["total_count"]})
+    assert r.json()["aggregations"] == [
+        {"name": "total_count", "data_type": "integer", "value": 4}]
     # with collections, bbox, datetime, a filter, a sort
     assert await found(database_client, "/data/search", q="north sea", collections=SST) == ["t06"]
     assert await found(database_client, "/data/search", q="argo", bbox="6,0,8,1") == ["t07"]
