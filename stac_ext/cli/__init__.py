@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
+from stac_ext.cli.demo_s3 import demo_s3
 from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_path
 from stac_ext.platform.access import VISIBILITIES
@@ -29,8 +30,9 @@ from stac_ext.platform.database.migrations import migrate as run_migrations
 from stac_ext.platform.service.logs import logging_config
 from stac_ext.settings import Settings
 
+# plain help (click's): a flag shows no type, a docstring's lines are joined, not kept
 app = typer.Typer(help="geocatalog: STAC API + OGC API Processes on pgstac.",
-                  no_args_is_help=True)
+                  rich_markup_mode=None, no_args_is_help=True)
 db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
                      no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -122,7 +124,7 @@ def db_stop() -> None:
 
 @db_app.command("status")
 def db_status() -> None:
-    """Say whether the embedded cluster exists and runs (exit 1 when it does not run)."""
+    """Say whether the embedded cluster exists and runs. Exits 1 when it does not run."""
     cluster = _embedded(_settings())
     typer.echo(cluster.status())
     if not cluster.running():
@@ -148,7 +150,8 @@ def ensure_database(settings: Settings) -> None:
 
 @app.command("migrate")
 def migrate_cmd() -> None:
-    """Apply pgstac's, the job engine's and geocatalog's migrations (idempotent)."""
+    """Apply the database's migrations. pgstac's, the job engine's and geocatalog's, each
+    once (running it again changes nothing)."""
     settings = _settings()
     ensure_database(settings)
     with database_errors(settings.dsn):
@@ -170,27 +173,32 @@ Visibility = StrEnum("Visibility", {name: name for name in VISIBILITIES})  # typ
 
 
 LoadMethodOption = Annotated[LoadMethod, typer.Option(
+    metavar="[insert|upsert|ignore]",
     help="for ids that exist already: insert (refuse them), upsert (replace), ignore (keep "
          "what is stored)")]
 
 
 @app.command("load")
 def load_cmd(
-    path: Annotated[Path, typer.Argument(help="ndjson, STAC JSON, or a static catalog")],
+    path: Annotated[Path, typer.Argument(
+        metavar="PATH", help="ndjson, STAC JSON, or a static catalog")],
     method: LoadMethodOption = LoadMethod.insert,
     owner: Annotated[str | None, typer.Option(
-        help="set every item's owner (properties.owner); without it, only administrators "
-             "may change the loaded items")] = None,
+        metavar="USER", help="set every item's owner (properties.owner); without it, "
+        "only administrators may change the loaded items")] = None,
     workers: Annotated[int, typer.Option(
-        min=1, max=64, help="processes loading items at once (whole collections each)")] = 2,
+        min=1, max=64, metavar="N",
+        help="processes loading items at once (whole collections each)")] = 2,
     visibility: Annotated[Visibility | None, typer.Option(
+        metavar="[private|project|public]",
         help="set every item's visibility: public, private (its owner and administrators), "
              "project (the members of --project)")] = None,
     project: Annotated[str | None, typer.Option(
+        metavar="GROUP",
         help="the project (group) whose members read the items (--visibility project)")]
         = None,
 ) -> None:
-    """Bulk load collections and items through pypgstac's loader."""
+    """Load collections and items in bulk, through pypgstac's loader."""
     if (visibility == "project") != (project is not None):
         raise _fail("--visibility project and --project go together: the project names "
                     "the group whose members read the items.")
@@ -225,14 +233,18 @@ def _catalog_is_empty(dsn: str) -> bool:
 
 @app.command("token")
 def token(
-    user: Annotated[str, typer.Argument(help="user name (preferred_username)")],
-    group: Annotated[list[str] | None, typer.Option(help="a group (project); repeatable")] = None,
-    right: Annotated[list[str] | None, typer.Option(help="a right (role); repeatable")] = None,
-    client: Annotated[str | None, typer.Option(help="client id (default: DATA_CLIENT_ID)")] = None,
-    ttl: Annotated[int, typer.Option(help="lifetime in seconds")] = 3600,
+    user: Annotated[str, typer.Argument(metavar="USER",
+                                        help="user name (preferred_username)")],
+    group: Annotated[list[str] | None, typer.Option(
+        metavar="GROUP", help="a group (project); repeatable")] = None,
+    right: Annotated[list[str] | None, typer.Option(
+        metavar="RIGHT", help="a right (role); repeatable")] = None,
+    client: Annotated[str | None, typer.Option(
+        metavar="ID", help="client id [default: DATA_CLIENT_ID]")] = None,
+    ttl: Annotated[int, typer.Option(metavar="SECONDS", help="lifetime")] = 3600,
 ) -> None:
-    """Print a token signed by the local development issuer of the server that runs with
-    the same GEOCATALOG_DATA_DIR."""
+    """Print a token of the local development issuer. It is the issuer of the server
+    that runs with the same GEOCATALOG_DATA_DIR."""
     from stac_ext.platform.auth.local_issuer import LocalIssuer
 
     settings = _settings()
@@ -278,12 +290,15 @@ def wait_for_migrations(settings: Settings, seconds: float) -> None:
 
 @app.command("worker")
 def worker(
-    concurrency: Annotated[int, typer.Option(help="jobs run at once")] = 2,
-    name: Annotated[str | None, typer.Option(help="worker name (for logs)")] = None,
+    concurrency: Annotated[int, typer.Option(metavar="N", help="jobs run at once")] = 2,
+    name: Annotated[str | None, typer.Option(metavar="NAME",
+                                             help="worker name (for logs)")] = None,
     wait: Annotated[float, typer.Option(
-        help="seconds to wait for the database to be migrated before giving up")] = 60,
+        metavar="SECONDS",
+        help="how long to wait for the database to be migrated before giving up")] = 60,
 ) -> None:
-    """Run jobs from the queue (any number of workers, on any machine, one database)."""
+    """Run jobs from the queue. Any number of workers, on any machines, share one
+    database."""
     import asyncio
 
     from stac_ext.app import build_engine
@@ -313,50 +328,20 @@ def worker(
     asyncio.run(run())
 
 
-@app.command("demo-s3")
-def demo_s3(
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 9000,
-    bucket: Annotated[str, typer.Option(help="bucket holding the demo campaign")] = "demo",
-) -> None:
-    """A local S3-compatible server (moto) with demo NetCDF, Zarr, Parquet and CSV files
-    under s3://BUCKET/campaign, and monthly sea surface temperature under
-    s3://BUCKET/sst-monthly, for trying publish-dataset and the loop from the catalog to a
-    job (any access key works)."""
-    try:
-        import boto3
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        raise _fail("The demo S3 server needs moto: `make demo-s3` installs it.") from None
-    from stac_ext.publish.demo_files import campaign, sst_monthly
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="demo",
-                      aws_secret_access_key="demo", region_name="us-east-1")
-    s3.create_bucket(Bucket=bucket)
-    for key, data in campaign():
-        s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
-    for key, data in sst_monthly():
-        s3.put_object(Bucket=bucket, Key=f"sst-monthly/{key}", Body=data)
-    typer.echo(f"demo S3 at {endpoint}: s3://{bucket}/campaign, s3://{bucket}/sst-monthly "
-               "(Ctrl-C stops it)")
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+app.command("demo-s3")(demo_s3)
 
 
 @app.command("serve")
 def serve(
     host: Annotated[str | None, typer.Option(
+        metavar="HOST",
         help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(
-        help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
-    workers: Annotated[int, typer.Option(help="uvicorn worker processes")] = 1,
+        metavar="PORT", help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
+    workers: Annotated[int, typer.Option(metavar="N", help="uvicorn worker processes")] = 1,
 ) -> None:
-    """Ensure the database, migrate, load demo data on first start, and serve."""
+    """Serve the APIs and the web pages. Ensures the database, migrates, and loads the
+    demo data on first start."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -42,7 +42,7 @@ def list_images(as_json: bool = typer.Option(False, "--json", help="As JSON.")) 
 
 
 @images_app.command("pull")
-def pull(image: str) -> None:
+def pull(image: Annotated[str, typer.Argument(metavar="IMAGE")]) -> None:
     """Pull IMAGE from an allowed registry, ahead of the jobs that run it."""
     from process_api import ImageRefused
 

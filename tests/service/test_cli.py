@@ -294,3 +294,35 @@ def test_a_refused_connection_is_one_line_naming_the_database(database_url: str,
     assert out.stderr.strip() == (
         f"cannot use the database {url.hostname}:{url.port}{url.path} as {url.username}: "
         f"password authentication failed for user \"{url.username}\"")
+
+
+@pytest.mark.unit
+def test_the_help_reads_like_a_tools() -> None:
+    """Commands in one short line each, flags without a type, values named, sentences
+    whole."""
+    out = run_cli("--help", env={"COLUMNS": "80"})
+    assert out.returncode == 0, out.stderr
+    commands = out.stdout.split("Commands:\n", 1)[1]
+    assert commands.splitlines() == [
+        "  migrate    Apply the database's migrations.",
+        "  load       Load collections and items in bulk, through pypgstac's loader.",
+        "  demo-data  Load the demo data set kept in the repository.",
+        "  token      Print a token of the local development issuer.",
+        "  worker     Run jobs from the queue.",
+        "  demo-s3    Serve demo files from a local S3 server (moto).",
+        "  serve      Serve the APIs and the web pages.",
+        "  db         The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
+        "  images     Container images of deployed processes (podman, this host)."]
+    out = run_cli("worker", "--help", env={"COLUMNS": "80"})
+    assert out.stdout.split("\n\n", 1)[1] == (
+        "  Run jobs from the queue. Any number of workers, on any machines, share one\n"
+        "  database.\n\n"
+        "Options:\n"
+        "  --concurrency N  jobs run at once  [default: 2]\n"
+        "  --name NAME      worker name (for logs)\n"
+        "  --wait SECONDS   how long to wait for the database to be migrated before\n"
+        "                   giving up  [default: 60]\n"
+        "  --help           Show this message and exit.\n")
+    for command in ("load", "token", "serve", "demo-s3", "db", "images"):
+        out = run_cli(command, "--help", env={"COLUMNS": "80"})
+        assert out.returncode == 0 and "<bool>" not in out.stdout, out.stdout

@@ -1,0 +1,45 @@
+"""`geocatalog demo-s3`: a local S3-compatible server holding the demo files."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+
+def demo_s3(
+    port: Annotated[int, typer.Option(metavar="PORT", help="port on 127.0.0.1")] = 9000,
+    bucket: Annotated[str, typer.Option(metavar="NAME",
+                                        help="bucket holding the demo campaign")] = "demo",
+) -> None:
+    """Serve demo files from a local S3 server (moto). NetCDF, Zarr, Parquet and CSV files
+    under s3://BUCKET/campaign, and monthly sea surface temperature under
+    s3://BUCKET/sst-monthly, for trying publish-dataset and the loop from the catalog to a
+    job (any access key works)."""
+    try:
+        import boto3
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        typer.secho("The demo S3 server needs moto: `make demo-s3` installs it.", fg="red",
+                    err=True)
+        raise typer.Exit(1) from None
+    from stac_ext.publish.demo_files import campaign, sst_monthly
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="demo",
+                      aws_secret_access_key="demo", region_name="us-east-1")
+    s3.create_bucket(Bucket=bucket)
+    for key, data in campaign():
+        s3.put_object(Bucket=bucket, Key=f"campaign/{key}", Body=data)
+    for key, data in sst_monthly():
+        s3.put_object(Bucket=bucket, Key=f"sst-monthly/{key}", Body=data)
+    typer.echo(f"demo S3 at {endpoint}: s3://{bucket}/campaign, s3://{bucket}/sst-monthly "
+               "(Ctrl-C stops it)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
