@@ -22,6 +22,7 @@ from urllib.parse import urljoin
 
 from process_api.data.file_inputs import FILE_INPUT
 from process_api.data.job_sections import JOB_SECTIONS
+from process_api.deployment.references import reference_problems
 from process_api.runner.containers import image_of, image_problem
 
 #: The largest package accepted, in bytes.
@@ -112,6 +113,10 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
                            f"{MAX_STEPS}.")
     target = _target(document, target)
     tool = _load(text, target)
+    if not _javascript(tool):
+        for problem in (p for each in _tools(tool)
+                        for p in reference_problems(each.tool, "package.cwl")):
+            raise PackageError(f"Invalid CWL: {problem}")
     images, pulled = _containers(tool)
     spec = tool.tool
     inputs = _inputs_schema(spec["inputs"], _secrets(tool))
@@ -226,6 +231,12 @@ def _containers(tool: Any) -> tuple[set[str], set[str]]:
                 raise PackageError("NetworkAccess: deployed processes run without network "
                                    "here.")
     return images, pulled
+
+
+def _javascript(tool: Any) -> bool:
+    """Whether any of the package's tools may run JavaScript."""
+    return any(_kind(r) == "InlineJavascriptRequirement"
+               for each in _tools(tool) for r in [*each.requirements, *each.hints])
 
 
 def _kind(requirement: Any) -> str:

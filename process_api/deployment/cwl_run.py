@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,10 @@ from process_api.runner.container_client import write_script
 
 #: A result file's contents are given up to this size.
 CONTENTS_BYTES = 65536
+#: A failed run's message at most (its log holds the rest).
+MESSAGE_CHARS = 500
+#: cwltool's advice before its error, which a job's user cannot follow.
+ADVICE = re.compile(r"Workflow error, try again with --debug for more information:\s*")
 
 
 def _job(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -58,6 +64,32 @@ def _result(value: Any) -> Any:
     return value
 
 
+class RunLog(logging.Handler):
+    """cwltool's records (and cwl_utils'), as the job's log shows them: without Python's
+    tracebacks, without paths of the service's install or of the job's folder; its last
+    error kept for the job's message, on one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = sorted({sys.prefix, sys.base_prefix, str(Path.cwd())}, key=len,
+                             reverse=True)
+        self.error: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = ADVICE.sub("", record.getMessage())  # --debug is not theirs to give
+        for path in self.hidden:
+            text = text.replace(f"file://{path}/", "").replace(f"{path}/", "") \
+                .replace(path, ".")
+        sys.stderr.write(f"{record.levelname} {text}\n")
+        if record.levelno >= logging.ERROR:
+            self.error = _one_line(text)
+
+
+def _one_line(text: str) -> str:
+    """cwltool's error as one line."""
+    return " ".join(text.split())[:MESSAGE_CHARS]
+
+
 def main(target: str) -> int:
     from cwltool.main import main as cwltool
 
@@ -68,14 +100,20 @@ def main(target: str) -> int:
     out = io.StringIO()
     containers = ["--no-container"] if SOCKET_VARIABLE not in os.environ else \
         [f"--user-space-docker-cmd={write_script(Path.cwd())}"]
+    log = RunLog()
+    expressions = logging.getLogger("cwl_utils")  # its own stderr handler: replaced
+    expressions.handlers, expressions.propagate = [log], False
     code = cwltool([*containers, "--disable-color", "--outdir", "outputs",
                     "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
-                    f"{FILE_NAME}#{target}", "job.json"], stdout=out)
-    if code != 0:
-        print(f"The CWL run failed (cwltool exit status {code}); its log says why.",
-              file=sys.stderr)
-        return 1
+                    f"{FILE_NAME}#{target}", "job.json"], stdout=out, logger_handler=log)
     with os.fdopen(results, "w") as stdout:
+        if code != 0 and log.error:  # the job's message: cwltool's error
+            json.dump({"error": log.error}, stdout)
+            return 1
+        if code != 0:  # a tool failed: the end of the log (its own stderr) says why
+            print(f"The CWL run failed (cwltool exit status {code}); its log says why.",
+                  file=sys.stderr)
+            return 1
         json.dump({k: _result(v) for k, v in json.loads(out.getvalue()).items()}, stdout)
     return 0
 

@@ -1,6 +1,7 @@
 """Runs the command of a process defined as data, inside the job's own process (`child`):
 inputs as JSON on its stdin, results as a JSON object from its stdout, its stderr in the
-job's log (and its end in the job's message when it fails). It inherits the
+job's log. When it fails (a non-zero status), the job's message is the `error` of the
+JSON object it answered, else the end of its stderr. It inherits the
 job process's limits (memory, cores) and dies with it (dismissal, a dead worker)."""
 
 from __future__ import annotations
@@ -55,14 +56,16 @@ def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
     output = command.stdout.read()
     returncode = command.wait()
     tee.join(1.0)  # what it left running may hold its stderr open
-    if returncode != 0:
-        text = tail.decode(errors="replace").strip()[-STDERR_TAIL:]
-        raise CommandFailed(f"The command exited with status {returncode}"
-                            + (f": {text}" if text else "."))
     try:
         result = json.loads(output)
     except ValueError:
         result = None
+    if returncode != 0:
+        if isinstance(result, dict) and isinstance(result.get("error"), str):
+            raise CommandFailed(result["error"])  # what it says failed, in its words
+        text = tail.decode(errors="replace").strip()[-STDERR_TAIL:]
+        raise CommandFailed(f"The command exited with status {returncode}"
+                            + (f": {text}" if text else "."))
     if not isinstance(result, dict):
         raise CommandFailed("The command's output is not a JSON object.")
     return result

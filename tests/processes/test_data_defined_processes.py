@@ -71,7 +71,7 @@ async def test_a_failing_command_reports_its_stderr_without_secrets(
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert job["status"] == "failed"
     message = job["message"]
-    assert message.startswith("CommandFailed: The command exited with status 3: ")
+    assert message.startswith("The command exited with status 3: ")
     assert message.endswith("lots of output\n\nprovider refused the token ***")
     assert len(message) < 2100  # the end of stderr, not all of it
     assert "tok-8c1f-secret" not in json.dumps(job)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -250,6 +251,42 @@ async def test_every_deployed_job_is_sandboxed(service, database_url: str) -> No
     assert report["tmp"] == [folder.split("/")[2]] and folder.startswith("/tmp/job-")
 
 
+#: A tool echoing its argument (`{argument}`: a parameter reference at line 9, column 5).
+REFERENCING = """\
+cwlVersion: v1.2
+class: CommandLineTool
+id: referencing
+baseCommand: echo
+inputs:
+  message: string
+stdout: said.txt
+arguments:
+  - {argument}
+outputs:
+  said: {{type: stdout}}
+"""
+
+
+async def test_a_run_that_fails_in_cwltool_says_what_failed(service) -> None:
+    """The job's message is cwltool's error on one line; its log has the rest, without a
+    traceback, the service's paths, or advice to run cwltool again."""
+    dora = service["dora"]
+    name = unique("referencing")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=REFERENCING.format(
+        argument="$(inputs.nothing.basename)").replace("id: referencing", f"id: {name}"))
+    assert r.status_code == 201, r.text
+    url = (await execute(dora, name, {"message": "hi"})).headers["Location"]
+    job = await wait_for(dora, url, "successful", "failed")
+    assert (job["status"], job["message"]) == ("failed", (
+        "package.cwl:9:5: Expression evaluation error: Syntax error in parameter reference "
+        "'inputs.nothing.basename': inputs does not contain key 'nothing'.. This could be due "
+        "to using Javascript code without specifying InlineJavascriptRequirement."))
+    log = (await dora.get(f"{url}/logs")).text
+    assert "inputs does not contain key 'nothing'" in log, log
+    for hidden in ("Traceback", "--debug", sys.prefix, str(ROOT)):
+        assert hidden not in log, (hidden, log)
+
+
 @pytest.mark.parametrize(("body", "kind", "status", "says"), [
     ("cwlVersion: v1.2\nclass: CommandLineTool\nid: broken\ninputs: {a: strin}\n"
      "outputs: {}\nbaseCommand: echo\n", "application/cwl+yaml", 400,
@@ -281,6 +318,16 @@ async def test_every_deployed_job_is_sandboxed(service, database_url: str) -> No
      "application/json", 400, "This is CWL, sent as an OGC application package "
      "(application/json): send it as application/cwl+json"),
     ("<xml/>", "application/xml", 415, "A package is application/ogcapppkg+json or CWL"),
+    # what cwltool reads only as it runs a tool: its parameter references
+    (REFERENCING.format(argument="$(inputs.message[)"), "application/cwl+yaml", 400,
+     "Invalid CWL: package.cwl:9:5: syntax error in the parameter reference "
+     "$(inputs.message[) (JavaScript needs InlineJavascriptRequirement)."),
+    (REFERENCING.format(argument="${return 1}"), "application/cwl+yaml", 400,
+     "Invalid CWL: package.cwl:9:5: ${return 1} is JavaScript, which needs "
+     "InlineJavascriptRequirement."),
+    (REFERENCING.format(argument="$(input.message)"), "application/cwl+yaml", 400,
+     "Invalid CWL: package.cwl:9:5: the parameter reference $(input.message) starts from "
+     "'input'; it may start from inputs, self or runtime."),
 ])
 async def test_a_package_that_cannot_be_deployed_says_why(service, body: str, kind: str,
                                                           status: int, says: str) -> None:
