@@ -13,6 +13,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
+from stac_ext.web.facets import variable_words
+
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
 
@@ -24,6 +26,7 @@ def prose(text: object) -> Markup:
 
 
 templates.env.filters["prose"] = prose
+templates.env.filters["variable_words"] = variable_words
 
 
 def base_of(request: Request) -> str:

@@ -13,7 +13,7 @@ import logging
 import logging.config
 import re
 from collections.abc import AsyncIterator
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -458,7 +458,20 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
     assert f"Sample 2 {PAYLOAD}" not in r.text  # escaped
     assert (f'<a href="http://testserver/browser/collections/{collection}/items/s2">Sample 2 '
             "&lt;script&gt;alert(1)&lt;/script&gt;</a>") in r.text
-    assert "<dt>bbox</dt><dd>-1,-1,2,2</dd>" in r.text
+    # the criteria in words (their values as sent in a tooltip), the variable by name
+    words = collection.split("-", 1)[1].replace("_", " ").capitalize()
+    assert '<dt>Area</dt><dd title="-1,-1,2,2">-1,-1,2,2</dd>' in r.text
+    assert f'<dt>Variables</dt><dd title="{collection}">{words}</dd>' in r.text
+    assert f'<td title="{collection}">{words}</td>' in r.text
+    # facets of the same search, each narrowing it
+    kept = [("bbox", "-1,-1,2,2"), ("datetime", "2021-01-01T00:00:00Z/.."), ("limit", "2")]
+    narrowed = html.escape(urlencode([*kept, ("collections", collection)]))
+    assert (f'<a href="http://testserver/ui/search?{narrowed}" title="{collection}">{words}'
+            '</a> <span class="count">3</span>') in r.text
+    in_2021 = html.escape(urlencode([("collections", collection), *kept[::2],
+                                     ("datetime", "2021")]))
+    assert (f'<a href="http://testserver/ui/search?{in_2021}">2021</a> '
+            '<span class="count">3</span>') in r.text
     nxt = r.text.split('rel="next"')[0].rsplit('<a href="', 1)[1].split('"')[0]
     assert nxt.startswith("http://testserver/ui/search?") and "token=next" in nxt
     second = await anon.get(nxt.removeprefix("http://testserver").replace("&amp;", "&"),
@@ -476,8 +489,9 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
     typed = await anon.get(f"/ui/search?collections={collection}&bbox=&datetime=2021-01-02"
                            "&limit=")
     assert typed.status_code == 200 and "1 item matches; 1 on this page." in typed.text
-    assert "<dt>datetime</dt><dd>2021-01-02T00:00:00Z/2021-01-02T23:59:59Z</dd>" in typed.text
-    assert "<dt>bbox</dt>" not in typed.text
+    assert ('<dt>Time</dt><dd title="2021-01-02T00:00:00Z/2021-01-02T23:59:59Z">'
+            "2021-01-02T00:00:00Z to 2021-01-02T23:59:59Z</dd>") in typed.text
+    assert "<dt>Area</dt>" not in typed.text
     assert [typed_datetime(v) for v in (
         "2021-01-01/2021-06-30", "../2021-06-30", "2021", "2024-02", "2020/2021-03", "2021/..",
         "2021-01-01T10:00:00Z/..", "2021-13", "yesterday")] == [
@@ -487,8 +501,8 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
         "2020-01-01T00:00:00Z/2021-03-31T23:59:59Z", "2021-01-01T00:00:00Z/..",
         "2021-01-01T10:00:00Z/..", "2021-13", "yesterday"]
     year = await anon.get(f"/ui/search?collections={collection}&datetime=2021")
-    assert year.status_code == 200 and "<dt>datetime</dt><dd>2021-01-01T00:00:00Z/" \
-        "2021-12-31T23:59:59Z</dd>" in year.text
+    assert year.status_code == 200 and '<dt>Time</dt><dd title="2021-01-01T00:00:00Z/' \
+        '2021-12-31T23:59:59Z">2021-01-01T00:00:00Z to 2021-12-31T23:59:59Z</dd>' in year.text
     # no criteria: STAC Browser's search page, as before
     assert (await anon.get("/data/search", headers=HTML)).headers["location"] == \
         "/browser/search"

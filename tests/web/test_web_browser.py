@@ -48,7 +48,7 @@ DOCS_SHOTS = ROOT / ("docs/img" if os.environ.get("UPDATE_SCREENSHOTS") else
                      ".artifacts/docs-img") / "web"
 DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
                         "search-results", "catalog-tree", "not-yours", "delete-links",
-                        "echo-result", "jobs", "api-docs"})
+                        "echo-result", "jobs", "api-docs", "search-narrowed"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
@@ -255,11 +255,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     form = page.locator("#search-form")
     form.get_by_label("Time").fill("2021-01-01/2021-01-31")
     form.get_by_role("button", name="Search").click()
-    expect(page.locator("#criteria")).to_contain_text("2021-01-01T00:00:00Z/2021-01-31T23:59:59Z")
+    expect(page.locator("#criteria")).to_contain_text(
+        "Time2021-01-01T00:00:00Z to 2021-01-31T23:59:59Z")
+    expect(page.locator("#criteria")).to_contain_text("VariablesSea surface temperature")
+    # the Words box as wide as the others
+    widths = {box: form.locator(box).bounding_box()["width"] for box in ("#f-q", "#f-bbox")}
+    assert widths["#f-q"] == widths["#f-bbox"], widths
     form = page.locator("#search-form")
-    form.get_by_label("Time").fill("2021-01-01/2021-12-31")
+    form.get_by_label("Time").fill("2021")  # a year, as a person types it
     form.get_by_role("button", name="Search").click()
     expect(page.locator("#results tbody tr")).to_have_count(5)
+    expect(page.locator("#f-datetime")).to_have_value("2021")
     s.shot("search-results")
     page.locator("#results tbody a").first.click()
     expect(page.get_by_role("heading", name=re.compile(r"^Sea surface temperature, .*2021$"))
@@ -318,10 +324,22 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # words and facets from the home page: the top variables and years, with their counts
     s.goto("/")
     expect(page.locator("#facet-variables li").first).to_be_visible()
-    expect(page.locator("#facet-variables")).to_contain_text(f"{SST} 13")  # carol's too
+    expect(page.locator("#facet-variables")).to_contain_text(
+        "Sea surface temperature 13")  # carol's too; the variable in words, its id a tooltip
+    expect(page.locator("#facet-variables").get_by_role("link", name="Sea surface temperature")
+           ).to_have_attribute("title", SST)
     expect(page.locator("#facet-years")).to_have_text(re.compile(r"Years\s+2022 24\s+2021 25\s*"))
     page.locator("#facet-years").get_by_role("link", name="2022").click()
-    expect(page.locator("#criteria")).to_contain_text("2022-01-01T00:00:00Z/2022-12-31T23:59:59Z")
+    expect(page.locator("#criteria")).to_contain_text(
+        "Time2022-01-01T00:00:00Z to 2022-12-31T23:59:59Z")
+    # the search's own facets narrow it: a variable of 2022, then its count is the page's
+    variable = page.locator("#narrow-variables li", has=page.get_by_role(
+        "link", name="Sea surface temperature"))
+    count = variable.locator(".count").inner_text()
+    variable.get_by_role("link").click()
+    expect(page.locator("#criteria")).to_contain_text("VariablesSea surface temperature")
+    expect(page.locator("#matched")).to_contain_text(f"{count} item")
+    s.shot("search-narrowed")
     s.goto("/")
     page.get_by_label("Find data by words").fill('"north sea" temperature -air')
     page.locator("#home-search").get_by_role("button", name="Search").click()

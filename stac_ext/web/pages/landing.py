@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-from urllib.parse import urlencode
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from stac_ext.web.facets import FACETS, facets
 from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import page
 
 router = APIRouter()
-
-
-#: The facets the home page shows: the aggregation, and the search criterion of a bucket
-FACETS = {"collection_frequency": "collections", "datetime_yearly_frequency": "datetime"}
-#: Buckets shown per facet
-TOP = 12
-
-
-def _facets(body: Any) -> dict[str, list[dict[str, Any]]]:
-    """Each facet's top buckets, with the search page's address of each."""
-    found = {a.get("name"): a.get("buckets") or []
-             for a in (body or {}).get("aggregations", []) if isinstance(a, dict)}
-    facets: dict[str, list[dict[str, Any]]] = {}
-    for name, criterion in FACETS.items():
-        buckets = found.get(name, [])[:TOP]
-        if criterion == "datetime":  # a year: its first to its last day
-            rows = [(b["key"][:4], f"{b['key'][:4]}-01-01/{b['key'][:4]}-12-31",
-                     b["frequency"]) for b in reversed(buckets)]
-        else:
-            rows = [(b["key"], b["key"], b["frequency"]) for b in buckets]
-        facets[name] = [{"label": label, "count": count,
-                         "href": "ui/search?" + urlencode({criterion: value})}
-                        for label, value, count in rows]
-    return facets
 
 
 @router.get("/ui/home")
@@ -50,7 +26,7 @@ async def home(request: Request) -> HTMLResponse:
         "data_title": (data or {}).get("title", ""),
         "data_description": (data or {}).get("description", ""),
         "process_count": len((processes or {}).get("processes", [])),
-        "facets": _facets(counted),
+        "facets": facets(counted),
     })
 
 

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
+from stac_ext.web.facets import FACETS, counted_criteria, facets, variable_words
 from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import page
 
@@ -37,8 +38,10 @@ def _pages(body: dict[str, Any]) -> dict[str, str]:
 
 #: A year, a month or a day, as a person types it.
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
-#: The criteria the page's form offers, typed (STAC Browser's picker goes month by month).
-FORM_FIELDS = ("q", "collections", "bbox", "datetime", "limit")
+#: The criteria the page's form offers, typed (STAC Browser's picker goes month by month),
+#: as the page names them.
+FORM_FIELDS = {"q": "Words", "collections": "Variables", "bbox": "Area", "datetime": "Time",
+               "limit": "Items per page"}
 
 
 def _period(value: str) -> tuple[str, str] | None:
@@ -71,26 +74,36 @@ def typed_datetime(value: str) -> str:
     return "/".join([first[0] if first else start, last[1] if last else end])
 
 
+def _typed(request: Request) -> list[tuple[str, str]]:
+    """The criteria as the person typed them (a field left empty: no criterion)."""
+    return [(k, v) for k, v in parse_qsl(request.url.query, keep_blank_values=True)
+            if k != "f" and (v or k not in FORM_FIELDS)]
+
+
 def _criteria(request: Request) -> list[tuple[str, str]]:
-    return [(k, typed_datetime(v) if k == "datetime" else v)
-            for k, v in parse_qsl(request.url.query, keep_blank_values=True)
-            if k != "f" and (v or k not in FORM_FIELDS)]  # a field left empty: no criterion
+    """The criteria as the API reads them."""
+    return [(k, typed_datetime(v) if k == "datetime" else v) for k, v in _typed(request)]
 
 
 async def _results(request: Request, criteria: list[tuple[str, str]],
                    authorization: str | None = None) -> tuple[dict[str, Any], int]:
     """What the API's search answers for `criteria` (to the caller of `authorization`,
     else anyone), as the results' template shows it; and the status to answer."""
-    query = urlencode(criteria)
-    search = "/" + request.app.state.web.data_prefix.strip("/") + "/search"
-    status, body = await get_json(request, f"{search}?{query}", authorization=authorization)
+    data = "/" + request.app.state.web.data_prefix.strip("/")
+    status, body = await get_json(request, f"{data}/search?{urlencode(criteria)}",
+                                  authorization=authorization)
     if status != 200 or not isinstance(body, dict):
         why = body.get("description") if isinstance(body, dict) else None
-        return ({"rows": [], "pages": {}, "error": why or f"The search failed ({status})."},
+        return ({"rows": [], "pages": {}, "facets": {},
+                 "error": why or f"The search failed ({status})."},
                 status if status >= 400 else 502)
+    counted = urlencode([*counted_criteria(criteria), ("aggregations", ",".join(FACETS))])
+    _, buckets = await get_json(request, f"{data}/aggregate?{counted}",
+                                authorization=authorization)
     return {"rows": [_row(f) for f in body.get("features", [])],
             "matched": body.get("numberMatched"), "pages": _pages(body), "error": None,
-            "as_json": f"{search.lstrip('/')}?{urlencode([*criteria, ('f', 'json')])}"}, 200
+            "facets": facets(buckets, _typed(request)), "as_json":
+            f"{data.lstrip('/')}/search?{urlencode([*criteria, ('f', 'json')])}"}, 200
 
 
 @router.get("/ui/search")
@@ -99,9 +112,24 @@ async def search_page(request: Request) -> HTMLResponse:
     (`search_fragment`, with their token: private and project items too)."""
     criteria = _criteria(request)
     results, status = await _results(request, criteria)
-    return page(request, "search.html", {"criteria": criteria, "form": dict(criteria),
+    return page(request, "search.html", {"criteria": _in_words(criteria),
+                                         "form": dict(_typed(request)),
                                          "query": urlencode(criteria), **results},
                 status_code=status)
+
+
+def _in_words(criteria: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Each criterion as the page says it: its name in words, its value, and its value as
+    sent (a tooltip), variables by name."""
+    said = []
+    for name, value in criteria:
+        shown = value
+        if name == "collections":
+            shown = ", ".join(variable_words(c) for c in value.split(",") if c)
+        elif name == "datetime":
+            shown = value.replace("/", " to ")
+        said.append((FORM_FIELDS.get(name, name), shown, value))
+    return said
 
 
 @router.get("/ui/fragments/search")
