@@ -290,7 +290,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         processes_prefix=settings.processes_prefix,
         stac_browser_dir=settings.stac_browser_dir, swagger_ui_dir=settings.swagger_ui_dir,
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
-                       client_id=settings.web_client_id),
+                       client_id=settings.web_client_id,
+                       local=not settings.oidc_issuer and bool(settings.local_issuer)),
         catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right))
     complete_openapi(app, STAC_ERROR, data_protected, token_reads=True)
     serve_openapi_as(app)

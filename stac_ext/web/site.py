@@ -21,6 +21,7 @@ class SignIn:
 
     issuer: str  # discovery at `{issuer}/.well-known/openid-configuration`
     client_id: str
+    local: bool = False  # the local development issuer (a person picks their own rights)
 
 
 @dataclass(frozen=True)

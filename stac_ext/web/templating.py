@@ -41,6 +41,7 @@ def client_settings(request: Request) -> dict[str, str]:
     return {"base": base, "data": f"{base}{face.data_prefix.strip('/')}/",
             "processes": f"{base}{face.processes_prefix.strip('/')}/", "ui": f"{base}ui/",
             "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id,
+            "localSignIn": "yes" if face.sign_in.local else "",
             "adminRight": face.admin_right}
 
 

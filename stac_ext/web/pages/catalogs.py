@@ -11,6 +11,7 @@ from urllib.parse import quote, unquote
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
+from stac_ext.platform.access import RIGHTS
 from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import client_settings, page
 
@@ -98,7 +99,7 @@ async def _catalog(request: Request, path: str, authorization: str | None = None
     parts = _split(body, _catalogs_url(request))
     ancestors = path.split("/")
     return {
-        "path": path, "catalog": body, **parts,
+        "path": path, "catalog": body, **parts, "update_right": RIGHTS[("catalog", "update")],
         "crumbs": [("/".join(ancestors[:i + 1]), ancestors[i]) for i in range(len(ancestors))],
         "subtree": await _subtree(request, path, authorization) if parts["catalogs"] else [],
     }, body, status

@@ -21,16 +21,26 @@
   const path = actions ? encoded(actions.dataset.path) : "";
 
   // the forms are offered to those the API lets change this catalog: its owner, the members
-  // of its project, administrators (the API still decides each request)
+  // of its project, administrators; editing its fields also needs the update right, and
+  // one without it is told which, and how it is had (the API still decides each request)
   if (actions) {
     ready.then((signedIn) => {
       if (!signedIn) return;
       const project = actions.dataset.project;
+      const held = rights(signedIn);
+      const admin = held.includes(settings.adminRight);
       const may = actions.dataset.owner === signedIn.profile.preferred_username
-        || (project && groups(signedIn).includes(project))
-        || rights(signedIn).includes(settings.adminRight);
+        || (project && groups(signedIn).includes(project)) || admin;
+      const updates = admin || held.includes(actions.dataset.updateRight);
       actions.hidden = !may;
       document.getElementById("not-yours").hidden = !!may;
+      for (const id of ["edit-catalog", "replace-links"]) {
+        document.getElementById(id).hidden = !updates;
+      }
+      const needs = document.getElementById("needs-right");
+      needs.hidden = !may || updates;
+      const how = needs.querySelector(".how");
+      if (settings.localSignIn) how.textContent = how.dataset.local;
     });
   }
 
