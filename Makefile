@@ -108,10 +108,12 @@ $(SWAGGER)/.built:
 	cp $(SWAGGER).build/package/swagger-ui-bundle.js $(SWAGGER).build/package/swagger-ui.css \
 	  $(SWAGGER).build/package/LICENSE $(SWAGGER)/
 	rm -rf $(SWAGGER).build && touch $@
-$(WEB)/.built:
+# Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in.
+$(WEB)/.built: stac_ext/web/stac_browser_texts.json
 	@$(call debian,npm,nodejs npm,Node.js for STAC Browser's build)
 	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
 	cd $(WEB).build && npm pack --silent @radiantearth/stac-browser@$(STAC_BROWSER) >/dev/null && tar xzf *.tgz
+	cp stac_ext/web/stac_browser_texts.json $(WEB).build/package/src/locales/en/custom.json
 	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
 	  && npm install --no-audit --no-fund --loglevel=error \
 	  && SB_pathPrefix=./ npm run --silent build:minimal >/dev/null

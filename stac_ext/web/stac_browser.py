@@ -1,6 +1,7 @@
 """STAC Browser at `/browser/`: the build's files, and its `index.html` for every other path
 (history mode), given at serve time a `<base>` (assets are linked relatively) and its
-configuration (`config.js`: this service's `/data/` URL, title, OIDC sign-in)."""
+configuration (`config.js`: this service's `/data/` URL, title, OIDC sign-in, and the
+sign-in of our pages read on every load: one sign-in for both)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,34 @@ def browser_policy(request: Request) -> str:
             f"object-src 'none'; form-action 'self' {provider}")
 
 
+#: One sign-in for our pages and STAC Browser, whichever signed in (the same issuer and
+#: client: oidc-client-ts keeps the user in this tab's session storage under one key):
+#: every load of STAC Browser, a reload or a typed address too, reads with that user's token
+#: until it expires or they sign out (STAC Browser 4.0.1 itself forgets its sign-in on a
+#: load), and the bar says who is signed in (STAC Browser's own Log in is then not offered:
+#: signing out is on our pages).
+_SIGNED_IN = """(function () {
+  var user = null;
+  try { user = JSON.parse(window.sessionStorage.getItem(KEY) || "null"); } catch (e) {}
+  if (!user || !user.access_token || (user.expires_at && user.expires_at * 1000 < Date.now())) {
+    return;
+  }
+  window.STAC_BROWSER_CONFIG.requestHeaders = {Authorization: "Bearer " + user.access_token};
+  // no "Log in" offered to one signed in (nor the sign-in it kept from an earlier load)
+  window.STAC_BROWSER_CONFIG.authConfig = null;
+  window.sessionStorage.removeItem("authConfig");
+  var who = document.getElementById("geocatalog-bar-user");
+  if (who && user.profile) { who.textContent = "Signed in as " + user.profile.preferred_username; }
+})();
+"""
+
+
+def _user_key(request: Request) -> str:
+    """Where oidc-client-ts keeps the signed-in user of this service's web client."""
+    sign_in = request.app.state.web.sign_in
+    return f"oidc.user:{sign_in.issuer}:{sign_in.client_id}"
+
+
 #: The way back to the service's own pages, above STAC Browser (which links only within
 #: the catalog): plain links, styled inline (its page's policy allows inline styles).
 _BAR_STYLE = ("display:flex;gap:1.2em;align-items:center;padding:.35em 1em;"
@@ -68,7 +97,9 @@ def _bar(base: str) -> str:
              (f"{home}ui/processes", "Processes"), (f"{home}ui/jobs", "Jobs")]
     return (f'<nav id="geocatalog-bar" aria-label="geocatalog" style="{_BAR_STYLE}">'
             + "".join(f'<a style="{_LINK_STYLE}" href="{href}">{text}</a>'
-                      for href, text in links) + "</nav>")
+                      for href, text in links)
+            + '<span id="geocatalog-bar-user" style="color:#fff;margin-left:auto"></span>'
+            + "</nav>")
 
 
 def router(dist: Path) -> APIRouter:
@@ -80,7 +111,8 @@ def router(dist: Path) -> APIRouter:
 
     @routes.get("/browser/config.js")
     async def config(request: Request) -> Response:
-        script = f"window.STAC_BROWSER_CONFIG = {json.dumps(browser_config(request))};\n"
+        script = (f"window.STAC_BROWSER_CONFIG = {json.dumps(browser_config(request))};\n"
+                  + _SIGNED_IN.replace("KEY", json.dumps(_user_key(request))))
         return Response(script, media_type="text/javascript",
                         headers={"Cache-Control": "no-store"})
 

@@ -48,7 +48,8 @@ DOCS_SHOTS = ROOT / ("docs/img" if os.environ.get("UPDATE_SCREENSHOTS") else
                      ".artifacts/docs-img") / "web"
 DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
                         "search-results", "catalog-tree", "not-yours", "delete-links",
-                        "echo-result", "jobs", "api-docs", "search-narrowed"})
+                        "echo-result", "jobs", "api-docs", "search-narrowed",
+                        "private-after-reload", "private-catalog"})
 #: what a page may try to reach outside this machine; all of it is stopped in the browser
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
@@ -368,6 +369,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#results")).to_contain_text(DRAFT_TITLE)
     expect(page.locator("#matched")).to_have_text("3 items match; 3 on this page.")
     s.shot("private-signed-in")
+    # one sign-in: STAC Browser opens it with hers, and so again after a reload and at a
+    # typed address; its bar says who reads
+    page.locator("#results").get_by_role("link", name=DRAFT_TITLE).click()
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
+    expect(page.locator("#geocatalog-bar-user")).to_have_text("Signed in as alice")
+    expect(page.get_by_role("button", name="Log in")).to_have_count(0)  # she is
+    s.shot("private-after-reload")
+    s.goto(f"/browser/collections/{SST}/items/{DRAFT}")
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
 
     # a project catalog, and a child linking a collection and an item; her private
     # catalog is listed for her (the list again with her token)
@@ -594,8 +606,11 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # signed out, her private item is gone: the API answers as for a missing item
     s.provoked = {404}
     s.goto(f"/browser/collections/{SST}/items/{DRAFT}")
-    expect(page.get_by_text("The requested resource does not exist.")).to_be_visible()
+    expect(page.get_by_text("There is nothing here that you may read. If it is private or a "
+                            "project's, sign in to see it.")).to_be_visible()
+    expect(page.get_by_text("contact the service operator")).to_have_count(0)
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_have_count(0)
+    expect(page.locator("#geocatalog-bar-user")).to_have_text("")
     s.provoked = set()
     s.shot("private-signed-out")
     s.goto("/ui/catalogs")
@@ -621,12 +636,14 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
     assert urlsplit(page.url).path.startswith("/browser/")
     s.shot("stac-browser-signed-in")
-    # signed in, STAC Browser reads with her token: her private item is found (within
-    # the app: it keeps its sign-in in memory, a page load starts it signed out)
+    # signed in, STAC Browser reads with her token: her private item is found, and still
+    # after a page load (its own sign-in kept where our pages keep theirs)
     page.get_by_role("link", name="Search").first.click()
     search_by_words(page, "draft")
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
     s.shot("private-in-stac-browser")
+    s.goto(f"/browser/collections/{SST}/items/{DRAFT}")
+    expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
     s.goto("/ui/jobs")
     expect(page.get_by_text("Signed in as alice")).to_be_visible()
 
