@@ -30,6 +30,8 @@ from tests.support.http import free_port, wait_until_ok
 from tests.support.paths import ROOT
 
 README = ROOT / "README.md"
+#: How an example names the service's address: `$BASE`, by default where `make run` serves.
+DEFAULT_BASE = "BASE=${BASE:-http://127.0.0.1:8080}"
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 
@@ -88,6 +90,7 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
            "LOAD_DEMO_DATA": "true", "IN_PROCESS_WORKER": "true",
            "OUTBOUND_ALLOW": "127.0.0.0/8"}  # as `make run` sets it
     port, s3_port = free_port(), free_port()
+    env["BASE"] = f"http://127.0.0.1:{port}"  # where the examples find the service
     cli = [sys.executable, "-m", "stac_ext.cli"]
     processes = [
         subprocess.Popen([*cli, "serve", "--port", str(port)], env=env, cwd=ROOT,
@@ -132,10 +135,16 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                           "--site-dir", str(tmp_path / "site")], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
-    page = (tmp_path / "site" / "operators" / "configuration" / "index.html").read_text()
+    page = (tmp_path / "site" / "operators" / "configuration.html").read_text()
     assert "<code>DB_STATEMENT_TIMEOUT</code>" in page and "settings_reference" not in page
+    # a setting's name is never broken within a table's first column
+    assert "stylesheets/extra.css" in page
+    assert "td:first-child code { white-space: nowrap; }" in (
+        tmp_path / "site" / "stylesheets" / "extra.css").read_text()
     home = (tmp_path / "site" / "index.html").read_text()
     assert "--8&lt;--" not in home and "OGC API Processes" in home
+    # opened from disk, its links lead to pages, not to folders
+    assert 'href="operators/install.html"' in home and 'href="operators/install/"' not in home
 
 
 def test_every_setting_is_documented() -> None:
@@ -159,9 +168,12 @@ def test_examples_print_what_they_say(readme_service) -> None:
     found = [(page, example) for page in pages() for example in examples(page.read_text())]
     assert len(found) >= 9 and all(e.expected for _, e in found), \
         [(p.name, e.line) for p, e in found if not e.expected]
+    # one base URL: an example's address is $BASE (where `make run` serves unless set)
+    wired = [f"{page.name}:{e.line}" for page, e in found
+             if "127.0.0.1:8080" in e.code.replace(DEFAULT_BASE, "")]
+    assert wired == [], f"examples with their own address instead of $BASE: {wired}"
     for page, example in found:
-        code = (example.code.replace("127.0.0.1:8080", f"127.0.0.1:{readme_service['port']}")
-                .replace("127.0.0.1:9000", f"127.0.0.1:{readme_service['s3_port']}"))
+        code = example.code.replace("127.0.0.1:9000", f"127.0.0.1:{readme_service['s3_port']}")
         out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code],
                              env=readme_service["env"], cwd=ROOT, capture_output=True,
                              text=True)
