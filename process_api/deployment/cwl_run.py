@@ -101,6 +101,7 @@ def main(target: str) -> int:
     containers = ["--no-container"] if SOCKET_VARIABLE not in os.environ else \
         [f"--user-space-docker-cmd={write_script(Path.cwd())}"]
     log = RunLog()
+    sys.argv[0] = "cwltool"  # its first line names it so, not by the service's path to it
     expressions = logging.getLogger("cwl_utils")  # its own stderr handler: replaced
     expressions.handlers, expressions.propagate = [log], False
     code = cwltool([*containers, "--disable-color", "--outdir", "outputs",

@@ -2,6 +2,8 @@
 objects as fieldsets, with labels, defaults, required marks and limits.
 
 Secret fields (`writeOnly` or `format: password`) become password inputs, never filled in.
+A file (the `oneOf` of its contents or a reference to data) is an address, a text or an
+upload; a list of files, addresses one per line.
 What a plain input cannot express (arrays of objects, `oneOf` of shapes, free objects) is a
 JSON text area. The page's script turns the fields back into the execution body by each
 field's `path`; the API validates it against the same schema.
@@ -35,6 +37,7 @@ class Field:
     path: list[str]
     label: str
     kind: str  # string | password | number | integer | boolean | enum | lines | json | object
+    #          | file | files
     required: bool = False
     description: str = ""
     default: Any = None
@@ -94,6 +97,15 @@ def _type(schema: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _is_file(schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    """A file input: one of its contents (`contents`) or a reference (`href`)."""
+    options = schema.get("oneOf")
+    if not isinstance(options, list):
+        return False
+    shapes = [set(_resolve(o, root).get("properties") or {}) for o in options]
+    return any("contents" in s for s in shapes) and any("href" in s for s in shapes)
+
+
 def _field(path: list[str], schema: dict[str, Any], required: bool,
            root: dict[str, Any]) -> Field:
     schema = _resolve(schema, root)
@@ -101,7 +113,11 @@ def _field(path: list[str], schema: dict[str, Any], required: bool,
     made = Field(path=path, label=str(schema.get("title") or label_of(path[-1])), kind="json",
                  required=required, description=str(schema.get("description") or ""),
                  default=schema.get("default"))
-    if isinstance(schema.get("enum"), list):
+    if _is_file(schema, root):
+        made.kind = "file"
+    elif kind == "array" and _is_file(_resolve(schema.get("items", {}), root), root):
+        made.kind = "files"
+    elif isinstance(schema.get("enum"), list):
         made.kind, made.options = "enum", list(schema["enum"])
     elif "const" in schema:
         made.kind, made.options = "enum", [schema["const"]]

@@ -283,7 +283,8 @@ async def test_a_run_that_fails_in_cwltool_says_what_failed(service) -> None:
         "to using Javascript code without specifying InlineJavascriptRequirement."))
     log = (await dora.get(f"{url}/logs")).text
     assert "inputs does not contain key 'nothing'" in log, log
-    for hidden in ("Traceback", "--debug", sys.prefix, str(ROOT)):
+    assert log.startswith("INFO cwltool "), log
+    for hidden in ("Traceback", "--debug", sys.prefix, str(ROOT), "/opt/geocatalog"):
         assert hidden not in log, (hidden, log)
 
 

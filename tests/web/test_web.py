@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
+from process_api.data.file_inputs import FILE_INPUT
 from stac_ext.app import create_app
 from stac_ext.platform.service.logs import logging_config
 from stac_ext.settings import Settings
@@ -124,6 +125,7 @@ def test_form_fields_from_a_schema() -> None:
             "flag": {"type": "boolean", "default": True},
             "tags": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]},
             "shape": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+            "data": FILE_INPUT, "more": {"type": "array", "items": FILE_INPUT},
             "access": {"type": "object", "required": ["key"], "properties": {
                 "key": {"$ref": "#/$defs/secret"}, "region": {"type": "string"}}},
         }})
@@ -131,7 +133,7 @@ def test_form_fields_from_a_schema() -> None:
     assert [(f.name, f.kind, f.required) for f in fields] == [
         ("name", "string", True), ("mode", "enum", True), ("count", "integer", False),
         ("flag", "boolean", False), ("tags", "lines", False), ("shape", "json", False),
-        ("access", "object", False)]
+        ("data", "file", False), ("more", "files", False), ("access", "object", False)]
     assert by_name["name"].attributes == {"maxLength": 20}
     assert by_name["count"].attributes == {"minimum": 1}
     assert by_name["tags"].default_text == "a\nb"

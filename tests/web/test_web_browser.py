@@ -54,6 +54,20 @@ DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
 SST = "climate_forecast-sea_surface_temperature"
+#: A tool of one File input: its form takes an address, a text or an upload
+WORD_COUNT = """\
+cwlVersion: v1.2
+class: CommandLineTool
+id: lab-word-count
+label: Word count
+baseCommand: [wc, -w]
+stdin: $(inputs.text.path)
+inputs:
+  text: {type: File, label: Text}
+outputs:
+  words: stdout
+stdout: count.txt
+"""
 NORTH_SEA_2022 = "Sea surface temperature, north sea, 2022"
 #: alice's private item: in STAC Browser for her signed in, for nobody else
 DRAFT, DRAFT_TITLE = "alices-draft", "Alice's draft, north sea"
@@ -111,6 +125,11 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         dora = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
             "dora", settings.process_client_id, groups=["ocean-lab"], rights=["deployProcess"])
         r = httpx.post(f"{base}/processes/processes", content=shout_tool("lab-shout"),
+                       params={"visibility": "project", "project": "ocean-lab"},
+                       headers={"Authorization": f"Bearer {dora}",
+                                "Content-Type": "application/cwl+yaml"})
+        assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/processes/processes", content=WORD_COUNT,
                        params={"visibility": "project", "project": "ocean-lab"},
                        headers={"Authorization": f"Bearer {dora}",
                                 "Content-Type": "application/cwl+yaml"})
@@ -483,6 +502,17 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#result-values")).to_contain_text("AHOY AHOY")
     expect(page.locator("#job-log")).to_contain_text("started 0")
     s.shot("deployed-process")
+    # a file input: an address, a text, or a file from her computer (uploaded as its text)
+    s.goto("/ui/processes/lab-word-count")
+    expect(page.locator(".meta")).to_contain_text(
+        "answers at once, runs as a job you can watch, can be stopped")
+    form = page.locator("#execute")
+    form.get_by_label("or a text file from your computer").set_input_files(files=[{
+        "name": "notes.txt", "mimeType": "text/plain", "buffer": b"one two three four\n"}])
+    form.get_by_role("button", name="Run").click()
+    expect(page.locator("#job-status")).to_have_text("successful", timeout=60_000)
+    expect(page.locator("#results")).to_contain_text("4")
+    s.shot("file-input")
 
     # sleep: the progress bar moves; another sleep is dismissed while it runs
     s.goto("/ui/processes/sleep")
@@ -523,13 +553,13 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # the job list, filtered
     page.get_by_role("link", name="All your jobs").click()
     rows = page.locator("#jobs tbody tr")
-    # echo, the deployed process and sleep; a dismissed job is gone (OGC)
-    expect(rows).to_have_count(3)
+    # echo, the two deployed processes and sleep; a dismissed job is gone (OGC)
+    expect(rows).to_have_count(4)
     expect(rows.first).to_contain_text("sleep")  # newest first
     page.get_by_label("Status").select_option("failed")
     expect(rows).to_have_count(0)
     page.get_by_label("Status").select_option("successful")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(4)
     s.shot("jobs")
 
     # someone else's catalog: no form to change it, and a sentence saying who may

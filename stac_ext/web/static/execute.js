@@ -10,15 +10,32 @@
     node[path[path.length - 1]] = value;
   }
 
-  function read(el) {
+  // a file: its address, else its text (typed, or read from an uploaded file) and name
+  async function readFile(el) {
+    const part = (name) => el.querySelector(`[data-part="${name}"]`);
+    const href = part("href").value.trim();
+    if (href) return { value: { href } };
+    let contents = part("contents").value;
+    let basename = part("basename").value.trim();
+    const upload = part("upload").files[0];
+    if (upload && !contents) {
+      contents = await upload.text();
+      basename = basename || upload.name;
+    }
+    if (!contents) return null;
+    return { value: basename ? { contents, basename } : { contents } };
+  }
+
+  async function read(el) {
     const kind = el.dataset.kind;
     const required = "required" in el.dataset;
+    if (kind === "file") return readFile(el);
     if (kind === "boolean") {
       return el.checked || el.defaultChecked || required ? { value: el.checked } : null;
     }
     const text = el.value;
     if (text.trim() === "") return null;
-    const label = el.labels.length ? el.labels[0].textContent.replace("*", "").trim() : el.id;
+    const label = el.labels && el.labels.length ? el.labels[0].textContent.replace("*", "").trim() : el.id;
     if (kind === "number" || kind === "integer") {
       const number = Number(text);
       if (Number.isNaN(number)) throw new Error(label + ": not a number");
@@ -27,6 +44,9 @@
     if (kind === "enum") return { value: JSON.parse(text) };
     if (kind === "json") {
       try { return { value: JSON.parse(text) }; } catch (e) { throw new Error(label + ": not valid JSON"); }
+    }
+    if (kind === "files") {
+      return { value: text.split("\n").map((l) => l.trim()).filter((l) => l).map((href) => ({ href })) };
     }
     if (kind === "lines") {
       const lines = text.split("\n").map((l) => l.trim()).filter((l) => l);
@@ -46,7 +66,7 @@
     let inputs = {};
     try {
       for (const el of form.querySelectorAll("[data-path]")) {
-        const found = read(el);
+        const found = await read(el);
         if (found === null) continue;
         const path = JSON.parse(el.dataset.path);
         if (path.length === 0) inputs = found.value; else put(inputs, path, found.value);
