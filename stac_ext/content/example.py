@@ -30,7 +30,7 @@ def _options(href):
 _NETCDF = '''
 
 def open_{name}():
-    """{title} (NetCDF). xarray picks the engine from the file: h5netcdf or scipy."""
+    """{title}. xarray picks the engine from the file: h5netcdf or scipy."""
     href = {href!r}
     return xr.open_dataset(fsspec.open(href, **_options(href)).open())
 '''
@@ -38,7 +38,7 @@ def open_{name}():
 _ZARR = '''
 
 def open_{name}():
-    """{title} (Zarr)."""
+    """{title}."""
     href = {href!r}
     return xr.open_dataset(fsspec.get_mapper(href, **_options(href)), engine="zarr")
 '''
@@ -77,8 +77,11 @@ def render_example(item: dict[str, Any]) -> str | None:
         href = str(asset["href"])
         if reader := _SCHEME_PACKAGES.get(urlsplit(href).scheme):
             packages.add(reader)
-        blocks.append(template.format(name=name, href=href,
-                                      title=str(asset.get("title") or key).replace('"', "'")))
+        title = str(asset.get("title") or key).replace('"', "'")
+        kind = "(NetCDF)" if fmt is Format.netcdf else "(Zarr)"
+        if not title.endswith(kind):  # the asset's title may say it already
+            title = f"{title} {kind}"
+        blocks.append(template.format(name=name, href=href, title=title))
         calls.append(f"    print(open_{name}())\n")
     if not blocks:
         return None

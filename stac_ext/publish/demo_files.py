@@ -1,13 +1,16 @@
 """A small campaign of demo files for `publish-dataset`: a NetCDF, a Zarr store, a Parquet
-and a CSV carrying CF metadata as users' files do, plus one unreadable file. Served by
-`geocatalog demo-s3` and used by the tests."""
+and a CSV carrying CF metadata as users' files do, plus one unreadable file; and the data
+the demo items' assets name (`catalog_data`), so that their Python examples open it. Served
+by `geocatalog demo-s3` and used by the tests."""
 
 from __future__ import annotations
 
 import io
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def monthly_sst(year: int, month: int, days: int = 2) -> bytes:
@@ -103,3 +106,54 @@ def campaign() -> Iterator[tuple[str, bytes]]:
     yield "stations.parquet", parquet_bytes()
     yield "readings.csv", b"a,b\n1,2\n"
     yield "broken.nc", b"this is not netcdf"
+
+
+def _gridded(variable: str, bbox: list[float], year: int) -> Any:
+    """A year of monthly means of `variable` (a CF standard name) on a 3 x 4 grid over
+    `bbox`: what a demo item's data holds."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    west, south, east, north = bbox
+    rng = np.random.default_rng(zlib.crc32(f"{variable} {year} {bbox}".encode()))
+    values = (280 + 5 * rng.random((12, 3, 4))).astype("float32")
+    return xr.Dataset(
+        {variable: (("time", "lat", "lon"), values,
+                    {"standard_name": variable, "long_name": variable.replace("_", " ")})},
+        coords={"time": pd.date_range(f"{year}-01-01", periods=12, freq="MS"),
+                "lat": ("lat", np.linspace(south, north, 3), {"units": "degrees_north",
+                                                              "standard_name": "latitude"}),
+                "lon": ("lon", np.linspace(west, east, 4), {"units": "degrees_east",
+                                                           "standard_name": "longitude"})},
+        attrs={"Conventions": "CF-1.8"})
+
+
+def catalog_data(items: Iterator[dict[str, Any]], bucket: str
+                 ) -> Iterator[tuple[str, bytes]]:
+    """(key, bytes) of the data the demo items' assets name in `bucket`: each NetCDF or
+    Zarr store a year of the item's variable over its bbox, each CSV its stations."""
+    for item in items:
+        variable = str(item["collection"]).partition("-")[2]
+        year = int(str(item["properties"]["datetime"])[:4])
+        for asset in item["assets"].values():
+            scheme, _, path = str(asset["href"]).partition("://")
+            found, _, key = path.partition("/")
+            if scheme != "s3" or found != bucket:
+                continue
+            if key.endswith(".nc"):
+                yield key, bytes(_gridded(variable, item["bbox"], year).to_netcdf(
+                    engine="h5netcdf"))
+            elif key.endswith(".zarr"):
+                with tempfile.TemporaryDirectory() as folder:
+                    store = Path(folder) / "data.zarr"
+                    _gridded(variable, item["bbox"], year).to_zarr(
+                        store, consolidated=True, zarr_format=2)
+                    for file in sorted(store.rglob("*")):
+                        if file.is_file():
+                            yield f"{key}/{file.relative_to(store)}", file.read_bytes()
+            elif key.endswith(".csv"):
+                west, south, east, north = item["bbox"]
+                yield key, (f"station,lat,lon,{variable}\n"
+                            f"a,{south + 1},{west + 1},290.5\n"
+                            f"b,{north - 1},{east - 1},288.0\n").encode()

@@ -252,3 +252,16 @@ def test_extension_uris_from_every_part_of_an_item() -> None:
     assert item["stac_extensions"][0] == "https://own.example/s.json"
     named = [uri.split("/")[3] for uri in item["stac_extensions"][1:]]
     assert named == ["eo", "example-links", "projection", "raster"]
+
+
+@pytest.mark.unit
+def test_an_examples_docstring_names_its_format_once() -> None:
+    from stac_ext.content.example import render_example
+
+    source = render_example({"id": "i", "collection": "c", "assets": {
+        "data": {"href": "s3://demo/x.zarr", "type": "application/vnd+zarr",
+                 "title": "Sea surface temperature (Zarr)"},
+        "nc": {"href": "https://example.org/x.nc", "title": "Air temperature"}}})
+    assert source is not None
+    assert '"""Sea surface temperature (Zarr)."""' in source
+    assert '"""Air temperature (NetCDF). xarray picks the engine' in source

@@ -15,11 +15,13 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
@@ -34,6 +36,14 @@ README = ROOT / "README.md"
 DEFAULT_BASE = "BASE=${BASE:-http://127.0.0.1:8080}"
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
+
+
+def _text(url: str) -> str:
+    """The body at `url`, or nothing while it does not answer."""
+    try:
+        return httpx.get(url, timeout=5).text
+    except httpx.HTTPError:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -99,9 +109,16 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
     ]
     try:
-        for url in (f"http://127.0.0.1:{port}/healthz", f"http://127.0.0.1:{s3_port}/demo"):
-            if wait_until_ok(url, seconds=180).status_code != 200:
-                raise RuntimeError(f"{url} did not answer 200 within 180 s")
+        if wait_until_ok(f"http://127.0.0.1:{port}/healthz", seconds=180).status_code != 200:
+            raise RuntimeError("the service did not answer 200 within 180 s")
+        # demo-s3 puts the monthly SST files last: once listed, every demo file is there
+        last = "sst-monthly/sst-2022-01.nc"
+        listing = f"http://127.0.0.1:{s3_port}/demo?list-type=2&prefix={last}"
+        deadline = time.monotonic() + 180
+        while f"<Key>{last}</Key>" not in _text(listing):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"demo-s3 did not list {last} within 180 s")
+            time.sleep(0.2)
         yield {"env": env, "port": str(port), "s3_port": str(s3_port)}
     finally:
         for process in processes:
