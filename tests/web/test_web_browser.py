@@ -54,6 +54,18 @@ DOCS_STEPS = frozenset({"landing", "catalog", "item", "example", "search-owner",
 #: and nothing shown depends on it
 OUTSIDE_ALLOWED = {"tile.openstreetmap.org", "schemas.stacspec.org", "geojson.org"}
 SST = "climate_forecast-sea_surface_temperature"
+#: A tool whose run cwltool fails: its argument refers to an input it does not have
+MISREFERENCED = """\
+cwlVersion: v1.2
+class: CommandLineTool
+id: lab-misreferenced
+label: Misreferenced
+baseCommand: echo
+inputs:
+  message: string
+arguments: [$(inputs.nothing.basename)]
+outputs: []
+"""
 #: A tool of one File input: its form takes an address, a text or an upload
 WORD_COUNT = """\
 cwlVersion: v1.2
@@ -125,6 +137,11 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         dora = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
             "dora", settings.process_client_id, groups=["ocean-lab"], rights=["deployProcess"])
         r = httpx.post(f"{base}/processes/processes", content=shout_tool("lab-shout"),
+                       params={"visibility": "project", "project": "ocean-lab"},
+                       headers={"Authorization": f"Bearer {dora}",
+                                "Content-Type": "application/cwl+yaml"})
+        assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/processes/processes", content=MISREFERENCED,
                        params={"visibility": "project", "project": "ocean-lab"},
                        headers={"Authorization": f"Bearer {dora}",
                                 "Content-Type": "application/cwl+yaml"})
@@ -513,6 +530,18 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#job-status")).to_have_text("successful", timeout=60_000)
     expect(page.locator("#results")).to_contain_text("4")
     s.shot("file-input")
+    # a run cwltool fails says what failed, on one line; the log has the rest, no traceback
+    s.goto("/ui/processes/lab-misreferenced")
+    page.locator("#execute").get_by_label("message").fill("hi")
+    page.locator("#execute").get_by_role("button", name="Run").click()
+    expect(page.locator("#job-status")).to_have_text("failed", timeout=60_000)
+    expect(page.locator("#job-error")).to_have_text(  # line 8, column 13: the reference
+        "package.cwl:8:13: Expression evaluation error: Syntax error in parameter reference "
+        "'inputs.nothing.basename': inputs does not contain key 'nothing'.. This could be due "
+        "to using Javascript code without specifying InlineJavascriptRequirement.")
+    expect(page.locator("#job-log")).to_contain_text("does not contain key 'nothing'")
+    expect(page.locator("#job-log")).not_to_contain_text("Traceback")
+    s.shot("job-failed")
 
     # sleep: the progress bar moves; another sleep is dismissed while it runs
     s.goto("/ui/processes/sleep")
@@ -553,11 +582,12 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # the job list, filtered
     page.get_by_role("link", name="All your jobs").click()
     rows = page.locator("#jobs tbody tr")
-    # echo, the two deployed processes and sleep; a dismissed job is gone (OGC)
-    expect(rows).to_have_count(4)
+    # echo, three deployed processes (one failed) and sleep; a dismissed job is gone (OGC)
+    expect(rows).to_have_count(5)
     expect(rows.first).to_contain_text("sleep")  # newest first
     page.get_by_label("Status").select_option("failed")
-    expect(rows).to_have_count(0)
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("package.cwl:8:13: Expression evaluation error")
     page.get_by_label("Status").select_option("successful")
     expect(rows).to_have_count(4)
     s.shot("jobs")
