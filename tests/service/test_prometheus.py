@@ -19,9 +19,9 @@ import httpx
 import psycopg
 import pytest
 import yaml
-from playwright.sync_api import sync_playwright
 
 from stac_ext.settings import Settings
+from tests.support.browser import CHROMIUM, chromium
 from tests.support.cli import COMMAND, start_cli
 from tests.support.http import free_port, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
@@ -35,7 +35,6 @@ ALERTS = ROOT / "docker" / "prometheus" / "alerts.yml"
 #: The docs' graph: retaken into docs/img by `make screenshots`, else beside the run's
 SHOT = ROOT / ("docs/img" if os.environ.get("UPDATE_SCREENSHOTS") else ".artifacts/docs-img") \
     / "prometheus-requests.jpg"
-CHROMIUM = "/usr/bin/chromium"
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path(PROMETHEUS).exists(),
@@ -182,18 +181,13 @@ def test_prometheus_graph_of_a_load(stack) -> None:
     expression = 'sum by (route) (rate(geocatalog_http_requests_total{job="geocatalog"}[10s]))'
     assert eventually(stack, 'sum(rate(geocatalog_http_requests_total{route="/data/search"}'
                       '[10s]))', lambda v: v > 0) > 0
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update",
-            "--disable-sync"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"{stack['prometheus']}/classic/graph?g0.expr={quote(expression)}"
                   "&g0.tab=0&g0.range_input=1m")
         page.wait_for_selector(".graph_area svg path.path", state="attached")
         SHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=SHOT, type="jpeg", quality=70, full_page=True)
-        browser.close()
     assert SHOT.stat().st_size > 10_000
 
 

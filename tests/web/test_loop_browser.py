@@ -8,27 +8,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
+from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import cdo_mean
 from tests.support.http import free_port, uvicorn_serving
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
-CHROMIUM = "/usr/bin/chromium"
 SST = "climate_forecast-sea_surface_temperature"
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                 reason="Debian's chromium (make test installs it)")]
+pytestmark = BROWSER_TESTS
 
 
 def ended(base: str, job: str, token: str) -> dict:
@@ -91,12 +88,8 @@ def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update"])
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def test_the_job_page_and_the_item_it_made(finished_job, browser: Browser) -> None:

@@ -5,23 +5,19 @@ gets it; signed in again with that right, she edits it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
+from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import free_port, uvicorn_serving
 
-CHROMIUM = "/usr/bin/chromium"
-
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                 reason="Debian's chromium (make test installs it)")]
+pytestmark = BROWSER_TESTS
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +47,7 @@ def sign_in(page: Page, user: str, rights: str = "") -> None:
 
 
 def test_the_owner_is_offered_what_her_rights_allow(service: str) -> None:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update"])
+    with chromium() as browser:
         page = browser.new_page()
         page.route("**/*", lambda route: route.continue_()
                    if route.request.url.startswith((service, "data:")) else route.abort())
@@ -79,4 +72,3 @@ def test_the_owner_is_offered_what_her_rights_allow(service: str) -> None:
         form.get_by_label("Title").fill("Bob's notes")
         form.get_by_role("button", name="Save").click()
         expect(page.get_by_role("heading", name="Bob's notes")).to_be_visible()
-        browser.close()

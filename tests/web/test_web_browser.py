@@ -26,11 +26,11 @@ from playwright.sync_api import (
     Page,
     Route,
     expect,
-    sync_playwright,
 )
 
 from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
+from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import shout_tool
@@ -38,7 +38,6 @@ from tests.support.http import free_port, uvicorn_serving
 from tests.support.paths import ROOT
 from tests.support.stac import make_item
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / ".artifacts" / "web"
 #: The steps whose screenshots illustrate the docs (docs/scientists/browser.md): taken here,
 #: each run, so that the pictures follow the pages.
@@ -87,9 +86,7 @@ NOTES = "Alice's notes"  # her private catalog
 RAW = "Raw notes"  # her private sub-catalog of a public catalog of hers
 PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                 reason="Debian's chromium (make test installs it)")]
+pytestmark = BROWSER_TESTS
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +154,8 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     shutil.rmtree(SHOTS, ignore_errors=True)  # this run's screenshots only
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Session:

@@ -1,0 +1,30 @@
+"""Debian's Chromium, driven by Playwright, for the tests of pages (Playwright's own
+download is not reachable here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+#: A module of browser tests: marked so, and skipped where Debian's chromium is missing.
+BROWSER_TESTS = [pytest.mark.browser,
+                 pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                    reason="Debian's chromium (make test installs it)")]
+#: Nothing of the browser's own reaches outside this machine.
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
