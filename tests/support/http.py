@@ -7,10 +7,12 @@ import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.roles import on_database, role_env
 from tests.support.uvicorn_process import uvicorn_process
@@ -43,6 +45,17 @@ def uvicorn_serving(settings: Settings, port: int | None = None, **env: str) -> 
                **env}
     with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
         yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def signing_in_locally(settings: Settings, data_dir: Path, **env: str
+                       ) -> Iterator[tuple[str, LocalIssuer]]:
+    """The app served (`uvicorn_serving`, with `env`) with its own local development issuer,
+    its keys in `data_dir`: its base URL, and that issuer (to mint its users' tokens)."""
+    port = free_port()
+    with uvicorn_serving(settings, port=port, OIDC_ISSUER="", GEOCATALOG_PORT=str(port),
+                         GEOCATALOG_DATA_DIR=str(data_dir), **env) as base:
+        yield base, LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth")
 
 
 def wait_until_ok(url: str, seconds: float = 120) -> httpx.Response:

@@ -13,14 +13,13 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
 from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import cdo_mean
-from tests.support.http import free_port, uvicorn_serving
+from tests.support.http import free_port, signing_in_locally
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
 SST = "climate_forecast-sea_surface_temperature"
@@ -62,12 +61,9 @@ def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.
         s3.put_object(Bucket=bucket, Key=f"sst/{key}", Body=data)
     storage = {"accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": s3_endpoint,
                "defaultRegion": "us-east-1"}
-    port, data_dir = free_port(), tmp_path_factory.mktemp("loop-web")
-    with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
-                         GEOCATALOG_PORT=str(port), IN_PROCESS_WORKER="true",
-                         OUTBOUND_ALLOW="127.0.0.0/8",
-                         GEOCATALOG_DATA_DIR=str(data_dir)) as base:
-        issuer = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth")
+    with signing_in_locally(settings, tmp_path_factory.mktemp("loop-web"), DATABASE_URL=url,
+                            IN_PROCESS_WORKER="true",
+                            OUTBOUND_ALLOW="127.0.0.0/8") as (base, issuer):
         jobs = issuer.mint("alice", settings.process_client_id, rights=["deployProcess"])
         data = issuer.mint("alice", settings.data_client_id)
         run(base, jobs, "publish-dataset", {"source": f"s3://{bucket}/sst", "s3": storage})

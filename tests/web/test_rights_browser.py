@@ -10,12 +10,11 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
-from tests.support.http import free_port, uvicorn_serving
+from tests.support.http import signing_in_locally
 
 pytestmark = BROWSER_TESTS
 
@@ -25,12 +24,9 @@ def service(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Ite
     """A service with the local issuer, where bob owns the catalog `bobs-notes`."""
     url = new_database(settings.database_url or "", "rightsweb_")
     assert run_cli("migrate", env={"DATABASE_URL": url}).returncode == 0
-    port, data_dir = free_port(), tmp_path_factory.mktemp("rights-web")
-    with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
-                         GEOCATALOG_PORT=str(port), LOAD_DEMO_DATA="false",
-                         GEOCATALOG_DATA_DIR=str(data_dir)) as base:
-        token = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
-            "bob", settings.data_client_id)
+    with signing_in_locally(settings, tmp_path_factory.mktemp("rights-web"),
+                            DATABASE_URL=url) as (base, issuer):
+        token = issuer.mint("bob", settings.data_client_id)
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {token}"},
                        json={"id": "bobs-notes", "type": "Catalog", "description": "Notes"})
         assert r.status_code == 201, r.text

@@ -28,13 +28,12 @@ from playwright.sync_api import (
     expect,
 )
 
-from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.settings import Settings
 from tests.support.browser import BROWSER_TESTS, chromium
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import shout_tool
-from tests.support.http import free_port, uvicorn_serving
+from tests.support.http import signing_in_locally
 from tests.support.paths import ROOT
 from tests.support.stac import make_item
 
@@ -96,12 +95,9 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
     url = new_database(settings.database_url or "", "web_")
     for command in (["migrate"], ["demo-data"]):
         assert run_cli(*command, env={"DATABASE_URL": url}).returncode == 0, command
-    port, data_dir = free_port(), tmp_path_factory.mktemp("web-data")
-    with uvicorn_serving(settings, port=port, DATABASE_URL=url, OIDC_ISSUER="",
-                         GEOCATALOG_PORT=str(port), IN_PROCESS_WORKER="true",
-                         GEOCATALOG_DATA_DIR=str(data_dir)) as base:
-        carol = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
-            "carol", settings.data_client_id)
+    with signing_in_locally(settings, tmp_path_factory.mktemp("web-data"), DATABASE_URL=url,
+                            IN_PROCESS_WORKER="true") as (base, issuer):
+        carol = issuer.mint("carol", settings.data_client_id)
         item = make_item("carols-item", x=2, day=15)
         item["properties"]["title"] = PAYLOAD
         r = httpx.post(f"{base}/data/collections/{SST}/items", json=item,
@@ -110,8 +106,7 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {carol}"},
                        json={"id": "carols", "type": "Catalog", "description": "Carol's"})
         assert r.status_code == 201, r.text
-        alice = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
-            "alice", settings.data_client_id)
+        alice = issuer.mint("alice", settings.data_client_id)
         draft = make_item(DRAFT, x=3, day=16)
         draft["properties"].update(title=DRAFT_TITLE, visibility="private")
         r = httpx.post(f"{base}/data/collections/{SST}/items", json=draft,
@@ -131,8 +126,8 @@ def web_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
                            headers={"Authorization": f"Bearer {alice}"},
                            json={"type": "Catalog", "description": "Alice's trip", **body})
             assert r.status_code == 201, r.text
-        dora = LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth").mint(
-            "dora", settings.process_client_id, groups=["ocean-lab"], rights=["deployProcess"])
+        dora = issuer.mint("dora", settings.process_client_id, groups=["ocean-lab"],
+                           rights=["deployProcess"])
         r = httpx.post(f"{base}/processes/processes", content=shout_tool("lab-shout"),
                        params={"visibility": "project", "project": "ocean-lab"},
                        headers={"Authorization": f"Bearer {dora}",
