@@ -142,6 +142,15 @@ def pages() -> list[Path]:
     return [README, *(DOCS / page for page in walk(nav))]
 
 
+@pytest.mark.unit
+def test_the_readme_is_one_screen_of_pages_and_the_figures_one_run_per_table() -> None:
+    """README at most 150 lines (a deployment's walk-throughs are the site's pages); the
+    performance page one dated run per table, never a row of the same again."""
+    assert len(README.read_text().splitlines()) <= 150
+    figures = (DOCS / "performance.md").read_text()
+    assert not re.search(r"^\| the same|again \(", figures, re.M | re.I)
+
+
 def test_every_page_is_in_the_navigation() -> None:
     listed = set(pages())
     assert sorted(p.relative_to(ROOT) for p in DOCS.rglob("*.md") if p not in listed) == []
