@@ -102,6 +102,15 @@ GET_LOG = "SELECT text, dropped FROM processes.job_logs WHERE job_id = %(id)s"
 #: A job's output let go: its stream is relayed again from the start (reattached).
 CLEAR_LOG = "DELETE FROM processes.job_logs WHERE job_id = %(id)s"
 
+#: One reaper at a time decides about a stalled job (a lock held to the transaction's end),
+#: and only while it is still stalled: still `doing` for the worker it was seen with (a
+#: job queued again and taken since is another worker's). $1: the job's queue id.
+CLAIM_STALLED = """
+SELECT pg_try_advisory_xact_lock(hashtext('geocatalog.reap'), (%(id)s %% 2147483647)::int)
+   AND EXISTS (SELECT 1 FROM procrastinate_jobs WHERE id = %(id)s AND status = 'doing'
+               AND worker_id IS NOT DISTINCT FROM %(worker)s)
+"""
+
 #: The Slurm job of a running job, once submitted.
 SET_BATCH_JOB = """
 UPDATE processes.jobs SET batch_job = %(batch_job)s, updated = now()

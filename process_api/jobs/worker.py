@@ -21,6 +21,7 @@ import procrastinate
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 
+from process_api.jobs import queries
 from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS
 from process_api.jobs.job_data import JobData, run_with_data
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
@@ -50,6 +51,7 @@ TASK = "geocatalog.run_job"
 DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
+FOREIGN_GRACE = 3  # times the stalled time a worker waits on another queue's job
 DATABASE_AWAY = ("The database was unreachable while this job ran: its worker could not "
                  "follow it, and stopped it. Submit it again.")
 
@@ -161,33 +163,45 @@ class JobWorker:
             await asyncio.sleep(self.engine.heartbeat)
 
     async def reap(self) -> None:
-        """Jobs whose worker stopped heart-beating, on any queue: retried or failed, never
-        left running."""
-        manager = self.app.job_manager
-        for queued in await manager.get_stalled_jobs(seconds_since_heartbeat=self.engine.stalled):
+        """Jobs whose worker stopped heart-beating, retried or failed: its own queue's at
+        once, another's (whose workers may run jobs elsewhere) after FOREIGN_GRACE times."""
+        manager, seconds, own = self.app.job_manager, self.engine.stalled, self.engine.queue
+        stalled = [*await manager.get_stalled_jobs(seconds_since_heartbeat=seconds, queue=own),
+                   *(queued for queued in await manager.get_stalled_jobs(
+                       seconds_since_heartbeat=seconds * FOREIGN_GRACE) if queued.queue != own)]
+        for queued in stalled:
             if queued.worker_id in self._own_workers:
                 # this process runs it: alive, its heartbeat only late (the process was
                 # paused, or its event loop blocked, longer than the stalled time)
                 continue
-            job = await self.store.get(str(queued.task_kwargs.get("job_id")))
-            if job is not None and job["status"] == "running":
-                job = await self.batches.recorded(job)
-            process = self.engine.registry.get(job["process_id"]) if job else None
-            if job and job["status"] == "running" and self.batches.again(job, process):
-                await self.store.requeue(job["id"], "worker died; queued again")
-                await manager.retry_job(queued)
-                logger.warning("job %s: worker died, queued again", job["id"])
-                continue
-            if job:
-                await self.batches.end(job)
-                failed = await self.store.finish(
-                    job["id"], "failed",
-                    DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
-                self._lost.discard(str(job["id"]))
-                logger.warning("job %s: worker died, job failed", job["id"])
-                if failed is not None:
-                    self._callback(failed, FAILED)
-            await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
+            async with self.engine.queue_pool.connection() as conn, conn.transaction():
+                claimed = await (await conn.execute(queries.CLAIM_STALLED, {
+                    "id": queued.id, "worker": queued.worker_id})).fetchone()
+                if claimed and claimed[0]:  # else another reaper has, or had, it
+                    await self._reaped(queued)
+
+    async def _reaped(self, queued: procrastinate.jobs.Job) -> None:
+        """A stalled job, claimed: queued again, or failed."""
+        manager = self.app.job_manager
+        job = await self.store.get(str(queued.task_kwargs.get("job_id")))
+        if job is not None and job["status"] == "running":
+            job = await self.batches.recorded(job)
+        process = self.engine.registry.get(job["process_id"]) if job else None
+        if job and job["status"] == "running" and self.batches.again(job, process):
+            await self.store.requeue(job["id"], "worker died; queued again")
+            await manager.retry_job(queued)
+            logger.warning("job %s: worker died, queued again", job["id"])
+            return
+        if job:
+            await self.batches.end(job)
+            failed = await self.store.finish(
+                job["id"], "failed",
+                DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
+            self._lost.discard(str(job["id"]))
+            logger.warning("job %s: worker died, job failed", job["id"])
+            if failed is not None:
+                self._callback(failed, FAILED)
+        await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
 
     async def run_job(self, context: procrastinate.JobContext, job_id: str) -> None:
         """The job engine's task: one job, from its record's start to its end."""
