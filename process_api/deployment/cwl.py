@@ -113,10 +113,10 @@ def read_package(text: str, target: str | None = None) -> CwlProcess:
                            f"{MAX_STEPS}.")
     target = _target(document, target)
     tool = _load(text, target)
-    if not _javascript(tool):
-        for problem in (p for each in _tools(tool)
-                        for p in reference_problems(each.tool, "package.cwl")):
-            raise PackageError(f"Invalid CWL: {problem}")
+    if not _javascript(tool) and (problem := next(
+            (p for each in _tools(tool) for p in reference_problems(each.tool, "package.cwl")),
+            None)):
+        raise PackageError(f"Invalid CWL: {problem}")
     images, pulled = _containers(tool)
     spec = tool.tool
     inputs = _inputs_schema(spec["inputs"], _secrets(tool))

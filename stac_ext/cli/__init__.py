@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from stac_ext.cli.demo_s3 import demo_s3
+from stac_ext.cli.demo_s3 import DEMO_DIR, demo_s3
 from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_path
 from stac_ext.platform.access import VISIBILITIES
@@ -38,7 +38,6 @@ db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is
 app.add_typer(db_app, name="db")
 app.add_typer(images_app, name="images")
 
-DEMO_DIR = Path(__file__).parent.parent / "demo"
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:

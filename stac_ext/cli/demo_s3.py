@@ -9,8 +9,9 @@ from typing import Annotated
 
 import typer
 
-#: The demo items, whose assets name data in the bucket `demo`.
-ITEMS = Path(__file__).parent.parent / "demo" / "items.ndjson"
+#: The demo data set kept in the repository (`geocatalog demo-data` loads it); its items'
+#: assets name data in the bucket `demo`.
+DEMO_DIR = Path(__file__).parent.parent / "demo"
 
 
 def demo_s3(
@@ -38,7 +39,7 @@ def demo_s3(
     s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="demo",
                       aws_secret_access_key="demo", region_name="us-east-1")
     s3.create_bucket(Bucket=bucket)
-    with ITEMS.open() as lines:  # the demo items' data (in the bucket they name)
+    with (DEMO_DIR / "items.ndjson").open() as lines:  # the data its items name
         for key, data in catalog_data((json.loads(line) for line in lines), bucket):
             s3.put_object(Bucket=bucket, Key=key, Body=data)
     for key, data in campaign():

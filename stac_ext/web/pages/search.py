@@ -4,6 +4,7 @@ the API answers for that same query, with its pages."""
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import re
 from typing import Any
@@ -80,29 +81,31 @@ def _typed(request: Request) -> list[tuple[str, str]]:
             if k != "f" and (v or k not in FORM_FIELDS)]
 
 
-def _criteria(request: Request) -> list[tuple[str, str]]:
+def _criteria(typed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The criteria as the API reads them."""
-    return [(k, typed_datetime(v) if k == "datetime" else v) for k, v in _typed(request)]
+    return [(k, typed_datetime(v) if k == "datetime" else v) for k, v in typed]
 
 
-async def _results(request: Request, criteria: list[tuple[str, str]],
+async def _results(request: Request, typed: list[tuple[str, str]],
                    authorization: str | None = None) -> tuple[dict[str, Any], int]:
-    """What the API's search answers for `criteria` (to the caller of `authorization`,
-    else anyone), as the results' template shows it; and the status to answer."""
+    """What the API's search answers for the criteria `typed` (to the caller of
+    `authorization`, else anyone), with their facets, as the results' template shows it;
+    and the status to answer."""
     data = "/" + request.app.state.web.data_prefix.strip("/")
-    status, body = await get_json(request, f"{data}/search?{urlencode(criteria)}",
-                                  authorization=authorization)
+    criteria = _criteria(typed)
+    counted = urlencode([*counted_criteria(criteria), ("aggregations", ",".join(FACETS))])
+    # the search and its counts at once: neither waits for the other
+    (status, body), (_, buckets) = await asyncio.gather(
+        get_json(request, f"{data}/search?{urlencode(criteria)}", authorization=authorization),
+        get_json(request, f"{data}/aggregate?{counted}", authorization=authorization))
     if status != 200 or not isinstance(body, dict):
         why = body.get("description") if isinstance(body, dict) else None
         return ({"rows": [], "pages": {}, "facets": {},
                  "error": why or f"The search failed ({status})."},
                 status if status >= 400 else 502)
-    counted = urlencode([*counted_criteria(criteria), ("aggregations", ",".join(FACETS))])
-    _, buckets = await get_json(request, f"{data}/aggregate?{counted}",
-                                authorization=authorization)
     return {"rows": [_row(f) for f in body.get("features", [])],
             "matched": body.get("numberMatched"), "pages": _pages(body), "error": None,
-            "facets": facets(buckets, _typed(request)), "as_json":
+            "facets": facets(buckets, typed), "as_json":
             f"{data.lstrip('/')}/search?{urlencode([*criteria, ('f', 'json')])}"}, 200
 
 
@@ -110,10 +113,11 @@ async def _results(request: Request, criteria: list[tuple[str, str]],
 async def search_page(request: Request) -> HTMLResponse:
     """The results as anyone may read them; signed in, its script shows the user's
     (`search_fragment`, with their token: private and project items too)."""
-    criteria = _criteria(request)
-    results, status = await _results(request, criteria)
+    typed = _typed(request)
+    criteria = _criteria(typed)
+    results, status = await _results(request, typed)
     return page(request, "search.html", {"criteria": _in_words(criteria),
-                                         "form": dict(_typed(request)),
+                                         "form": dict(typed),
                                          "query": urlencode(criteria), **results},
                 status_code=status)
 
@@ -135,5 +139,5 @@ def _in_words(criteria: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
 @router.get("/ui/fragments/search")
 async def search_fragment(request: Request,
                           authorization: str | None = Header(default=None)) -> HTMLResponse:
-    results, status = await _results(request, _criteria(request), authorization)
+    results, status = await _results(request, _typed(request), authorization)
     return page(request, "fragments/search_results.html", results, status_code=status)
