@@ -173,7 +173,7 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   podman=Podman.available(settings.container_registries)
                   if settings.job_containers == "podman" else None,
                   registries=tuple(settings.container_registries),
-                  executor=slurm_executor(settings),
+                  executor=slurm_executor(settings), spares=settings.job_warm_sandboxes,
                   quotas=Quotas(user_running=settings.job_user_running,
                                 user_queued=settings.job_user_queued,
                                 project_queued=settings.job_project_queued),

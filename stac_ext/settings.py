@@ -86,6 +86,12 @@ class ProcessSettings(BaseSettings):
     no worker `/proc`, network only when its process declares it); `none` where jobs are
     isolated otherwise (e.g. one container per job). With `bwrap` missing, `serve` and
     `worker` refuse to start."""
+    job_warm_sandboxes: int = Field(default=2, ge=0, le=64)
+    """Sandboxes each worker keeps started ahead for jobs of deployed processes, once it has
+    run one, each with cwltool and the CWL schemas loaded (about a second of a core, and
+    60 MB, each): a job without containers takes one and starts at once, and another is
+    started in its place. Each serves one job, as a sandbox started for it would. 0: each
+    job's sandbox starts with it."""
     job_containers: Literal["podman", "none"] = "podman"
     """`podman`: the tools of deployed packages with a `DockerRequirement` run in podman's
     containers, each its tool's sandbox (`docs/operators/containers.md`), when podman is

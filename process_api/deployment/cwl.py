@@ -35,6 +35,12 @@ MAX_STEPS = 256
 URI = "file:///deployed/package.cwl"
 #: What a job's working folder calls the package (`cwl_run`).
 FILE_NAME = "package.cwl"
+#: What a job's working folder calls the file naming the package's process it runs.
+TARGET_NAME = "target"
+#: The run function of every deployed process (in its job's own process).
+RUN_ENTRY = "process_api.deployment.cwl_run:run"
+#: What a deployed process's job loads first (in a sandbox started ahead of it).
+RUN_PRELOAD = ("process_api.runner.child", RUN_ENTRY.partition(":")[0])
 #: Where cwltool notes the version a document was written in, before it upgraded it.
 ORIGINAL_VERSION = "http://commonwl.org/cwltool#original_cwlVersion"
 

@@ -1,12 +1,14 @@
-"""Runs a deployed CWL process inside its job's process: `python -m process_api.deployment.cwl_run
-TARGET`, with the package (`cwl.FILE_NAME`) in the working folder and the job's inputs as
-JSON on stdin (a file given by reference: its `path` where the worker staged it); the
-results as JSON on stdout. cwltool runs the tools in the job's own sandbox
-(`launcher.OwnSandbox`), or, for a package of containers, asks the worker for each tool's
-container (`container_client`, given as its user-space Docker command); its log and the
-tools' stderr are the job's log. A file
-among the results is its path (the worker takes it from there: `child.send_files`), name
-and size, and its contents when it is text of 64 KiB or less.
+"""Runs a deployed CWL process in its job's own process (the entry `run`), with the package
+(`cwl.FILE_NAME`) and the name of the process to run in it (`cwl.TARGET_NAME`) in the
+working folder; a file input given by reference is its `path` where the worker staged it.
+cwltool runs the tools in the job's own sandbox (`launcher.OwnSandbox`), or, for a package
+of containers, asks the worker for each tool's container (`container_client`, given as its
+user-space Docker command); its log and the tools' output are the job's log. A file among
+the results is its path (the worker takes it from there: `child.send_files`), name and size,
+and its contents when it is text of 64 KiB or less.
+
+cwltool and the CWL schemas are loaded once by the process that forks the job's
+(`forkserver`, `warm`): a run then costs tens of milliseconds, not a second.
 """
 
 from __future__ import annotations
@@ -21,8 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cwltool.main import main as cwltool
+from cwltool.process import get_schema
+
 from process_api.data.job_sections import JOB_SECTIONS
-from process_api.deployment.cwl import FILE_NAME
+from process_api.deployment.cwl import FILE_NAME, TARGET_NAME
+from process_api.processes.definition import Context
+from process_api.runner.command import CommandFailed, output_tail, tail_text
 from process_api.runner.container_broker import SOCKET_VARIABLE
 from process_api.runner.container_client import write_script
 
@@ -32,6 +39,8 @@ CONTENTS_BYTES = 65536
 MESSAGE_CHARS = 500
 #: cwltool's advice before its error, which a job's user cannot follow.
 ADVICE = re.compile(r"Workflow error, try again with --debug for more information:\s*")
+#: The CWL versions whose schemas every run reads (its document's; v1.0: its job order's).
+WARM_VERSIONS = ("v1.2", "v1.0")
 
 
 def _job(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -90,12 +99,20 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:MESSAGE_CHARS]
 
 
-def main(target: str) -> int:
-    from cwltool.main import main as cwltool
+def warm() -> None:
+    """What every run would load first, loaded once by the process that forks the runs."""
+    for version in WARM_VERSIONS:
+        get_schema(version)
 
-    inputs = json.load(sys.stdin)
-    results = os.dup(1)
-    os.dup2(2, 1)  # whatever writes to stdout (tools, cwltool) goes to the log
+
+def _standard_schemas() -> None:
+    """cwltool's schemas as they are: the standard ones, loaded (its default resets them,
+    dropping what `warm` loaded)."""
+
+
+def run(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The results of the package's process named in `TARGET_NAME`, run on `inputs`."""
+    target = Path(TARGET_NAME).read_text()
     Path("job.json").write_text(json.dumps(_job(inputs)))
     out = io.StringIO()
     containers = ["--no-container"] if SOCKET_VARIABLE not in os.environ else \
@@ -104,20 +121,15 @@ def main(target: str) -> int:
     sys.argv[0] = "cwltool"  # its first line names it so, not by the service's path to it
     expressions = logging.getLogger("cwl_utils")  # its own stderr handler: replaced
     expressions.handlers, expressions.propagate = [log], False
-    code = cwltool([*containers, "--disable-color", "--outdir", "outputs",
-                    "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
-                    f"{FILE_NAME}#{target}", "job.json"], stdout=out, logger_handler=log)
-    with os.fdopen(results, "w") as stdout:
-        if code != 0 and log.error:  # the job's message: cwltool's error
-            json.dump({"error": log.error}, stdout)
-            return 1
-        if code != 0:  # a tool failed: the end of the log (its own stderr) says why
-            print(f"The CWL run failed (cwltool exit status {code}); its log says why.",
-                  file=sys.stderr)
-            return 1
-        json.dump({k: _result(v) for k, v in json.loads(out.getvalue()).items()}, stdout)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    with output_tail() as tail:
+        code = cwltool([*containers, "--disable-color", "--outdir", "outputs",
+                        "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
+                        f"{FILE_NAME}#{target}", "job.json"], stdout=out,
+                       logger_handler=log, custom_schema_callback=_standard_schemas)
+    if code != 0 and log.error:  # the job's message: cwltool's error
+        raise CommandFailed(log.error)
+    if code != 0:  # a tool failed: the end of the log (its own output) says why
+        text = tail_text(tail)
+        raise CommandFailed(f"The CWL run failed (cwltool exit status {code})"
+                            + (f": {text}" if text else "."))
+    return {k: _result(v) for k, v in json.loads(out.getvalue()).items()}

@@ -23,9 +23,8 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from process_api.deployment import queries
-from process_api.deployment.cwl import FILE_NAME, CwlProcess
+from process_api.deployment.cwl import FILE_NAME, RUN_ENTRY, TARGET_NAME, CwlProcess
 from process_api.processes.definition import Process
-from process_api.runner.command import PYTHON
 from stac_ext.platform.access import Resource, Visibility
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -63,9 +62,9 @@ def _deployment(row: dict[str, Any]) -> Deployment:
     process = Process(
         id=row["id"], version=about["version"], title=about["title"],
         description=about["description"], inputs=about["inputs"], outputs=about["outputs"],
-        # the runner, in the job's own folder and sandbox, with the package beside it
-        command=(PYTHON, "-m", "process_api.deployment.cwl_run", about["target"]),
-        files={FILE_NAME: row["cwl"]}, sync=True, mutable=True,
+        # run in the job's own process, folder and sandbox, the package beside it
+        entry=RUN_ENTRY, files={FILE_NAME: row["cwl"], TARGET_NAME: about["target"]},
+        sync=True, mutable=True,
         images=tuple(about.get("images") or ()), workflow=bool(about.get("workflow")))
     return Deployment(process=process, revision=row["revision"], owner=row["owner"],
                       project=row["project"], visibility=row["visibility"],

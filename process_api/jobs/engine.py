@@ -71,7 +71,7 @@ class Engine:
                  quotas: Quotas = Quotas(), data: DataConfig = DataConfig(),
                  tracer: trace.Tracer | None = None, podman: Podman | None = None,
                  registries: tuple[str, ...] = (),
-                 executor: SlurmExecutor | None = None) -> None:
+                 executor: SlurmExecutor | None = None, spares: int = 0) -> None:
         self.queue = queue
         # a job's run as a span, linked to its submission (a no-op tracer: none)
         self.tracer = tracer or trace.NoOpTracer()
@@ -89,6 +89,8 @@ class Engine:
         self.podman = podman  # runs deployed tools' containers (None: no job of one runs)
         self.registries = registries  # where a deployed package's images may be pulled from
         self.executor = executor  # runs jobs' processes on Slurm's nodes (None: here)
+        # sandboxes a worker starts ahead for deployed processes' jobs (on its own host)
+        self.spares = spares if executor is None else 0
         self.gather = gather
         self.heartbeat = heartbeat_seconds
         self.stalled = stalled_seconds

@@ -21,6 +21,7 @@ import procrastinate
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 
+from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.jobs import queries
 from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS
 from process_api.jobs.job_data import JobData, run_with_data
@@ -70,9 +71,10 @@ class JobWorker:
         # in a sandbox, jobs without network and jobs with it have a fork server each
         self.forks = {} if engine.executor is not None else \
             {network: ForkServer(modules, sandbox, environment, network) for network in networks}
-        # deployed processes: each job in a sandbox of its own, never with network; their
-        # tools' containers run by podman (cgroups for them made when the worker starts)
-        self.own_sandbox = OwnSandbox(sandbox, environment, podman=engine.podman)
+        # deployed processes: each job in a sandbox of its own (started ahead, CWL loaded),
+        # never with network; their tools' containers run by podman (cgroups: at start)
+        self.own_sandbox = OwnSandbox(sandbox, environment, podman=engine.podman,
+                                      preload=RUN_PRELOAD, spares=engine.spares)
         # where jobs' processes run: the fork servers here, else a scheduler's nodes
         self.launchers: dict[bool, Launcher] = dict(self.forks)
         self.deployed: Launcher = self.own_sandbox
@@ -108,8 +110,8 @@ class JobWorker:
         logger.info("job ceilings: %s; %s",
                     self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
                     self.engine.ceilings.describe())
-        if self.forks:
-            await self.forks[min(self.forks)].start()  # the first job needs not wait
+        for ahead in (self.forks[min(self.forks)], self.own_sandbox) if self.forks else ():
+            await ahead.start()  # the first job needs not wait
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:
@@ -133,6 +135,7 @@ class JobWorker:
             await cancelled(reaper)
             for forks in self.forks.values():
                 await forks.stop()
+            await self.own_sandbox.stop()
 
     def _containers_ready(self, podman: Podman) -> None:
         """Containers' cgroups found, and what dead workers of this host left removed:

@@ -2,7 +2,8 @@
 inputs as JSON on its stdin, results as a JSON object from its stdout, its stderr in the
 job's log. When it fails (a non-zero status), the job's message is the `error` of the
 JSON object it answered, else the end of its stderr. It inherits the
-job process's limits (memory, cores) and dies with it (dismissal, a dead worker)."""
+job process's limits (memory, cores) and dies with it (dismissal, a dead worker).
+`output_tail` keeps the end of what code run in the job's process itself writes."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
-from typing import IO, Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from process_api.runner.orphans import die_with_parent
 
@@ -29,12 +31,49 @@ class CommandFailed(RuntimeError):
     """The command exited with a non-zero status, or did not answer a JSON object."""
 
 
-def _tee_stderr(stream: IO[bytes], tail: bytearray) -> None:
-    """The command's stderr to the job's log (this process's stderr), its end kept."""
-    while chunk := os.read(stream.fileno(), 65536):
-        os.write(2, chunk)
+def _tee(source: int, log: int, tail: bytearray) -> None:
+    """What is read from `source` written on to `log` (the job's log), its end kept."""
+    while chunk := os.read(source, 65536):
+        os.write(log, chunk)
         tail += chunk
         del tail[:-4 * STDERR_TAIL]  # enough for STDERR_TAIL characters of UTF-8
+
+
+def tail_text(tail: bytearray) -> str:
+    """The end of a command's output, as its job's message quotes it."""
+    return tail.decode(errors="replace").strip()[-STDERR_TAIL:]
+
+
+@contextmanager
+def output_tail() -> Iterator[bytearray]:
+    """While the block runs, what this process and what it starts write to descriptors 1
+    and 2 still goes to the job's log, and its end is kept (for the job's message)."""
+    log = os.dup(2)
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(write_end, 1)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    tail = bytearray()
+
+    def tee() -> None:  # its descriptors its own: what the block started may outlive it
+        try:
+            _tee(read_end, log, tail)
+        finally:
+            os.close(read_end)
+            os.close(log)
+
+    teeing = threading.Thread(target=tee, daemon=True)
+    teeing.start()
+    try:
+        yield tail
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        teeing.join(1.0)  # what it left running may hold the pipe open
 
 
 def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +90,7 @@ def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
             raise CommandFailed(f"The command {argv[0]!r} cannot run: {e.strerror}.") from None
     assert command.stdout is not None and command.stderr is not None
     tail = bytearray()
-    tee = threading.Thread(target=_tee_stderr, args=(command.stderr, tail), daemon=True)
+    tee = threading.Thread(target=_tee, args=(command.stderr.fileno(), 2, tail), daemon=True)
     tee.start()
     output = command.stdout.read()
     returncode = command.wait()
@@ -63,7 +102,7 @@ def run_command(argv: Sequence[str], inputs: dict[str, Any]) -> dict[str, Any]:
     if returncode != 0:
         if isinstance(result, dict) and isinstance(result.get("error"), str):
             raise CommandFailed(result["error"])  # what it says failed, in its words
-        text = tail.decode(errors="replace").strip()[-STDERR_TAIL:]
+        text = tail_text(tail)
         raise CommandFailed(f"The command exited with status {returncode}"
                             + (f": {text}" if text else "."))
     if not isinstance(result, dict):

@@ -33,6 +33,7 @@ from process_api.processes.resources import quantity
 from process_api.runner.cgroups import Cgroups, JobCgroup
 from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
+from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.protocol import readable
 
 #: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
@@ -54,11 +55,7 @@ KILLED = 128 + 9
 def forget_dead_workspaces() -> None:
     """Remove the job folders (`WORKSPACE_PREFIX<worker pid>-...`) of workers that are
     gone."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{WORKSPACE_PREFIX}*-*"):
-        worker = folder.name[len(WORKSPACE_PREFIX):].partition("-")[0]
-        if worker.isdigit() and int(worker) != os.getpid() and \
-                not Path(f"/proc/{worker}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
+    forget_dead_folders(WORKSPACE_PREFIX)
 
 
 class RequestRefused(ValueError):

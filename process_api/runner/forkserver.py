@@ -16,9 +16,13 @@ in the job's cgroup) before it runs the job. The worker ends a job by writing `k
 connection, or by closing it: the child then kills its process group (itself and what it
 started).
 
+Each named module is imported before the first job (and its `warm()` called, if it has one:
+what each of its runs would load first, loaded once).
+
     python -m process_api.runner.forkserver FD [module ...]
         (jobs' connections on a listening socket)
-    python -m process_api.runner.forkserver --one FD   (one job, on an inherited socket)
+    python -m process_api.runner.forkserver --one FD [module ...]
+        (one job, on an inherited socket)
 """
 
 from __future__ import annotations
@@ -125,12 +129,19 @@ def _isolated(keep: tuple[int, ...] = ()) -> None:
     die_with_parent()
 
 
+def _preloaded(modules: list[str]) -> None:
+    """What every job would import (and load first): once, here."""
+    for module in modules:
+        with contextlib.suppress(Exception):  # a job of it fails then, saying why
+            warm = getattr(importlib.import_module(module), "warm", None)
+            if callable(warm):
+                warm()
+
+
 def serve(fd: int, modules: list[str]) -> None:
     """Jobs' connections accepted on the inherited listening socket `fd`."""
     _isolated(keep=(fd,))
-    for module in modules:  # what every job would import: once, here
-        with contextlib.suppress(Exception):  # a job of it fails then, saying why
-            importlib.import_module(module)
+    _preloaded(modules)
     listener = socket.socket(fileno=fd)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -144,10 +155,12 @@ def serve(fd: int, modules: list[str]) -> None:
                 _reaped(key.fd)
 
 
-def serve_one(fd: int) -> None:
+def serve_one(fd: int, modules: list[str]) -> None:
     """One job on the inherited socket `fd`, as a connection of `serve` would run it: for a
-    job in a sandbox of its own (`launcher.OwnSandbox`)."""
+    job in a sandbox of its own (`launcher.OwnSandbox`, which may start it before the job
+    comes: its request is read once `modules` are loaded)."""
     _isolated(keep=(fd,))
+    _preloaded(modules)
     conn = socket.socket(fileno=fd)
     try:
         with conn.makefile("rb") as incoming:
@@ -167,6 +180,6 @@ def serve_one(fd: int) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--one":
-        serve_one(int(sys.argv[2]))
+        serve_one(int(sys.argv[2]), sys.argv[3:])
     else:
         serve(int(sys.argv[1]), sys.argv[2:])

@@ -11,7 +11,10 @@ cgroup before it starts anything, then writes `go` (`Started.release`)."""
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import dataclasses
+import os
 import shutil
 import socket
 import struct
@@ -32,6 +35,7 @@ from process_api.runner.container_broker import (
 )
 from process_api.runner.containers import Podman
 from process_api.runner.isolation import spawn
+from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.protocol import MAX_LINE_BYTES, readable
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
 
+
+#: A folder of a sandbox started ahead: `<this><worker pid>-...` (its inputs folder in it).
+SPARE_PREFIX = "geocatalog-spare-"
 
 #: Where a job's sandbox sees the folder of its containers' socket (read-only).
 CONTROL_MOUNT = "/run/geocatalog"
@@ -202,18 +209,32 @@ class ForkServer:
             self._folder = None
 
 
+@dataclass
+class _Spare:
+    """A sandbox started before its job: its process loads what jobs import, then waits for
+    the request on `socket`; `inputs`: the host folder it sees at `INPUTS_MOUNT`."""
+
+    socket: socket.socket
+    process: asyncio.subprocess.Process
+    inputs: Path | None
+
+
 class OwnSandbox:
     """Each job in a process (and sandbox) of its own, started for it: a deployed process
     runs code nobody here reviewed, so it shares nothing with other jobs, not even a `/tmp`
-    (jobs of a fork server share its sandbox). Python starts per job (about a second with
-    cwltool's imports)."""
+    (jobs of a fork server share its sandbox). Starting Python and loading `preload` (CWL:
+    cwltool and its schemas) takes about a second, so once a first job has come, `spares`
+    sandboxes are kept started ahead, each for one job: a job without containers takes one
+    (its staged inputs moved into the folder it sees), and another is started in its
+    place. A worker that runs no such job starts none."""
 
     local = True
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
                  network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
                  podman: Podman | None = None, cgroups: Cgroups | None = None,
-                 steps: Steps | None = None, workspaces: Path | None = None) -> None:
+                 steps: Steps | None = None, workspaces: Path | None = None,
+                 preload: Iterable[str] = (), spares: int = 0) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)
@@ -222,14 +243,68 @@ class OwnSandbox:
         self.cgroups = cgroups  # where their containers' cgroups are made
         self.steps = steps  # where a workflow's containers run apart (a scheduler's nodes)
         self.workspaces = workspaces  # where their job folders are made (None: /tmp)
-        self._started: set[asyncio.Task[int]] = set()
+        self.preload = list(preload)  # what a job's process loads before its request
+        self.spares = spares
+        self._spares: collections.deque[_Spare] = collections.deque()
+        self._adding: set[asyncio.Task[None]] = set()  # spares being started
+        # every process it started, until reaped
+        self._started: dict[asyncio.Task[None], asyncio.subprocess.Process] = {}
+
+    async def start(self) -> None:
+        """The folders of dead workers' spares removed."""
+        await asyncio.to_thread(forget_dead_folders, SPARE_PREFIX)
+
+    async def stop(self) -> None:
+        """Every sandbox it started ended, and their folders removed (its jobs have ended
+        with the worker's)."""
+        self.spares = 0
+        await asyncio.gather(*self._adding, return_exceptions=True)
+        while self._spares:
+            self._spares.popleft().socket.close()
+        for process in self._started.values():
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        await asyncio.gather(*self._started, return_exceptions=True)
+
+    async def _add_spare(self) -> None:
+        folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-")) \
+            if self.sandbox is not None else None
+        inputs = None if folder is None else folder / "inputs"
+        if inputs is not None:
+            inputs.mkdir()
+        ours, process = await self._spawn(
+            [(inputs, INPUTS_MOUNT)] if inputs is not None else [], self.environment, None,
+            removed=folder)
+        self._spares.append(_Spare(ours, process, inputs))
+
+    async def _spare_for(self, inputs: Path | None) -> _Spare | None:
+        """A started sandbox that sees `inputs` (the first job's: started now), and another
+        started in its place; None: a sandbox is started for the job."""
+        if not self._spares:
+            await self._add_spare()
+        found = None
+        while self._spares and found is None:
+            spare = self._spares.popleft()
+            if spare.process.returncode is None and _moved(inputs, spare.inputs):
+                found = spare
+            else:  # it died, or the inputs cannot move
+                spare.socket.close()
+        if len(self._spares) + len(self._adding) < self.spares:
+            task = asyncio.create_task(self._add_spare())
+            self._adding.add(task)
+            task.add_done_callback(self._adding.discard)
+        return found
 
     async def connect(self, request: bytes, inputs: Path | None = None,
                       containers: ContainerJob | None = None,
                       batch: BatchJob | None = None) -> Started:
-        ours, theirs = socket.socketpair()
-        command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
-                   str(theirs.fileno())]
+        spare = await self._spare_for(inputs) if containers is None and self.spares else None
+        if spare is not None:
+            try:
+                return await _handshake(spare.socket, request)
+            except BaseException:
+                spare.socket.close()
+                raise
         read_only = [(inputs, INPUTS_MOUNT)] if inputs is not None else []
         broker = None if containers is None else await self._broker(containers, inputs)
         environment, tmp = dict(self.environment), None
@@ -237,25 +312,14 @@ class OwnSandbox:
             tmp = broker.workspace / "tmp"
             read_only.append((broker.control, CONTROL_MOUNT))
             environment[SOCKET_VARIABLE] = f"{CONTROL_MOUNT}/{SOCKET_NAME}"
-        if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
-            command = self.sandbox.wrap(command, network=self.network, modules=self.modules,
-                                        read_only=read_only, tmp=tmp)
-        elif broker is not None:
-            environment |= {"TMPDIR": str(tmp),
-                            SOCKET_VARIABLE: str(broker.socket_path)}
+            if self.sandbox is None:
+                environment |= {"TMPDIR": str(tmp), SOCKET_VARIABLE: str(broker.socket_path)}
         try:
-            process = await spawn(
-                command, environment, pass_fds=(theirs.fileno(),),
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            ours, _ = await self._spawn(read_only, environment, tmp)
         except BaseException:
             if broker is not None:
                 await broker.close()
             raise
-        finally:
-            theirs.close()
-        reaped = asyncio.create_task(process.wait())  # reaped once it ends
-        self._started.add(reaped)
-        reaped.add_done_callback(self._started.discard)
         try:
             return dataclasses.replace(await _handshake(ours, request), broker=broker)
         except BaseException:
@@ -263,6 +327,31 @@ class OwnSandbox:
             if broker is not None:
                 await broker.close()
             raise
+
+    async def _spawn(self, read_only: list[tuple[Path, str]], environment: Mapping[str, str],
+                     tmp: Path | None, removed: Path | None = None
+                     ) -> tuple[socket.socket, asyncio.subprocess.Process]:
+        """A job's process started, and our end of its connection (`removed`: a folder
+        removed once it ends)."""
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
+                   str(theirs.fileno()), *self.preload]
+        if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
+            command = self.sandbox.wrap(command, network=self.network, modules=self.modules,
+                                        read_only=read_only, tmp=tmp)
+        try:
+            process = await spawn(
+                command, environment, pass_fds=(theirs.fileno(),),
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        reaped = asyncio.create_task(_reaped(process, removed))  # reaped once it ends
+        self._started[reaped] = process
+        reaped.add_done_callback(self._started.pop)
+        return ours, process
 
     async def _broker(self, job: ContainerJob, inputs: Path | None) -> Broker:
         """The broker of a job's containers, listening, with the job's folders on the
@@ -283,3 +372,26 @@ class OwnSandbox:
             await broker.close()
             raise
         return broker
+
+
+async def _reaped(process: asyncio.subprocess.Process, folder: Path | None) -> None:
+    await process.wait()
+    if folder is not None:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+def _moved(inputs: Path | None, seen: Path | None) -> bool:
+    """The staged inputs moved into the folder a spare sees at `INPUTS_MOUNT` (`seen`;
+    None: it has no sandbox, the job reads them where they are); False: they stay."""
+    if inputs is None or seen is None:
+        return True
+    moved: list[Path] = []
+    try:
+        for entry in inputs.iterdir():
+            entry.rename(seen / entry.name)
+            moved.append(entry)
+    except OSError:  # another filesystem: all back, for a sandbox of the job's own
+        for entry in moved:
+            (seen / entry.name).rename(entry)
+        return False
+    return True

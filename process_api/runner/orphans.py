@@ -1,6 +1,12 @@
-"""No process of a job outlives what started it: the kernel kills it when its parent dies."""
+"""No process of a job outlives what started it: the kernel kills it when its parent dies;
+and the folders of a worker that died are removed by the next one."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 
 def die_with_parent() -> None:
@@ -10,3 +16,13 @@ def die_with_parent() -> None:
 
     pr_set_pdeathsig = 1
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def forget_dead_folders(prefix: str) -> None:
+    """Remove the temporary folders named `<prefix><worker pid>-...` of workers that are
+    gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        worker = folder.name[len(prefix):].partition("-")[0]
+        if worker.isdigit() and int(worker) != os.getpid() and \
+                not Path(f"/proc/{worker}").exists():
+            shutil.rmtree(folder, ignore_errors=True)

@@ -56,7 +56,7 @@ def test_this_machine_offers_cgroups_to_jobs() -> None:
 
 async def test_writing_past_tmp_fails_naming_it(dora: httpx.AsyncClient) -> None:
     message = await failed(dora, {"action": "fill", "amount": 400})
-    assert message.startswith("The command exited with status 1"), message
+    assert message.startswith("The CWL run failed (cwltool exit status 1): "), message
     assert "No space left on device" in message
     assert message.endswith("(its /tmp is full: it holds 320Mi, JOB_TMP_SIZE)")
 

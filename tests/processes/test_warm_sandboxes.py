@@ -1,0 +1,132 @@
+"""Sandboxes started ahead for deployed processes' jobs (`JOB_WARM_SANDBOXES`): a job takes
+one, sees its staged inputs there, and the sandbox serves no other job; inputs that cannot
+move into it get a sandbox started for the job. Real bubblewrap, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from process_api.deployment.cwl import RUN_PRELOAD
+from process_api.runner.isolation import job_environment
+from process_api.runner.launcher import SPARE_PREFIX, OwnSandbox
+from process_api.runner.orphans import forget_dead_folders
+from process_api.runner.sandbox import Sandbox
+
+#: What the job reports: its inputs, where the folder it sees as /inputs is on its
+#: filesystem, and its /tmp.
+REPORT = ('printf \'{"inputs": "%s", "mounted": "%s", "tmp": "%s"}\' "$(ls /inputs)" '
+          '"$(grep " /inputs " /proc/self/mountinfo | cut -d" " -f4)" "$(ls /tmp)"; '
+          'touch /tmp/left-by-a-job')
+
+
+@pytest.fixture
+async def launcher() -> AsyncIterator[OwnSandbox]:
+    own = OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
+                     preload=RUN_PRELOAD, spares=1)
+    await own.start()
+    try:
+        yield own
+    finally:
+        await own.stop()
+
+
+def staged_in(parent: Path) -> Path:
+    folder = parent / f"staged-{uuid.uuid4().hex[:8]}"
+    folder.mkdir()
+    (folder / "sst.nc").write_text("data")
+    return folder
+
+
+@pytest.fixture
+def staged() -> Iterator[Path]:
+    """A job's staged inputs where the worker stages them (its temporary folder)."""
+    folder = staged_in(Path(tempfile.gettempdir()))
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def staged_elsewhere() -> Iterator[Path]:
+    """Staged inputs on another filesystem than the sandboxes' folders (a tmpfs)."""
+    if os.stat("/dev/shm").st_dev == os.stat(tempfile.gettempdir()).st_dev:
+        pytest.skip("/dev/shm is on the temporary folder's filesystem here")
+    folder = staged_in(Path("/dev/shm"))
+    yield folder
+    shutil.rmtree(folder)
+
+
+async def report(launcher: OwnSandbox, staged: Path) -> dict[str, str]:
+    """The job's report, its process run to its end."""
+    request = {"command": ["sh", "-c", REPORT], "inputs": {}, "limits": {}, "job": {}}
+    started = await launcher.connect(json.dumps(request).encode() + b"\n", staged)
+    await started.release()
+    messages = []
+    while line := await started.reader.readline():
+        messages.append(json.loads(line))
+    started.writer.close()
+    assert messages[-1] == {"returncode": 0}, messages
+    return next(m["result"] for m in messages if "result" in m)
+
+
+def spare_folders() -> list[Path]:
+    """This process's sandboxes' folders."""
+    return list(Path(tempfile.gettempdir()).glob(f"{SPARE_PREFIX}{os.getpid()}-*"))
+
+
+async def test_each_job_takes_a_sandbox_started_ahead_of_it(launcher, staged: Path) -> None:
+    first = await report(launcher, staged)
+    # its inputs were moved into the folder the sandbox saw from its start
+    assert first["inputs"] == "sst.nc"
+    assert first["mounted"].startswith(f"{tempfile.gettempdir()}/{SPARE_PREFIX}{os.getpid()}-")
+    assert first["mounted"].endswith("/inputs")
+    assert list(staged.iterdir()) == []
+    assert first["tmp"] == "job-3"
+    (staged / "sst.nc").write_text("more data")
+    second = await report(launcher, staged)
+    # another sandbox, started in its place: nothing of the first job's is left in it
+    assert second["mounted"].startswith(f"{tempfile.gettempdir()}/{SPARE_PREFIX}")
+    assert second["mounted"] != first["mounted"]
+    assert (second["inputs"], second["tmp"]) == ("sst.nc", "job-3")
+    # once stopped, every sandbox is gone with its folder (the inputs moved there too)
+    await launcher.stop()
+    assert spare_folders() == []
+
+
+async def test_inputs_that_cannot_move_get_a_sandbox_of_the_jobs_own(
+        launcher, staged_elsewhere: Path) -> None:
+    seen = await report(launcher, staged_elsewhere)
+    assert seen["inputs"] == "sst.nc"
+    assert seen["mounted"] == f"/{staged_elsewhere.name}"  # the tmpfs's own folder
+    assert [p.name for p in staged_elsewhere.iterdir()] == ["sst.nc"]
+
+
+async def test_sandboxes_start_with_the_first_job_and_end_with_the_launcher(
+        staged: Path) -> None:
+    own = OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
+                     preload=RUN_PRELOAD, spares=2)
+    await own.start()
+    assert spare_folders() == []  # a worker that runs no deployed job starts none
+    assert (await report(own, staged))["inputs"] == "sst.nc"
+    await own.stop()
+    assert spare_folders() == []
+
+
+def test_a_dead_workers_folders_are_removed_by_the_next(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{dead.pid}-"))
+    alive = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getppid()}-"))
+    try:
+        forget_dead_folders(SPARE_PREFIX)
+        assert (gone.exists(), alive.exists()) == (False, True)
+    finally:
+        shutil.rmtree(alive)
