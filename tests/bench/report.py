@@ -90,6 +90,17 @@ def table(results: dict[str, Any]) -> str:
                      "one job on an idle worker: accepted->running p50 "
                      f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
                      f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
+    for change, seen in (results.get("freshness") or {}).items():
+        lines.append(f"items limit=10 after {change}: first p50 {seen['first']['p50_ms']:.1f} "
+                     f"ms ({seen['first']['after_s']} s after, {seen['first']['errors']} "
+                     f"errors), settled p50 {seen['settled']['p50_ms']:.1f} ms "
+                     f"({seen['settled']['errors']} errors): {seen['ratio_p50']}x")
+    for warm, ran in (results.get("deployed") or {}).items():
+        lines.append(f"sync jobs one at a time, {ran['pause_s']} s apart, alternated, "
+                     f"JOB_WARM_SANDBOXES={warm}: " + "; ".join(
+                         _times(kind, ran[kind]) for kind in ("built-in echo", "deployed CWL")) +
+                     (f"; deployed CWL back to back: {_times('', ran['burst'])}"
+                      if "burst" in ran else ""))
     if boxed := results.get("containers"):
         lines.append("a deployed CDO tool, sync, alternated: " + "; ".join(
             f"{kind} p50 {boxed[kind]['p50_ms']} ms, p95 {boxed[kind]['p95_ms']} ms "
@@ -112,3 +123,8 @@ def table(results: dict[str, Any]) -> str:
                      f" s vs plain copy {staged['seconds']['plain copy']} s = "
                      f"{staged['ratio']:.2f}x (target 1.5x or less)")
     return "\n".join(lines)
+
+
+def _times(kind: str, found: dict[str, Any]) -> str:
+    return (f"{kind} p50 {found['p50_ms']} ms, p95 {found['p95_ms']} ms ({found['jobs']} "
+            f"jobs, {found['errors']} errors)").strip()

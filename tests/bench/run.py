@@ -21,12 +21,15 @@ import httpx
 import typer
 
 from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.bench import (
     cf_scale,
     containers,
     database,
+    deployed,
     features,
+    freshness,
     paired,
     report,
     scenarios,
@@ -80,8 +83,8 @@ def main(
     only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
-        "--feature", help="only these features: catalogs, scoped_search, jobs, staging, "
-                          "containers, slurm")
+        "--feature", help="only these features: catalogs, scoped_search, jobs, deployed, "
+                          "staging, containers, slurm, freshness")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
@@ -127,6 +130,9 @@ def main(
     if feature_runs and "geocatalog" in results["servers"]:
         _features(dsn, settings, issuer, everyone["geocatalog"], results,
                   features_only or list(FEATURES))
+    if feature_runs and "freshness" in (features_only or FEATURES):
+        results["freshness"] = freshness.run(Cluster(datadir=data_dir / "pg", port=pg_port),
+                                             data_dir, PORT, items, connections=connections)
 
     if cf:
         results["cf_scale"] = cf_scale.run(data_dir, items=cf_items, collections=cf_collections,
@@ -232,7 +238,8 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs", "staging", "containers", "slurm")
+FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "containers", "slurm",
+            "freshness")
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
 #: metrics)
 COST_PAIRS = 6
@@ -272,6 +279,17 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
                 jobs, JOB_WORKERS, JOB_CONCURRENCY):
             results["containers"] = containers.container_jobs(
                 running.url.removesuffix("/data") + "/processes", deployer)
+    if "deployed" in chosen:  # a deployed CWL tool beside the built-in echo
+        deployer = issuer.mint("bench-deployer", settings.process_client_id, [],
+                               ["deployProcess"], 24 * 3600)
+        results["deployed"] = {}
+        for warm, rounds, burst in (("2", 30, 20), ("0", 10, 0)):  # with and without spares
+            database.reset_jobs(dsn)
+            jobs = servers.job_service(dsn, settings.data_dir, JOB_WARM_SANDBOXES=warm)
+            with servers.serving(jobs, PORT) as running, servers.job_workers(
+                    jobs, JOB_WORKERS, JOB_CONCURRENCY):
+                results["deployed"][warm] = deployed.deployed_jobs(
+                    running.url.removesuffix("/data") + "/processes", deployer, rounds, burst)
     if "slurm" in chosen:  # jobs through a one-node Slurm against the local executor
         database.reset_jobs(dsn)
         results["slurm"] = slurm.slurm_jobs(dsn, settings.data_dir, worker, PORT)

@@ -289,3 +289,29 @@ def test_a_time_window_bounds_datetime_from_both_ends(database: str) -> None:
         ).fetchone()[0]
     assert (f"(end_datetime >= '2020-01-01 00:00:00+00'::timestamptz AND datetime >= "
             f"'2020-01-01 00:00:00+00'::timestamptz - '{longest}'::interval)") in where
+
+
+def test_a_pypgstac_load_leaves_the_planner_fresh(database_url: str) -> None:
+    """`pypgstac load` into a migrated database writes the index through its triggers, which
+    analyze it once a statement has grown it by half: the planner knows a large load's rows
+    when the load returns, autovacuum or not (off here); a small one waits for autovacuum."""
+    url = new_database(database_url, "fresh_")
+    assert run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)}).returncode == 0
+    collection = "test_conv-fresh"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE geocatalog.search_items SET (autovacuum_enabled = false)")
+        conn.execute("SELECT pgstac.create_collection(%s::jsonb)",
+                     (json.dumps(make_collection(collection)),))
+    rng = random.Random(31)
+
+    def pypgstac_load(first: int, count: int) -> None:
+        with PgstacDB(dsn=url) as db:
+            Loader(db=db).load_items(iter([item(rng, collection, n) | {"id": f"p{n}"}
+                                           for n in range(first, first + count)]))
+
+    pypgstac_load(0, 2000)  # never analyzed
+    assert (planned_rows(url), indexed_rows(url)) == (2000, 2000)
+    pypgstac_load(2000, 2000)  # twice as large
+    assert (planned_rows(url), indexed_rows(url)) == (4000, 4000)
+    pypgstac_load(4000, 500)  # an eighth more
+    assert (planned_rows(url), indexed_rows(url)) == (4000, 4500)

@@ -172,6 +172,7 @@ BEGIN
         PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
             SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
             GROUP BY collection) n));
+        PERFORM geocatalog.fresh_statistics();
     END IF;
     IF TG_OP <> 'INSERT' THEN
         PERFORM geocatalog.forget_populated((
