@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from process_api.runner.orphans import die_with_parent
+from process_api.runner.protocol import output_piped, output_to
 
 #: A command's first word that stands for the Python running the job's process (the
 #: worker's path to it is not the sandbox's).
@@ -49,12 +50,7 @@ def output_tail() -> Iterator[bytearray]:
     """While the block runs, what this process and what it starts write to descriptors 1
     and 2 still goes to the job's log, and its end is kept (for the job's message)."""
     log = os.dup(2)
-    read_end, write_end = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(write_end, 1)
-    os.dup2(write_end, 2)
-    os.close(write_end)
+    read_end = output_piped()
     tail = bytearray()
 
     def tee() -> None:  # its descriptors its own: what the block started may outlive it
@@ -69,10 +65,7 @@ def output_tail() -> Iterator[bytearray]:
     try:
         yield tail
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(log, 1)
-        os.dup2(log, 2)
+        output_to(log)
         teeing.join(1.0)  # what it left running may hold the pipe open
 
 

@@ -87,25 +87,34 @@ async def readable(sock: socket.socket) -> None:
         loop.remove_reader(sock.fileno())
 
 
+def output_to(fd: int) -> None:
+    """The process's file descriptors 1 and 2 (inherited by what it starts) made copies of
+    `fd`, what Python holds for them written first."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+
+
+def output_piped() -> int:
+    """The process's file descriptors 1 and 2 made a new pipe's: its read end."""
+    read_end, write_end = os.pipe()
+    output_to(write_end)
+    os.close(write_end)
+    return read_end
+
+
 @contextmanager
 def relayed_output(protocol: Protocol) -> Iterator[None]:
     """The process's file descriptors 1 and 2 (inherited by what it starts) relayed as
     `log` lines until the block ends."""
-    read_end, write_end = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(write_end, 1)
-    os.dup2(write_end, 2)
-    os.close(write_end)
+    read_end = output_piped()
     relay = threading.Thread(target=_relay, args=(read_end, protocol), daemon=True)
     relay.start()
     try:
         yield
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
         quiet = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(quiet, 1)
-        os.dup2(quiet, 2)
+        output_to(quiet)
         os.close(quiet)
         relay.join(DRAIN_SECONDS)

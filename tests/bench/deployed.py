@@ -2,10 +2,10 @@
 synchronously through the process API, the two alternated (ABBA), p50 and p95 of the whole
 request with each kind's failures. Jobs come one at a time with a pause between them (a
 person running a tool), so the worker's sandboxes started ahead are ready
-(`JOB_WARM_SANDBOXES`: started by a first job, not measured); then a burst of deployed jobs back to back, which outruns them,
-says what a job costs when none is ready; and again on a worker with none
-(`JOB_WARM_SANDBOXES=0`), where each job's sandbox starts with it. Target: the deployed
-job's p50 at most 0.25 s and p95 at most 0.5 s.
+(`JOB_WARM_SANDBOXES`: a first job, not measured, starts them); then a burst of deployed
+jobs back to back, which outruns them, says what a job costs when none is ready; and again
+on a worker with none (`JOB_WARM_SANDBOXES=0`), where each job's sandbox starts with it.
+Target: the deployed job's p50 at most 0.25 s and p95 at most 0.5 s.
 
     .venv/bin/python -m tests.bench.run --runs 0 --only geocatalog --no-cf --feature deployed
 """

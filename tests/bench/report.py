@@ -91,10 +91,11 @@ def table(results: dict[str, Any]) -> str:
                      f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
                      f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
     for change, seen in (results.get("freshness") or {}).items():
-        lines.append(f"items limit=10 after {change}: first p50 {seen['first']['p50_ms']:.1f} "
-                     f"ms ({seen['first']['after_s']} s after, {seen['first']['errors']} "
-                     f"errors), settled p50 {seen['settled']['p50_ms']:.1f} ms "
-                     f"({seen['settled']['errors']} errors): {seen['ratio_p50']}x")
+        lines.append(f"items limit=10 after {change}, first p50 against settled, median "
+                     f"{seen['ratio_p50']}x: " + "; ".join(
+                         f"{r['first']['p50_ms']:.1f} ms ({r['first']['after_s']} s after, "
+                         f"{r['first']['errors']} errors) / {r['settled']['p50_ms']:.1f} ms "
+                         f"({r['settled']['errors']} errors)" for r in seen["rounds"]))
     for warm, ran in (results.get("deployed") or {}).items():
         lines.append(f"sync jobs one at a time, {ran['pause_s']} s apart, alternated, "
                      f"JOB_WARM_SANDBOXES={warm}: " + "; ".join(
