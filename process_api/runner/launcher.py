@@ -285,10 +285,13 @@ class OwnSandbox:
         found = None
         while self._spares and found is None:
             spare = self._spares.popleft()
-            if spare.process.returncode is None and _moved(inputs, spare.inputs):
-                found = spare
-            else:  # it died, or the inputs cannot move
+            if spare.process.returncode is not None:  # it died
                 spare.socket.close()
+            elif _moved(inputs, spare.inputs):
+                found = spare
+            else:  # the inputs cannot move: kept for the next job
+                self._spares.appendleft(spare)
+                break
         if len(self._spares) + len(self._adding) < self.spares:
             task = asyncio.create_task(self._add_spare())
             self._adding.add(task)

@@ -102,11 +102,15 @@ async def test_each_job_takes_a_sandbox_started_ahead_of_it(launcher, staged: Pa
 
 
 async def test_inputs_that_cannot_move_get_a_sandbox_of_the_jobs_own(
-        launcher, staged_elsewhere: Path) -> None:
+        launcher, staged_elsewhere: Path, staged: Path) -> None:
     seen = await report(launcher, staged_elsewhere)
     assert seen["inputs"] == "sst.nc"
     assert seen["mounted"] == f"/{staged_elsewhere.name}"  # the tmpfs's own folder
     assert [p.name for p in staged_elsewhere.iterdir()] == ["sst.nc"]
+    # the sandbox started ahead is kept for the next job
+    assert len(spare_folders()) == 1
+    assert (await report(launcher, staged))["mounted"].startswith(
+        f"{tempfile.gettempdir()}/{SPARE_PREFIX}")
 
 
 async def test_sandboxes_start_with_the_first_job_and_end_with_the_launcher(
