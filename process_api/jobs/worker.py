@@ -111,7 +111,7 @@ class JobWorker:
                     self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
                     self.engine.ceilings.describe())
         for ahead in (self.forks[min(self.forks)], self.own_sandbox) if self.forks else ():
-            await ahead.start()  # the first job needs not wait
+            await ahead.start()  # the first job needs not wait; dead workers' spares go
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:

@@ -252,7 +252,7 @@ class OwnSandbox:
 
     async def start(self) -> None:
         """The folders of dead workers' spares removed."""
-        await asyncio.to_thread(forget_dead_folders, SPARE_PREFIX)
+        await asyncio.to_thread(forget_dead_folders, SPARE_PREFIX, self.workspaces)
 
     async def stop(self) -> None:
         """Every sandbox it started ended, and their folders removed (its jobs have ended
@@ -267,8 +267,8 @@ class OwnSandbox:
         await asyncio.gather(*self._started, return_exceptions=True)
 
     async def _add_spare(self) -> None:
-        folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-")) \
-            if self.sandbox is not None else None
+        folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
+                                       dir=self.workspaces)) if self.sandbox is not None else None
         inputs = None if folder is None else folder / "inputs"
         if inputs is not None:
             inputs.mkdir()

@@ -18,10 +18,10 @@ def die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def forget_dead_folders(prefix: str) -> None:
-    """Remove the temporary folders named `<prefix><worker pid>-...` of workers that are
-    gone."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+def forget_dead_folders(prefix: str, where: Path | None = None) -> None:
+    """Remove the folders named `<prefix><worker pid>-...` of workers that are gone, in
+    `where` (None: the temporary folder)."""
+    for folder in (where or Path(tempfile.gettempdir())).glob(f"{prefix}*-*"):
         worker = folder.name[len(prefix):].partition("-")[0]
         if worker.isdigit() and int(worker) != os.getpid() and \
                 not Path(f"/proc/{worker}").exists():

@@ -18,7 +18,6 @@ import pytest
 from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.runner.isolation import job_environment
 from process_api.runner.launcher import SPARE_PREFIX, OwnSandbox
-from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.sandbox import Sandbox
 
 #: What the job reports: its inputs, where the folder it sees as /inputs is on its
@@ -29,9 +28,19 @@ REPORT = ('printf \'{"inputs": "%s", "mounted": "%s", "tmp": "%s"}\' "$(ls /inpu
 
 
 @pytest.fixture
-async def launcher() -> AsyncIterator[OwnSandbox]:
-    own = OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
-                     preload=RUN_PRELOAD, spares=1)
+def spares_in(tmp_path: Path) -> Path:
+    """Where a launcher makes its spares' folders (the temporary folder's filesystem)."""
+    return tmp_path
+
+
+def started(where: Path, spares: int) -> OwnSandbox:
+    return OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
+                      preload=RUN_PRELOAD, spares=spares, workspaces=where)
+
+
+@pytest.fixture
+async def launcher(spares_in: Path) -> AsyncIterator[OwnSandbox]:
+    own = started(spares_in, 1)
     await own.start()
     try:
         yield own
@@ -77,60 +86,56 @@ async def report(launcher: OwnSandbox, staged: Path) -> dict[str, str]:
     return next(m["result"] for m in messages if "result" in m)
 
 
-def spare_folders() -> list[Path]:
-    """This process's sandboxes' folders."""
-    return list(Path(tempfile.gettempdir()).glob(f"{SPARE_PREFIX}{os.getpid()}-*"))
+def spare_folders(where: Path) -> list[Path]:
+    """The folders of the sandboxes started ahead there."""
+    return list(where.glob(f"{SPARE_PREFIX}{os.getpid()}-*"))
 
 
-async def test_each_job_takes_a_sandbox_started_ahead_of_it(launcher, staged: Path) -> None:
+async def test_each_job_takes_a_sandbox_started_ahead_of_it(launcher, spares_in: Path,
+                                                            staged: Path) -> None:
     first = await report(launcher, staged)
     # its inputs were moved into the folder the sandbox saw from its start
     assert first["inputs"] == "sst.nc"
-    assert first["mounted"].startswith(f"{tempfile.gettempdir()}/{SPARE_PREFIX}{os.getpid()}-")
+    assert first["mounted"].startswith(f"{spares_in}/{SPARE_PREFIX}{os.getpid()}-")
     assert first["mounted"].endswith("/inputs")
     assert list(staged.iterdir()) == []
     assert first["tmp"] == "job-3"
     (staged / "sst.nc").write_text("more data")
     second = await report(launcher, staged)
     # another sandbox, started in its place: nothing of the first job's is left in it
-    assert second["mounted"].startswith(f"{tempfile.gettempdir()}/{SPARE_PREFIX}")
+    assert second["mounted"].startswith(f"{spares_in}/{SPARE_PREFIX}")
     assert second["mounted"] != first["mounted"]
     assert (second["inputs"], second["tmp"]) == ("sst.nc", "job-3")
     # once stopped, every sandbox is gone with its folder (the inputs moved there too)
     await launcher.stop()
-    assert spare_folders() == []
+    assert spare_folders(spares_in) == []
 
 
 async def test_inputs_that_cannot_move_get_a_sandbox_of_the_jobs_own(
-        launcher, staged_elsewhere: Path, staged: Path) -> None:
+        launcher, spares_in: Path, staged_elsewhere: Path, staged: Path) -> None:
     seen = await report(launcher, staged_elsewhere)
     assert seen["inputs"] == "sst.nc"
     assert seen["mounted"] == f"/{staged_elsewhere.name}"  # the tmpfs's own folder
     assert [p.name for p in staged_elsewhere.iterdir()] == ["sst.nc"]
     # the sandbox started ahead is kept for the next job
-    assert len(spare_folders()) == 1
-    assert (await report(launcher, staged))["mounted"].startswith(
-        f"{tempfile.gettempdir()}/{SPARE_PREFIX}")
+    assert len(spare_folders(spares_in)) == 1
+    assert (await report(launcher, staged))["mounted"].startswith(f"{spares_in}/{SPARE_PREFIX}")
 
 
 async def test_sandboxes_start_with_the_first_job_and_end_with_the_launcher(
-        staged: Path) -> None:
-    own = OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
-                     preload=RUN_PRELOAD, spares=2)
+        spares_in: Path, staged: Path) -> None:
+    own = started(spares_in, 2)
     await own.start()
-    assert spare_folders() == []  # a worker that runs no deployed job starts none
+    assert spare_folders(spares_in) == []  # a worker that runs no deployed job starts none
     assert (await report(own, staged))["inputs"] == "sst.nc"
     await own.stop()
-    assert spare_folders() == []
+    assert spare_folders(spares_in) == []
 
 
-def test_a_dead_workers_folders_are_removed_by_the_next(tmp_path: Path) -> None:
+async def test_a_dead_workers_folders_are_removed_by_the_next(spares_in: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
-    gone = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{dead.pid}-"))
-    alive = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getppid()}-"))
-    try:
-        forget_dead_folders(SPARE_PREFIX)
-        assert (gone.exists(), alive.exists()) == (False, True)
-    finally:
-        shutil.rmtree(alive)
+    gone = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{dead.pid}-", dir=spares_in))
+    alive = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getppid()}-", dir=spares_in))
+    await started(spares_in, 1).start()
+    assert (gone.exists(), alive.exists()) == (False, True)
