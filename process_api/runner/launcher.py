@@ -267,14 +267,14 @@ class OwnSandbox:
         await asyncio.gather(*self._started, return_exceptions=True)
 
     async def _add_spare(self) -> None:
-        folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
-                                       dir=self.workspaces)) if self.sandbox is not None else None
-        inputs = None if folder is None else folder / "inputs"
-        if inputs is not None:
+        folder = inputs = None  # no sandbox: its job reads the inputs where they are
+        if self.sandbox is not None:
+            folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
+                                           dir=self.workspaces))
+            inputs = folder / "inputs"
             inputs.mkdir()
-        ours, process = await self._spawn(
-            [(inputs, INPUTS_MOUNT)] if inputs is not None else [], self.environment, None,
-            removed=folder)
+        seen = [] if inputs is None else [(inputs, INPUTS_MOUNT)]
+        ours, process = await self._spawn(seen, self.environment, None, removed=folder)
         self._spares.append(_Spare(ours, process, inputs))
 
     async def _spare_for(self, inputs: Path | None) -> _Spare | None:
