@@ -201,7 +201,7 @@ def prepare(cluster: Cluster, data_dir: Path, shape: Shape, *, compare_load: boo
     return dsn, figures
 
 
-def _measure(running: servers.Running, name: str, reqs: list[wrk.Request], seconds: float,
+def measure(running: servers.Running, name: str, reqs: list[wrk.Request], seconds: float,
              warmup: float, connections: int) -> dict[str, Any]:
     tag = f"cf-{running.server.name}-{int(time.time())}"
     wrk.run(running.url, reqs, seconds=warmup, connections=connections, tag=tag + "w")
@@ -244,7 +244,7 @@ def serve_shape(dsn: str, data_dir: Path, shape: Shape, names: tuple[str, ...], 
         if server not in peers or (only and server not in only):
             continue
         with servers.serving(peers[server], PORT) as running:
-            out[server] = {name: _measure(running, name, requests(
+            out[server] = {name: measure(running, name, requests(
                 name, shape.collections, shape.items), seconds, warmup, connections)
                 for name in names}
         database.end_sessions(dsn)
@@ -271,7 +271,7 @@ def run(data_dir: Path, *, items: int = 1_000_000, collections: int = 5_000,
     results["reads"] = serve_shape(dsn, data_dir, main, WITHIN, seconds=seconds,
                                    warmup=warmup, connections=connections, only=only)
     with servers.serving(servers.peers(dsn, data_dir)["geocatalog"], PORT) as ours:
-        results["discovery"] = {name: _measure(ours, name, requests(
+        results["discovery"] = {name: measure(ours, name, requests(
             name, collections, items), seconds, warmup, connections) for name in DISCOVERY}
     database.end_sessions(dsn)
     with servers.serving(servers.peers(dsn, data_dir)["geocatalog"], PORT) as ours, \

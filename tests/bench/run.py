@@ -1,8 +1,9 @@
 """`make bench`: geocatalog vs stock stac-fastapi-pgstac and rustac on one database (the
 200,000-item set of three collections), our own features, then the CF-scale set and its
-cost curve (`cf_scale`).
+cost curve (`cf_scale`); on request, the CF set grown in items (`cf_items_curve`).
 
     .venv/bin/python -m tests.bench.run [--seconds 15] [--runs 2] [--items 200000] [--no-cf]
+        [--cf-items-curve 10000000]
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.bench import (
+    cf_items_curve,
     cf_scale,
     containers,
     database,
@@ -89,6 +91,9 @@ def main(
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
     cf_collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
+    curve_sizes: Annotated[list[int] | None, typer.Option(
+        "--cf-items-curve", help="also the CF set at these sizes in items, beside "
+                                 "--cf-items (10000000: about an hour)")] = None,
 ) -> None:
     data_dir = data_dir.resolve()
     dsn = database.prepare(data_dir, pg_port, items)
@@ -138,6 +143,11 @@ def main(
         results["cf_scale"] = cf_scale.run(data_dir, items=cf_items, collections=cf_collections,
                                            seconds=max(2.0, seconds * 2 / 3), warmup=warmup,
                                            connections=connections, only=only)
+    if curve_sizes:
+        results["cf_items"] = cf_items_curve.run(
+            data_dir, (cf_items, *curve_sizes), collections=cf_collections,
+            seconds=max(2.0, seconds * 2 / 3), warmup=warmup, connections=connections,
+            only=only)
     out = data_dir / "results.json"
     out.write_text(json.dumps(results, indent=2))
     print()
@@ -145,6 +155,9 @@ def main(
     if cf:
         print()
         print(cf_scale.table(results["cf_scale"]))
+    if curve_sizes:
+        print()
+        print(cf_items_curve.table(results["cf_items"]))
     print(f"\nraw figures: {out}")
 
 
