@@ -13,7 +13,6 @@ above the million are removed once loaded (8 GB at 10 million; the seed makes th
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Annotated, Any
@@ -107,11 +106,7 @@ def main(
 ) -> None:
     results = run(data_dir, tuple(items or (1_000_000, 10_000_000)), collections=collections,
                   seconds=seconds, only=only, pg_port=pg_port)
-    out = data_dir / "cf-items-results.json"
-    out.write_text(json.dumps(results, indent=2))
-    print()
-    print(table(results))
-    print(f"\nraw figures: {out}")
+    cf_scale.report(results, table(results), data_dir / "cf-items-results.json")
 
 
 if __name__ == "__main__":

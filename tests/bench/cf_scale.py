@@ -377,10 +377,14 @@ def main(
     results = run(data_dir, items=items, collections=collections,
                   curve=tuple(curve or (10, 100, 1_000)), seconds=seconds, warmup=warmup,
                   only=only)
-    out = data_dir / "cf-results.json"
+    report(results, table(results), data_dir / "cf-results.json")
+
+
+def report(results: dict[str, Any], text: str, out: Path) -> None:
+    """The raw figures written to `out`, the table printed."""
     out.write_text(json.dumps(results, indent=2))
     print()
-    print(table(results))
+    print(text)
     print(f"\nraw figures: {out}")
 
 
