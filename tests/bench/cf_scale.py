@@ -44,6 +44,8 @@ from stac_ext.platform.database.migrations import migrate
 from tests.bench import cf_dataset, database, servers, wrk
 
 PORT = 8098
+#: Items of the CF set `make bench` loads and reads (every shape of its cost curve).
+ITEMS = 1_000_000
 SERVERS = ("stock", "rustac", "geocatalog")
 #: Searches across every collection: the cost curve's scenarios.
 CROSS = ("GET /search bbox+datetime limit=100", "GET /search limit=100",
@@ -251,7 +253,7 @@ def serve_shape(dsn: str, data_dir: Path, shape: Shape, names: tuple[str, ...], 
     return out
 
 
-def run(data_dir: Path, *, items: int = 1_000_000, collections: int = 5_000,
+def run(data_dir: Path, *, items: int = ITEMS, collections: int = 5_000,
         curve: tuple[int, ...] = (10, 100, 1_000), seconds: float = 10, warmup: float = 2,
         connections: int = 8, pg_port: int = 5451, workers: int = 2,
         only: list[str] | None = None) -> dict[str, Any]:
@@ -365,7 +367,7 @@ app = typer.Typer(add_completion=False)
 
 @app.command()
 def main(
-    items: Annotated[int, typer.Option(help="items of every shape")] = 1_000_000,
+    items: Annotated[int, typer.Option(help="items of every shape")] = ITEMS,
     collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
     curve: Annotated[list[int] | None, typer.Option(
         help="the cost curve's smaller shapes (collections)")] = None,

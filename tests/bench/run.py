@@ -89,7 +89,7 @@ def main(
                           "staging, containers, slurm, freshness")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
-    cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = 1_000_000,
+    cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = cf_scale.ITEMS,
     cf_collections: Annotated[int, typer.Option(help="collections of the CF set")] = 5_000,
     curve_sizes: Annotated[list[int] | None, typer.Option(
         "--cf-items-curve", help="also the CF set at these sizes in items, beside "
