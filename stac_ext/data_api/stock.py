@@ -2,13 +2,14 @@
 plain `StacApi`; ours builds `DataStacApi`) and stac-fastapi's `create_async_endpoint`.
 Each is pinned to the stock source it copies by `tests/data_api/test_stock_mirrors.py`.
 
-Endpoints build their request model in the event loop, not in FastAPI's thread pool:
-stac-fastapi's request models (`ItemUri`, the items and GET /search models...) are attrs
-classes used as dependencies, and FastAPI runs a class dependency in its thread pool. The
-hop to a thread and back was about a quarter of a single item's CPU (profile, then a paired
-run: single item 740 -> 1,007 req/s). `create_async_endpoint` is stock's, except that such
-a model is built by an async function with the model's own signature (same parameters,
-same validation, same OpenAPI).
+Endpoints build their request model themselves, in the event loop: stac-fastapi's request
+models (`ItemUri`, the items and GET /search models...) are attrs classes used as
+dependencies, and FastAPI runs a class dependency in its thread pool. The hop to a thread
+and back was about a quarter of a single item's CPU (profile, then a paired run: single
+item 740 -> 1,007 req/s), and a dependency of its own is FastAPI solving one more
+dependant per request. `create_async_endpoint` is stock's, except that the endpoint takes
+the model's parameters as its own (same parameters, same validation, same OpenAPI) and
+builds the model from them.
 
 The routes stay stock's as stock declares them: each `register_*` of stock runs against a
 recorder, and its route is added with the same arguments and our endpoint.
@@ -24,7 +25,7 @@ from typing import Any, cast
 
 import attr
 from brotli_asgi import BrotliMiddleware
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.middleware import ProxyHeaderMiddleware
 from stac_fastapi.api.models import (
@@ -46,35 +47,29 @@ from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
 
 
-def built_in_loop(model: type[APIRequest]) -> Callable[..., Awaitable[APIRequest]]:
-    """An async dependency that builds `model` from the same parameters."""
+def model_parameters(model: type[APIRequest]) -> list[inspect.Parameter]:
+    """The parameters of `model` (keyword-only), with the annotations FastAPI reads."""
     hints = typing.get_type_hints(model.__init__, include_extras=True)
-    signature = inspect.signature(model)
-    signature = signature.replace(parameters=[
-        p.replace(annotation=hints.get(p.name, p.annotation))
-        for p in signature.parameters.values()])
-
-    async def build(**values: Any) -> APIRequest:
-        return model(**values)
-
-    build.__signature__ = signature  # type: ignore[attr-defined]  # what FastAPI reads
-    build.__name__ = f"build_{model.__name__}"
-    return build
+    return [p.replace(annotation=hints.get(p.name, p.annotation), kind=p.KEYWORD_ONLY)
+            for p in inspect.signature(model).parameters.values()]
 
 
 def create_async_endpoint(func: Callable[..., Any], request_model: Any
                           ) -> Callable[..., Awaitable[Any]]:
-    """Stock's endpoint factory; an `APIRequest` model is built by `built_in_loop`."""
+    """Stock's endpoint factory; an `APIRequest` model's parameters are the endpoint's."""
     if not (isinstance(request_model, type) and issubclass(request_model, APIRequest)
             and inspect.iscoroutinefunction(func)):
         return stock_endpoint(func, request_model)
-    dependency = built_in_loop(request_model)
 
-    # no return annotation: FastAPI would take it for a response model, as stock's has none
-    async def endpoint(request: Request, request_data: Any = Depends(dependency)):
-        response = await func(request=request, **request_data.kwargs())
+    async def endpoint(request: Request, **values: Any) -> Any:
+        response = await func(request=request, **request_model(**values).kwargs())
         return Response(status_code=204) if response is None else response
 
+    # what FastAPI reads: no return annotation (it would take it for a response model, as
+    # stock's has none)
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           annotation=Request), *model_parameters(request_model)])
     return endpoint
 
 

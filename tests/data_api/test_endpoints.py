@@ -1,4 +1,4 @@
-"""The read and write routes whose request models are built in the event loop
+"""The read and write routes whose request models their endpoints build
 (`data_api/stock.py`) declare exactly what stock's do."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from stac_fastapi.pgstac.app import instantiate_api as stock_instantiate_api
 from stac_fastapi.types.search import APIRequest
 
 from stac_ext.app import build_auth, create_app, data_extensions
 from stac_ext.data_api.read_client import CoreClient
-from stac_ext.data_api.stock import built_in_loop
+from stac_ext.data_api.stock import create_async_endpoint
 from stac_ext.settings import Settings
 
 ITEM = "/data/collections/{collection_id}/items/{item_id}"
@@ -45,13 +45,18 @@ def test_routes_declare_what_stock_declares(settings: Settings) -> None:
     assert {"bbox", "datetime", "limit", "owner", "filter", "sortby", "fields"} <= names
 
 
-def test_a_request_model_built_by_a_coroutine() -> None:
+def test_an_endpoint_takes_its_request_models_parameters() -> None:
     class Point(APIRequest):  # an attrs-style request model with annotated parameters
         def __init__(self, x: int, label: str = "p") -> None:
             self.x, self.label = x, label
 
-    build = built_in_loop(Point)
-    assert asyncio.iscoroutinefunction(build)
-    assert list(build.__signature__.parameters) == ["x", "label"]  # type: ignore[attr-defined]
-    point = asyncio.run(build(x=3))
-    assert (type(point), point.x, point.label) == (Point, 3, "p")
+    async def handler(request: Any, x: int, label: str) -> dict[str, Any]:
+        return {"request": request, "x": x, "label": label}
+
+    endpoint = create_async_endpoint(handler, Point)
+    assert asyncio.iscoroutinefunction(endpoint)
+    parameters = endpoint.__signature__.parameters  # type: ignore[attr-defined]
+    assert [(name, p.annotation) for name, p in parameters.items()] == [
+        ("request", Request), ("x", int), ("label", str)]
+    assert parameters["label"].default == "p"
+    assert asyncio.run(endpoint(request="r", x=3)) == {"request": "r", "x": 3, "label": "p"}
