@@ -7,15 +7,16 @@ Our extensions go through stock's extension maps (`search_map`, `item_collection
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.routing import APIRoute
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
+from stac_fastapi.api.routes import Scope
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
 from stac_fastapi.pgstac.models.extensions import Extensions
@@ -43,6 +44,11 @@ from stac_ext.data_api.unknown_params import no_unknown_query_params
 from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
 from stac_ext.data_api.write_routes import ItemTransactionExtension
 from stac_ext.platform.service.json_body import json_object_body
+
+#: The features endpoints, which refuse query parameters they do not define
+ITEM_PATHS = ("/collections/{collection_id}/items", "/collections/{collection_id}/items/{item_id}")
+#: What a route checks of a request before its endpoint runs (raises to refuse it)
+RequestCheck = Callable[[Request], Awaitable[None]]
 
 
 @dataclass
@@ -109,37 +115,47 @@ def build_data_api(
         extensions=extensions, lifespan=lifespan, settings=settings,
     )
     prefix = settings.prefix_path
-    # every route that takes a body (ours, stock's, the extensions'): bounded JSON objects
-    api.add_route_dependencies(
-        scopes=[{"path": route.path, "method": method} for route in _endpoints(api.app.routes)
-                for method in sorted((route.methods or set()) & {"POST", "PUT", "PATCH"})],
-        dependencies=[Depends(json_object_body)],
-    )
-    # every read (GET, and the searches and aggregations POST takes): its caller, from an
-    # optional token (the visibility of items and catalogs)
-    api.add_route_dependencies(
-        scopes=[{"path": route.path, "method": method} for route in _endpoints(api.app.routes)
-                for method in sorted(route.methods or ())
-                if method == "GET" or (method == "POST" and route.path.endswith(
-                    ("/search", "/_search", "/aggregate")))],
-        dependencies=[Depends(extensions.policy.read_dependency())],
-    )
-    api.add_route_dependencies(
-        scopes=[{"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
-                {"path": f"{prefix}/collections/{{collection_id}}/items/{{item_id}}",
-                 "method": "GET"}],
-        dependencies=[Depends(no_unknown_query_params)],
-    )
-    api.add_route_dependencies(
-        scopes=[{"path": f"{prefix}/search", "method": "GET"},
-                {"path": f"{prefix}/collections", "method": "GET"},
-                {"path": f"{prefix}/collections/{{collection_id}}/items", "method": "GET"},
-                {"path": f"{prefix}/catalogs/{{path:path}}/_search", "method": "GET"},
-                {"path": f"{prefix}/aggregate", "method": "GET"},
-                {"path": f"{prefix}/collections/{{collection_id}}/aggregate", "method": "GET"}],
-        dependencies=[Depends(valid_datetime)],
-    )
+    read = extensions.policy.read_dependency()
+    checks: dict[tuple[str, str], list[RequestCheck]] = {}
+    for route in _endpoints(api.app.routes):
+        for method in sorted(route.methods or ()):
+            found = checks.setdefault((route.path, method), [])
+            # every route that takes a body (ours, stock's, the extensions'): bounded JSON
+            # objects
+            if method in ("POST", "PUT", "PATCH"):
+                found.append(json_object_body)
+            # every read (GET, and the searches and aggregations POST takes): its caller,
+            # from an optional token (the visibility of items and catalogs)
+            if method == "GET" or (method == "POST" and route.path.endswith(
+                    ("/search", "/_search", "/aggregate"))):
+                found.append(read)
+    for check, paths in ((no_unknown_query_params, ITEM_PATHS), (valid_datetime, (
+            "/search", "/collections", "/collections/{collection_id}/items",
+            "/catalogs/{path:path}/_search", "/aggregate",
+            "/collections/{collection_id}/aggregate"))):
+        for path in paths:
+            if (prefix + path, "GET") in checks:
+                checks[(prefix + path, "GET")].append(check)
+    # a route's checks as one dependency: FastAPI solves each dependency apart, per request
+    scopes: dict[tuple[RequestCheck, ...], list[Scope]] = {}
+    for (path, method), found in checks.items():
+        if found:
+            scopes.setdefault(tuple(found), []).append(Scope(path=path, method=method))
+    for each, where in scopes.items():
+        api.add_route_dependencies(scopes=where, dependencies=[Depends(all_of(each))])
     return api
+
+
+def all_of(checks: Sequence[RequestCheck]) -> RequestCheck:
+    """One check running `checks` in turn (the first to refuse answers)."""
+    if len(checks) == 1:
+        return checks[0]
+
+    async def check(request: Request) -> None:
+        for each in checks:
+            await each(request)
+
+    return check
 
 
 def _endpoints(routes: Sequence[BaseRoute]) -> Iterator[APIRoute]:
