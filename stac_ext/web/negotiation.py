@@ -58,9 +58,11 @@ def docs_page(path: str, processes: tuple[str, ...]) -> str | None:
 
 def page_for(path: str, data: tuple[str, ...],
              processes: tuple[str, ...]) -> tuple[str, str] | None:
-    """("redirect" | "page" | "search", target path) for a resource that has an HTML form
-    ("search": our results page when the request has criteria, else STAC Browser's search)
-    (`data`, `processes`: the APIs' mounts as segments, ("data",), ("processes",))."""
+    """("redirect" | "page" | "search" | "browser", target path) for a resource that has an
+    HTML form ("search": our results page when the request has criteria, else STAC
+    Browser's search; "browser": STAC Browser's page of the resource, `browser_path` makes
+    its address) (`data`, `processes`: the APIs' mounts as segments, ("data",),
+    ("processes",))."""
     parts = segments(path)
     if not parts:
         return "page", "/ui/home"
@@ -74,7 +76,7 @@ def page_for(path: str, data: tuple[str, ...],
             return "page", "/ui/conformance/data"
         if rest == ("search",):  # criteria: our results page; none: STAC Browser's search
             return "search", "/ui/search"
-        return "redirect", "/browser/" + "/".join(quote(p, safe="") for p in rest)
+        return "browser", "/".join(rest)
     if parts[:len(processes)] == processes:
         rest = parts[len(processes):]
         if rest == ("api",):
@@ -88,6 +90,11 @@ def page_for(path: str, data: tuple[str, ...],
     return None
 
 
+def browser_path(resource: str) -> str:
+    """STAC Browser's address of a resource's page (its path under the data API)."""
+    return "/browser/" + "/".join(quote(p, safe="") for p in resource.split("/"))
+
+
 class HtmlNegotiationMiddleware:
     def __init__(self, app: ASGIApp, data_prefix: str, processes_prefix: str) -> None:
         self.app = app
@@ -95,20 +102,29 @@ class HtmlNegotiationMiddleware:
         self.data, self.processes = segments(data_prefix), segments(processes_prefix)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (docs := docs_page(scope["path"], self.processes)):
-            scope = {**scope, "path": docs, "raw_path": docs.encode()}
-        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or (
-                target := page_for(scope["path"], self.data, self.processes)) is None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        query, formats = without_f(scope.get("query_string", b""))
+        if "api.html" in scope["path"] and (
+                docs := docs_page(scope["path"], self.processes)):
+            scope = {**scope, "path": docs, "raw_path": docs.encode()}
+        if scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        # a JSON client (nearly every request) is told apart before any path is looked at
+        raw_query = scope.get("query_string", b"")
+        query, formats = without_f(raw_query) if b"f=" in raw_query else (raw_query, [])
         accept = Headers(scope=scope).get("accept", "")
-        if not (formats or "text/html" in accept) or not wants_html(accept, formats):
-            await self.app(scope, receive, _varying(send))
+        html = bool(formats or "text/html" in accept) and wants_html(accept, formats)
+        target = page_for(scope["path"], self.data, self.processes)
+        if target is None or not html:
+            await self.app(scope, receive, send if target is None else _varying(send))
             return
         kind, path = target
         if kind == "search":  # STAC Browser's search page starts empty: criteria are ours
             kind, path = ("page", path) if query else ("redirect", "/browser/search")
+        elif kind == "browser":
+            kind, path = "redirect", browser_path(path)
         if kind == "redirect":
             root = scope.get("root_path", "")
             location = root + path + (f"?{query.decode('latin-1')}" if query else "")

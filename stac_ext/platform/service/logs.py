@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-import uuid
+import secrets
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
@@ -31,8 +31,9 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = sent if _CLIENT_ID.match(sent) else uuid.uuid4().hex
+        sent = next((value for name, value in scope["headers"] if name == b"x-request-id"),
+                    b"").decode("latin-1")
+        request_id = sent if _CLIENT_ID.match(sent) else secrets.token_hex(16)
         token = REQUEST_ID.set(request_id)
 
         async def send_with_id(message: Message) -> None:

@@ -31,6 +31,21 @@ UNMATCHED = "<unmatched>"
 _SLOT = "geocatalog.route_template"
 
 
+#: Each series' counter and histogram by (method, template, status // 100): looked up once,
+#: not by their labels on every request. Bounded: the HTTP parser knows a fixed set of
+#: methods, the app a fixed set of templates.
+_SERIES: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+
+def _series(method: str, template: str, status_class: int) -> tuple[Counter, Histogram]:
+    key = (method, template, status_class)
+    found = _SERIES.get(key)
+    if found is None:
+        labels = (method, template, f"{status_class}xx")
+        found = _SERIES[key] = (REQUESTS.labels(*labels), LATENCY.labels(*labels))
+    return found
+
+
 def route_template(scope: Scope, root_path: str) -> str:
     """The matched route's path as declared, with the mounts above it (`root_path`: the
     request's root path before routing)."""
@@ -103,7 +118,7 @@ class RequestMetricsMiddleware:
         try:
             await self.app(scope, receive, send_counted)
         finally:
-            template = slot[-1] if slot else UNMATCHED
-            labels = (scope["method"], template, f"{status // 100}xx")
-            REQUESTS.labels(*labels).inc()
-            LATENCY.labels(*labels).observe(time.perf_counter() - started)
+            count, latency = _series(scope["method"], slot[-1] if slot else UNMATCHED,
+                                     status // 100)
+            count.inc()
+            latency.observe(time.perf_counter() - started)
