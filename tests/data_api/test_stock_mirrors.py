@@ -60,7 +60,7 @@ MIRRORED: dict[str, tuple[str, str, str]] = {
         "copied: it builds a plain StacApi; ours builds DataStacApi"),
     "stac_fastapi.api.routes:create_async_endpoint": (
         "a69e93bed591ab31", "stac_ext/data_api/stock.py: create_async_endpoint",
-        "mirrored: request models built in the event loop, not a thread"),
+        "mirrored: the endpoint takes its request model's parameters and builds it"),
     "fastapi.applications:FastAPI.setup": (
         "b1d5170e8194ac54",
         "stac_ext/platform/service/openapi.py: the OpenAPI route's app replaced",
