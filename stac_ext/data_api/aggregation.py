@@ -32,6 +32,7 @@ from stac_fastapi.types.search import APIRequest
 
 from stac_ext.data_api import queries
 from stac_ext.data_api.read_client import CoreClient
+from stac_ext.platform.service.client_gone import unless_client_leaves
 
 #: Always offered, by name: their data type
 AGGREGATIONS = {
@@ -120,10 +121,14 @@ class AggregationClient(AsyncBaseAggregationClient):
         if collection_id is not None:
             search = search.model_copy(update={"collections": [collection_id]})
         body = self.reader.search_body(search, request)
-        try:
+
+        async def read() -> Any:
             async with request.app.state.get_connection(request, "r") as conn:
                 await self._known(conn, collection_id)
-                found = await conn.fetchval(queries.AGGREGATE, body, asked, MAX_BUCKETS)
+                return await conn.fetchval(queries.AGGREGATE, body, asked, MAX_BUCKETS)
+
+        try:
+            found = await unless_client_leaves(request, read())
         except InvalidDatetimeFormatError as e:
             raise InvalidQueryParameter(
                 f"Datetime parameter {search.datetime} is invalid.") from e

@@ -46,6 +46,7 @@ from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
+from stac_ext.platform.service.client_gone import unless_client_leaves
 from stac_ext.platform.service.json_body import depth
 from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
 
@@ -243,9 +244,13 @@ class CoreClient(CoreCrudClient):
         params: list[Any] = [self.search_body(search_request, request)]
         if self.scope_param is not None:  # its filter is CQL2-JSON: POST takes no other
             params.append(request.path_params[self.scope_param])
-        try:
+
+        async def read() -> Any:
             async with request.app.state.get_connection(request, "r") as conn:
-                page, items = await conn.fetchrow(self._page, *params)
+                return await conn.fetchrow(self._page, *params)
+
+        try:
+            page, items = await unless_client_leaves(request, read())
         except InvalidDatetimeFormatError as e:
             raise InvalidQueryParameter(
                 f"Datetime parameter {search_request.datetime} is invalid.") from e

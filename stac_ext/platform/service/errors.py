@@ -30,6 +30,8 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from stac_ext.platform.service.client_gone import ClientGone
+
 logger = logging.getLogger(__name__)
 
 #: Database failures that say "the input was bad" (pgstac raises on invalid searches).
@@ -195,6 +197,9 @@ ANSWERS: dict[type[Exception], Answer] = {
                           "ConflictError", log=_event, level=logging.INFO),
     InvalidQueryParameter: Answer(400, _stock("The request is not valid."),
                                   "InvalidQueryParameter", log=_event, level=logging.INFO),
+    # nginx's status for it: the answer reaches nobody, the metrics count it
+    ClientGone: Answer(499, lambda request, exc: _first_line(exc), "ClientClosedRequest",
+                       log=_event, level=logging.INFO),
 }
 
 
