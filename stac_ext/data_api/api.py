@@ -47,6 +47,10 @@ from stac_ext.platform.service.json_body import json_object_body
 
 #: The features endpoints, which refuse query parameters they do not define
 ITEM_PATHS = ("/collections/{collection_id}/items", "/collections/{collection_id}/items/{item_id}")
+#: The GET endpoints that take a `datetime` parameter
+DATETIME_PATHS = ("/search", "/collections", "/collections/{collection_id}/items",
+                  "/catalogs/{path:path}/_search", "/aggregate",
+                  "/collections/{collection_id}/aggregate")
 #: What a route checks of a request before its endpoint runs (raises to refuse it)
 RequestCheck = Callable[[Request], Awaitable[None]]
 
@@ -129,10 +133,8 @@ def build_data_api(
             if method == "GET" or (method == "POST" and route.path.endswith(
                     ("/search", "/_search", "/aggregate"))):
                 found.append(read)
-    for check, paths in ((no_unknown_query_params, ITEM_PATHS), (valid_datetime, (
-            "/search", "/collections", "/collections/{collection_id}/items",
-            "/catalogs/{path:path}/_search", "/aggregate",
-            "/collections/{collection_id}/aggregate"))):
+    for check, paths in ((no_unknown_query_params, ITEM_PATHS),
+                         (valid_datetime, DATETIME_PATHS)):
         for path in paths:
             if (prefix + path, "GET") in checks:
                 checks[(prefix + path, "GET")].append(check)

@@ -53,7 +53,8 @@ def segments(path: str) -> tuple[str, ...]:
 def docs_page(path: str, processes: tuple[str, ...]) -> str | None:
     """The page that answers the process API's `api.html`, whatever the client (its mount
     would take the path otherwise)."""
-    return "/ui/api-docs/processes" if segments(path) == (*processes, "api.html") else None
+    return "/ui/api-docs/processes" if "api.html" in path and segments(path) == (
+        *processes, "api.html") else None
 
 
 def page_for(path: str, data: tuple[str, ...],
@@ -105,15 +106,12 @@ class HtmlNegotiationMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if "api.html" in scope["path"] and (
-                docs := docs_page(scope["path"], self.processes)):
+        if docs := docs_page(scope["path"], self.processes):
             scope = {**scope, "path": docs, "raw_path": docs.encode()}
         if scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        # a JSON client (nearly every request) is told apart before any path is looked at
-        raw_query = scope.get("query_string", b"")
-        query, formats = without_f(raw_query) if b"f=" in raw_query else (raw_query, [])
+        query, formats = without_f(scope.get("query_string", b""))
         accept = Headers(scope=scope).get("accept", "")
         html = bool(formats or "text/html" in accept) and wants_html(accept, formats)
         target = page_for(scope["path"], self.data, self.processes)

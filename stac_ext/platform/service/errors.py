@@ -198,8 +198,8 @@ ANSWERS: dict[type[Exception], Answer] = {
     InvalidQueryParameter: Answer(400, _stock("The request is not valid."),
                                   "InvalidQueryParameter", log=_event, level=logging.INFO),
     # nginx's status for it: the answer reaches nobody, the metrics count it
-    ClientGone: Answer(499, lambda request, exc: _first_line(exc), "ClientClosedRequest",
-                       log=_event, level=logging.INFO),
+    ClientGone: Answer(499, exception_detail, "ClientClosedRequest", log=_event,
+                       level=logging.INFO),
 }
 
 
