@@ -7,6 +7,16 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                           '\.?0+$', '') || 'Z'
 $$;
 
+-- What a `_frequency` aggregation counts by (a search index row's expression).
+CREATE OR REPLACE FUNCTION geocatalog.frequency_key(name text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE name
+        WHEN 'collection_frequency' THEN 'collection'
+        WHEN 'datetime_frequency' THEN 'date_trunc(''month'', datetime, ''UTC'')'
+        WHEN 'datetime_yearly_frequency' THEN 'date_trunc(''year'', datetime, ''UTC'')'
+        ELSE format('content->''properties''->>%L', left(name, -length('_frequency'))) END
+$$;
+
 -- The aggregations named in `_names` of the items `_search` matches, in that order, each
 -- {name, data_type, value} or {name, data_type, buckets, overflow}. A name ending in
 -- `_frequency` that is none of collection_frequency, datetime_frequency (by month),
@@ -14,68 +24,88 @@ $$;
 -- (`platform_frequency`: properties.platform); the API offers only those it is set to.
 -- Term buckets: the `_buckets` most frequent, most frequent first; `overflow`: the matches
 -- in none of them (beyond them, or without the property).
+-- One pass over the matches (a pass per aggregation read every match again): a grouping
+-- set per frequency's key beside the whole one, told apart by GROUPING()'s mask. A bitmap
+-- of many matches stays exact in `work_mem` (a lossy one has every row of its pages
+-- checked again: at 10 million items, 6 times the pages read).
 CREATE OR REPLACE FUNCTION geocatalog.aggregate(_search jsonb, _names text[], _buckets int DEFAULT 1000)
 RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
+LANGUAGE plpgsql STABLE SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$
 DECLARE
     _where text := geocatalog.search_where(_search);
     _collections text[] := to_text_array(_search->'collections');
-    single record;
+    terms text[];  -- the keys counted by, k1 .. kN
+    whole int;  -- GROUPING(k1, .., kN) of the row of all matches: every key's bit set
+    totals text := 'count(*) AS n';
+    parts text[] := '{}';
     name text;
-    key_sql text;
-    in_time boolean;
-    found jsonb;
-    answers jsonb := '[]'::jsonb;
+    n int;
+    part text;
+    answers jsonb;
 BEGIN
     IF cardinality(_collections) = 1 THEN  -- as search(): the one collection's index
         _where := format('%s AND collection = %L', _where, _collections[1]);
     END IF;
-    IF _names && ARRAY['total_count', 'datetime_min', 'datetime_max', 'spatial_extent'] THEN
-        EXECUTE format('SELECT count(*) AS n, min(datetime) AS lo, max(datetime) AS hi, '
-                       'ST_Extent(geometry) AS box FROM geocatalog.search_items WHERE %s',
-                       _where)
-            INTO single;
+    SELECT coalesce(array_agg(DISTINCT geocatalog.frequency_key(u)), '{}') INTO terms
+    FROM unnest(_names) u WHERE u LIKE '%\_frequency';
+    whole := (1 << cardinality(terms)) - 1;
+    IF _names && ARRAY['datetime_min', 'datetime_max'] THEN
+        totals := totals || ', min(datetime) AS lo, max(datetime) AS hi';
+    END IF;
+    IF 'spatial_extent' = ANY(_names) THEN
+        totals := totals || ', ST_Extent(geometry) AS box';
     END IF;
     FOREACH name IN ARRAY _names LOOP
         IF name = 'total_count' THEN
-            found := jsonb_build_object('data_type', 'integer', 'value', single.n);
+            part := '''integer'', ''value'', g.n';
         ELSIF name IN ('datetime_min', 'datetime_max') THEN
-            found := jsonb_build_object('data_type', 'datetime', 'value', geocatalog.utc_text(
-                CASE name WHEN 'datetime_min' THEN single.lo ELSE single.hi END));
+            part := format('''datetime'', ''value'', geocatalog.utc_text(g.%s)',
+                           CASE name WHEN 'datetime_min' THEN 'lo' ELSE 'hi' END);
         ELSIF name = 'spatial_extent' THEN
-            found := jsonb_build_object('data_type', 'bbox', 'value', CASE
-                WHEN single.box IS NULL THEN NULL
-                ELSE jsonb_build_array(ST_XMin(single.box), ST_YMin(single.box),
-                                       ST_XMax(single.box), ST_YMax(single.box)) END);
+            part := '''bbox'', ''value'', CASE WHEN g.box IS NULL THEN NULL ELSE '
+                    'jsonb_build_array(ST_XMin(g.box), ST_YMin(g.box), ST_XMax(g.box), '
+                    'ST_YMax(g.box)) END';
         ELSIF name LIKE '%\_frequency' THEN
-            in_time := name IN ('datetime_frequency', 'datetime_yearly_frequency');
-            key_sql := CASE name
-                WHEN 'collection_frequency' THEN 'collection'
-                WHEN 'datetime_frequency' THEN 'date_trunc(''month'', datetime, ''UTC'')'
-                WHEN 'datetime_yearly_frequency' THEN 'date_trunc(''year'', datetime, ''UTC'')'
-                ELSE format('content->''properties''->>%L',
-                            left(name, -length('_frequency'))) END;
-            -- time buckets in time order; terms most frequent first; the matches without
-            -- the property: no bucket (rank NULL), in the overflow
-            EXECUTE format(
-                'SELECT jsonb_build_object(''buckets'', coalesce(jsonb_agg(jsonb_build_object('
-                '''key'', %s, ''data_type'', ''frequency_distribution'', ''frequency'', n) '
-                'ORDER BY %s) FILTER (WHERE rank <= %s), ''[]''), ''overflow'', '
-                'coalesce(sum(n) FILTER (WHERE rank IS NULL OR rank > %s), 0)) '
+            n := array_position(terms, geocatalog.frequency_key(name));
+            -- the set grouped by key n: its bit (the first key's the highest) clear. Time
+            -- buckets in time order; terms most frequent first; the matches without the
+            -- property: no bucket (rank NULL), in the overflow
+            parts := parts || format(
+                '(SELECT jsonb_build_object(''name'', %L, ''data_type'', '
+                '''frequency_distribution'', ''buckets'', coalesce(jsonb_agg('
+                'jsonb_build_object(''key'', %s, ''data_type'', ''frequency_distribution'', '
+                '''frequency'', n) ORDER BY %s) FILTER (WHERE rank <= %s), ''[]''), '
+                '''overflow'', coalesce(sum(n) FILTER (WHERE rank IS NULL OR rank > %s), 0)) '
                 'FROM (SELECT k, n, CASE WHEN k IS NULL THEN NULL ELSE row_number() OVER '
                 '(ORDER BY k IS NULL, n DESC, k) END AS rank '
-                'FROM (SELECT %s AS k, count(*) AS n FROM geocatalog.search_items '
-                'WHERE %s GROUP BY 1) g) r',
-                CASE WHEN in_time THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
-                CASE WHEN in_time THEN 'k' ELSE 'n DESC, k' END,
-                _buckets, _buckets, key_sql, _where)
-                INTO found;
-            found := found || '{"data_type": "frequency_distribution"}'::jsonb;
+                'FROM (SELECT g.k%s AS k, g.n FROM g WHERE g.mask = %s) f) r)',
+                name,
+                CASE WHEN name IN ('datetime_frequency', 'datetime_yearly_frequency')
+                     THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
+                CASE WHEN name IN ('datetime_frequency', 'datetime_yearly_frequency')
+                     THEN 'k' ELSE 'n DESC, k' END,
+                _buckets, _buckets, n, whole # (1 << (cardinality(terms) - n)));
+            CONTINUE;
         ELSE
             RAISE EXCEPTION 'unknown aggregation: %', name USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        answers := answers || (jsonb_build_object('name', name) || found);
+        parts := parts || format('(SELECT jsonb_build_object(''name'', %L, ''data_type'', '
+                                 '%s) FROM g WHERE g.mask = %s)', name, part, whole);
     END LOOP;
+    EXECUTE format(
+        'WITH g AS (SELECT %s AS mask, %s%s FROM (SELECT *%s FROM geocatalog.search_items '
+        'WHERE %s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s)',
+        CASE WHEN terms = '{}' THEN '0' ELSE format('GROUPING(%s)', (
+            SELECT string_agg('k' || i, ', ') FROM generate_series(1, cardinality(terms)) i))
+        END,
+        totals,
+        (SELECT string_agg(', k' || i, '') FROM generate_series(1, cardinality(terms)) i),
+        (SELECT string_agg(format(', %s AS k%s', t, i), '' ORDER BY i)
+         FROM unnest(terms) WITH ORDINALITY u(t, i)),
+        _where,
+        (SELECT string_agg(', (k' || i || ')', '') FROM generate_series(1, cardinality(terms)) i),
+        array_to_string(parts, ', '))
+        INTO answers;
     RETURN answers;
 END;
 $$;

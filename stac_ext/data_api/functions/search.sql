@@ -1,7 +1,9 @@
 -- Search: pgstac's WHERE and ORDER BY run on the search index, the page read by key.
 
+-- The number of matches (exact below pgstac's context thresholds), kept for the TTL. A bitmap
+-- of many matches stays exact in `work_mem` (see aggregate()).
 CREATE OR REPLACE FUNCTION geocatalog.matched(_where text, conf jsonb DEFAULT NULL) RETURNS bigint
-LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
+LANGUAGE plpgsql SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$
 DECLARE
     _context text := lower(context(conf));
     hash text := md5(_where);
