@@ -1,6 +1,6 @@
 """The Aggregation extension (`/aggregate`, `/aggregations`, and per collection): counts and
 extents of a search's matches, with every search parameter as the filter (facets follow the
-search), computed exactly over the search index (migration 008's `geocatalog.aggregate`).
+search), computed exactly over the search index in one pass (`geocatalog.aggregate`).
 
 Stock's extension gives the routes; its request models are widened here to the search's own
 (free text, filter, query, owner...), and its client answers from the database.

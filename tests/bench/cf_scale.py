@@ -168,6 +168,8 @@ def prepare(cluster: Cluster, data_dir: Path, shape: Shape, *, compare_load: boo
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                               (shape.name,)).fetchone()
     if exists and figures_file.exists():
+        # as the main set's: a kept database gets this checkout's schema and functions
+        migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
         return dsn, json.loads(figures_file.read_text())
     folder = data_dir / "files" / shape.name
     print(f"writing {shape.items} items in {shape.collections} collections ...", flush=True)

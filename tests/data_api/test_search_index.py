@@ -273,6 +273,32 @@ def test_searches_answer_as_pgstac_search(database: str) -> None:
     assert compared >= 150
 
 
+def test_a_count_from_the_threshold_up_is_the_planners_estimate(database: str) -> None:
+    """`numberMatched` is exact below `context_estimated_count` matches and the planner's
+    estimate from there up, however cheap the planner thinks counting them would be (an
+    index-only count of a large collection is planned as cheap and takes half a second)."""
+    search = {"collections": [COLLECTIONS[0]],
+              "datetime": "2020-01-01T00:00:00Z/2020-06-30T00:00:00Z"}
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        where = conn.execute("SELECT geocatalog.search_where(%s::jsonb)",
+                             (json.dumps(search),)).fetchone()[0]
+        plan = conn.execute("EXPLAIN (format json) SELECT 1 FROM geocatalog.search_items "
+                            f"WHERE {where}").fetchone()[0][0]["Plan"]
+        exact = conn.execute(f"SELECT count(*) FROM geocatalog.search_items WHERE {where}"
+                             ).fetchone()[0]
+        estimate = plan["Plan Rows"]
+        assert estimate != exact and plan["Total Cost"] < 100_000  # cheap, told apart
+
+        def matched(threshold: int) -> int:
+            conf = {"nohydrate": True, "context_estimated_count": threshold,
+                    "context_stats_ttl": "0 seconds"}
+            return conn.execute("SELECT geocatalog.search(%s::jsonb)", (json.dumps(
+                {**search, "conf": conf}),)).fetchone()[0]["numberMatched"]
+
+        assert (matched(estimate + 1), matched(estimate)) == (exact, estimate)
+
+
 def test_a_time_window_bounds_datetime_from_both_ends(database: str) -> None:
     """`end_datetime >= t` also says `datetime >= t - the longest span` (so the datetime
     index is read between two bounds), with the longest span any item of the catalog has

@@ -191,6 +191,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
                     "geocatalog 007_free_text",
                     "geocatalog 008_aggregate", "geocatalog 009_visibility",
                     "geocatalog 010_index_upkeep", "geocatalog 011_token_visibility",
+                    "geocatalog 012_count_estimates",
                     "catalogs 004_visibility"):
         assert f"applied {applied}" in out, out
 
