@@ -35,11 +35,12 @@ DECLARE
     _where text := geocatalog.search_where(_search);
     _collections text[] := to_text_array(_search->'collections');
     terms text[];  -- the keys counted by, k1 .. kN
+    keys text;  -- 'k1, .., kN' (NULL: none)
     whole int;  -- GROUPING(k1, .., kN) of the row of all matches: every key's bit set
     totals text := 'count(*) AS n';
     parts text[] := '{}';
     name text;
-    n int;
+    nth int;
     part text;
     answers jsonb;
 BEGIN
@@ -49,6 +50,7 @@ BEGIN
     SELECT coalesce(array_agg(DISTINCT geocatalog.frequency_key(u)), '{}') INTO terms
     FROM unnest(_names) u WHERE u LIKE '%\_frequency';
     whole := (1 << cardinality(terms)) - 1;
+    SELECT string_agg('k' || i, ', ') INTO keys FROM generate_series(1, cardinality(terms)) i;
     IF _names && ARRAY['datetime_min', 'datetime_max'] THEN
         totals := totals || ', min(datetime) AS lo, max(datetime) AS hi';
     END IF;
@@ -66,8 +68,8 @@ BEGIN
                     'jsonb_build_array(ST_XMin(g.box), ST_YMin(g.box), ST_XMax(g.box), '
                     'ST_YMax(g.box)) END';
         ELSIF name LIKE '%\_frequency' THEN
-            n := array_position(terms, geocatalog.frequency_key(name));
-            -- the set grouped by key n: its bit (the first key's the highest) clear. Time
+            nth := array_position(terms, geocatalog.frequency_key(name));
+            -- the set grouped by key nth: its bit (the first key's the highest) clear. Time
             -- buckets in time order; terms most frequent first; the matches without the
             -- property: no bucket (rank NULL), in the overflow
             parts := parts || format(
@@ -84,7 +86,7 @@ BEGIN
                      THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
                 CASE WHEN name IN ('datetime_frequency', 'datetime_yearly_frequency')
                      THEN 'k' ELSE 'n DESC, k' END,
-                _buckets, _buckets, n, whole # (1 << (cardinality(terms) - n)));
+                _buckets, _buckets, nth, whole # (1 << (cardinality(terms) - nth)));
             CONTINUE;
         ELSE
             RAISE EXCEPTION 'unknown aggregation: %', name USING ERRCODE = 'invalid_parameter_value';
@@ -93,17 +95,14 @@ BEGIN
                                  '%s) FROM g WHERE g.mask = %s)', name, part, whole);
     END LOOP;
     EXECUTE format(
-        'WITH g AS (SELECT %s AS mask, %s%s FROM (SELECT *%s FROM geocatalog.search_items '
+        'WITH g AS (SELECT %s AS mask, %s FROM (SELECT *%s FROM geocatalog.search_items '
         'WHERE %s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s)',
-        CASE WHEN terms = '{}' THEN '0' ELSE format('GROUPING(%s)', (
-            SELECT string_agg('k' || i, ', ') FROM generate_series(1, cardinality(terms)) i))
-        END,
-        totals,
-        (SELECT string_agg(', k' || i, '') FROM generate_series(1, cardinality(terms)) i),
+        CASE WHEN keys IS NULL THEN '0' ELSE format('GROUPING(%s)', keys) END,
+        concat_ws(', ', totals, keys),
         (SELECT string_agg(format(', %s AS k%s', t, i), '' ORDER BY i)
          FROM unnest(terms) WITH ORDINALITY u(t, i)),
         _where,
-        (SELECT string_agg(', (k' || i || ')', '') FROM generate_series(1, cardinality(terms)) i),
+        (SELECT string_agg(format(', (k%s)', i), '') FROM generate_series(1, cardinality(terms)) i),
         array_to_string(parts, ', '))
         INTO answers;
     RETURN answers;
