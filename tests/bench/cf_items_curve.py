@@ -4,11 +4,12 @@ then 10 million items, the CF scenarios' p95 at each, the load's time and the di
     .venv/bin/python -m tests.bench.cf_items_curve [--items 1000000 --items 10000000]
     make bench BENCH_ARGS="--cf-items-curve 10000000"   (the same, after the rest)
 
-Too long for a plain `make bench` (10 million items take about an hour to write and load on
-two cores), so it runs on request; its table is kept in docs/performance.md. Each size's
-database is made once in the CF cluster (`cf_scale.prepare`) and kept; the million's is the
-one `make bench` reads, loaded with pypgstac's beside it as there. The item files of a size
-above the million are removed once loaded (8 GB at 10 million; the seed makes them again).
+Too long for a plain `make bench` (10 million items take about half an hour to write and
+load on two cores), so it runs on request; its table is kept in docs/performance.md. Each
+size's database is made once in the CF cluster (`cf_scale.prepare`) and kept; the million's
+is the one `make bench` reads, loaded with pypgstac's beside it as there. The item files of
+a size above the million are removed once loaded (8 GB at 10 million; the seed makes them
+again).
 """
 
 from __future__ import annotations

@@ -167,19 +167,20 @@ def prepare(cluster: Cluster, data_dir: Path, shape: Shape, *, compare_load: boo
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                               (shape.name,)).fetchone()
-    if exists and figures_file.exists():
-        # as the main set's: a kept database gets this checkout's schema and functions
-        migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    kept = bool(exists) and figures_file.exists()
+    if not kept:
+        with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+            for name in (shape.name, f"{shape.name}_pypgstac"):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{shape.name}"')
+    # a kept database too, as the main set's: this checkout's schema and functions
+    migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
+    if kept:
         return dsn, json.loads(figures_file.read_text())
     folder = data_dir / "files" / shape.name
     print(f"writing {shape.items} items in {shape.collections} collections ...", flush=True)
     files = cf_dataset.write(folder, shape.collections, shape.items)
     figures: dict[str, Any] = {"items": shape.items, "collections": shape.collections}
-    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
-        for name in (shape.name, f"{shape.name}_pypgstac"):
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{shape.name}"')
-    migrate(dsn, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
     print(f"geocatalog load --workers {workers} into {shape.name} ...", flush=True)
     seconds = _geocatalog_load(dsn, folder, files, workers)
     figures["geocatalog_load"] = {"seconds": round(seconds, 1), "workers": workers,

@@ -41,6 +41,7 @@ DECLARE
     parts text[] := '{}';
     name text;
     nth int;
+    in_time boolean;
     part text;
     answers jsonb;
 BEGIN
@@ -69,6 +70,7 @@ BEGIN
                     'ST_YMax(g.box)) END';
         ELSIF name LIKE '%\_frequency' THEN
             nth := array_position(terms, geocatalog.frequency_key(name));
+            in_time := name IN ('datetime_frequency', 'datetime_yearly_frequency');
             -- the set grouped by key nth: its bit (the first key's the highest) clear. Time
             -- buckets in time order; terms most frequent first; the matches without the
             -- property: no bucket (rank NULL), in the overflow
@@ -82,10 +84,8 @@ BEGIN
                 '(ORDER BY k IS NULL, n DESC, k) END AS rank '
                 'FROM (SELECT g.k%s AS k, g.n FROM g WHERE g.mask = %s) f) r)',
                 name,
-                CASE WHEN name IN ('datetime_frequency', 'datetime_yearly_frequency')
-                     THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
-                CASE WHEN name IN ('datetime_frequency', 'datetime_yearly_frequency')
-                     THEN 'k' ELSE 'n DESC, k' END,
+                CASE WHEN in_time THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
+                CASE WHEN in_time THEN 'k' ELSE 'n DESC, k' END,
                 _buckets, _buckets, nth, whole # (1 << (cardinality(terms) - nth)));
             CONTINUE;
         ELSE
