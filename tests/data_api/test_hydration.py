@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from hydraters import hydrate
 from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
@@ -98,6 +99,54 @@ async def test_markers_are_honoured_and_never_served(
     for body in await served():
         assert (body["id"], body["assets"]) == (item["id"], {"data": expected})
         assert DO_NOT_MERGE_MARKER not in str(body)
+
+
+async def test_a_stored_item_is_pgstacs_nonhydrated_item(
+        database_url: str, admin_data: httpx.AsyncClient, alice_data: httpx.AsyncClient) -> None:
+    """The single item's read (`geocatalog.stored_item`) answers pgstac's
+    `content_nonhydrated` byte for byte, with the base item pgstac finds: items stored
+    before the collection's first edit (untagged), after it (tagged), a tag naming no base
+    item, a tag that is no number; a private item only for its owner and an admin."""
+    collection_id = unique("test_conv-stored_")
+    collection = {**make_collection(collection_id), "item_assets": {
+        "data": {"type": "image/tiff", "roles": ["data"]}}}
+    assert (await admin_data.post("/data/collections", json=collection)).status_code == 201
+    items_url = f"/data/collections/{collection_id}/items"
+    for n in range(2):
+        doc = make_item(f"before-{n}", collection_id)
+        doc["assets"] = {"data": {"href": f"https://example.org/{n}.tif"}}
+        if n:
+            doc["properties"]["visibility"] = "private"
+        assert (await alice_data.post(items_url, json=doc)).status_code == 201
+    collection["item_assets"]["data"]["title"] = "the data"
+    r = await admin_data.put(f"/data/collections/{collection_id}", json=collection)
+    assert r.status_code == 200, r.text
+    for name in ("after", "bad-tag", "text-tag"):
+        doc = make_item(name, collection_id)
+        doc["assets"] = {"data": {"href": f"https://example.org/{name}.tif"}}
+        assert (await alice_data.post(items_url, json=doc)).status_code == 201
+    admin, alice, anyone = '{"all": true}', '{"user": "alice", "groups": []}', "{}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")  # pgstac's function needs it
+        for name, tag in (("bad-tag", "99999999"), ("text-tag", "x")):
+            conn.execute("UPDATE pgstac.items SET content = content || jsonb_build_object("
+                         "'pgstac:base_item', %s::text) WHERE collection = %s AND id = %s",
+                         (tag, collection_id, name))
+        rows = conn.execute(
+            "SELECT i.id, i.content->>'pgstac:base_item', pgstac.content_nonhydrated(i)::text, "
+            "       geocatalog.stored_item(i.collection, i.id, %s::jsonb), "
+            "       geocatalog.stored_item(i.collection, i.id, %s::jsonb), "
+            "       geocatalog.stored_item(i.collection, i.id, %s::jsonb) "
+            "FROM pgstac.items i WHERE i.collection = %s ORDER BY i.id",
+            (admin, alice, anyone, collection_id)).fetchall()
+        missing = conn.execute("SELECT geocatalog.stored_item(%s, 'nothing', %s::jsonb)",
+                               (collection_id, admin)).fetchone()[0]
+    tags = {row[0]: row[1] for row in rows}
+    assert tags["before-0"] is None and tags["after"] is not None and tags["after"].isdigit()
+    for item_id, _, expected, as_admin, as_alice, as_anyone in rows:
+        assert (as_admin, as_alice) == (expected, expected), item_id
+        assert as_anyone == (None if item_id == "before-1" else expected), item_id
+    assert missing is None
 
 
 def test_markers_that_match_nothing_are_dropped(settings: Settings) -> None:
