@@ -37,12 +37,12 @@ $$;
 -- An item as pgstac's `content_nonhydrated(i)` renders it (its base item beside it), if
 -- `_reader` may read it. The same answer without its cost: pgstac's function finds the
 -- base item through an SQL function that cannot be inlined (planned again at each call)
--- and sets up its plpgsql expressions in each transaction, three fifths of a single
--- item's time in the database; these statements keep their plans for the session. The
--- base item is the one pgstac's `collection_base_item` finds: an untagged item's is the
--- collection's first (the one it had before its first edit), a tagged item's the one its
--- tag names. A tag naming none is left to pgstac's own function (its warning, then the
--- collection's current base item). `test_hydration.py` compares the two on each kind.
+-- and sets up its plpgsql expressions in each transaction; these statements keep their
+-- plans for the session (a call: 242 -> 175 us). The base item is the one pgstac's
+-- `collection_base_item` finds: an untagged item's is the collection's first (the one it
+-- had before its first edit), a tagged item's the one its tag names. A tag naming none is
+-- left to pgstac's own function (its warning, then the collection's current base item).
+-- `test_hydration.py` compares the two on each kind of item.
 CREATE OR REPLACE FUNCTION geocatalog.stored_item(_collection text, _id text, _reader jsonb)
 RETURNS text
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
@@ -50,6 +50,7 @@ DECLARE
     found_item jsonb;
     tag text;
     base jsonb;
+    as_pgstac text;
 BEGIN
     EXECUTE format('SELECT jsonb_build_object(''id'', i.id, '
                    '''geometry'', ST_AsGeoJSON(i.geometry, 20)::jsonb, '
@@ -74,8 +75,8 @@ BEGIN
     IF base IS NULL AND tag IS NOT NULL THEN
         EXECUTE format('SELECT content_nonhydrated(i)::text FROM items i '
                        'WHERE i.collection = %L AND i.id = %L', _collection, _id)
-            INTO tag;
-        RETURN tag;
+            INTO as_pgstac;
+        RETURN as_pgstac;
     END IF;
     RETURN (found_item || jsonb_build_object('pgstac:base_item', base))::text;
 END;
