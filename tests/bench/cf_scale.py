@@ -165,11 +165,9 @@ def prepare(cluster: Cluster, data_dir: Path, shape: Shape, *, compare_load: boo
     dsn = _database_dsn(cluster.dsn, shape.name)
     figures_file = data_dir / f"{shape.name}.load.json"
     with psycopg.connect(cluster.dsn, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                              (shape.name,)).fetchone()
-    kept = bool(exists) and figures_file.exists()
-    if not kept:
-        with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        kept = figures_file.exists() and conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (shape.name,)).fetchone() is not None
+        if not kept:
             for name in (shape.name, f"{shape.name}_pypgstac"):
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
             conn.execute(f'CREATE DATABASE "{shape.name}"')

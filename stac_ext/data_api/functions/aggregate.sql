@@ -36,6 +36,8 @@ DECLARE
     _collections text[] := to_text_array(_search->'collections');
     terms text[];  -- the keys counted by, k1 .. kN
     keys text;  -- 'k1, .., kN' (NULL: none)
+    key_columns text;  -- ', <term 1> AS k1, ..'
+    key_sets text;  -- ', (k1), ..': a grouping set per key
     whole int;  -- GROUPING(k1, .., kN) of the row of all matches: every key's bit set
     totals text := 'count(*) AS n';
     parts text[] := '{}';
@@ -51,7 +53,11 @@ BEGIN
     SELECT coalesce(array_agg(DISTINCT geocatalog.frequency_key(u)), '{}') INTO terms
     FROM unnest(_names) u WHERE u LIKE '%\_frequency';
     whole := (1 << cardinality(terms)) - 1;
-    SELECT string_agg('k' || i, ', ') INTO keys FROM generate_series(1, cardinality(terms)) i;
+    SELECT string_agg('k' || i, ', ' ORDER BY i),
+           string_agg(format(', %s AS k%s', t, i), '' ORDER BY i),
+           string_agg(format(', (k%s)', i), '' ORDER BY i)
+        INTO keys, key_columns, key_sets
+    FROM unnest(terms) WITH ORDINALITY u(t, i);
     IF _names && ARRAY['datetime_min', 'datetime_max'] THEN
         totals := totals || ', min(datetime) AS lo, max(datetime) AS hi';
     END IF;
@@ -99,10 +105,7 @@ BEGIN
         'WHERE %s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s)',
         CASE WHEN keys IS NULL THEN '0' ELSE format('GROUPING(%s)', keys) END,
         concat_ws(', ', totals, keys),
-        (SELECT string_agg(format(', %s AS k%s', t, i), '' ORDER BY i)
-         FROM unnest(terms) WITH ORDINALITY u(t, i)),
-        _where,
-        (SELECT string_agg(format(', (k%s)', i), '') FROM generate_series(1, cardinality(terms)) i),
+        key_columns, _where, key_sets,
         array_to_string(parts, ', '))
         INTO answers;
     RETURN answers;
