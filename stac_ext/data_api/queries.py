@@ -23,9 +23,7 @@ READ_ITEM = "SELECT geocatalog.read_item($1, $2, $3::text::jsonb)"
 #: in the writing transaction: it is pgstac.items'). Both are per-item properties, never
 #: part of a collection's base item.
 ITEM_OWNERS = """
-SELECT id,
-       content->'properties'->>'owner' AS owner,
-       content->'properties'->>'created' AS created
+SELECT id, owner, content->'properties'->>'created' AS created
 FROM geocatalog.search_items
 WHERE collection = $1 AND id = ANY($2::text[])
 """

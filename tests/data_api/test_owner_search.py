@@ -90,3 +90,21 @@ async def test_owner_search_is_answered_from_the_index(app, mixed: str) -> None:
              for line in plan.splitlines() if "(cost=" in line]
     assert nodes[0] == "Limit" and nodes[1] in ("Incremental Sort", "Sort"), plan
     assert nodes[2:] == ["Index Scan using search_items_owner_idx on search_items"], plan
+
+
+async def test_an_owners_count_reads_the_owner_index_alone(app, mixed: str) -> None:
+    """An owner search's count, as an anonymous reader's (public items only), is an
+    index-only scan of the owner index: the owner is a column of the search index, and who
+    reads each item is in that index too (no row is read from the table for pages vacuumed
+    since their last write: `migrate` vacuums, test_upgrade.py)."""
+    async with app.state.readpool.acquire() as conn:
+        where = await conn.fetchval(
+            "SELECT geocatalog.search_where($1::text::jsonb)",
+            '{"filter": {"op": "=", "args": [{"property": "owner"}, "bob"]}}')
+        await conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
+        plan = "\n".join(r[0] for r in await conn.fetch(
+            f"EXPLAIN (COSTS OFF) SELECT count(*) FROM geocatalog.search_items WHERE {where}"))
+        await conn.execute("RESET enable_seqscan; RESET enable_bitmapscan")
+    assert [line.strip().removeprefix("->").strip() for line in plan.splitlines()] == [
+        "Aggregate", "Index Only Scan using search_items_owner_idx on search_items",
+        "Index Cond: (owner = 'bob'::text)", "Filter: (readers IS NULL)"], plan

@@ -191,9 +191,13 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
                     "geocatalog 007_free_text",
                     "geocatalog 008_aggregate", "geocatalog 009_visibility",
                     "geocatalog 010_index_upkeep", "geocatalog 011_token_visibility",
-                    "geocatalog 012_count_estimates",
+                    "geocatalog 012_count_estimates", "geocatalog 013_owner_column",
                     "catalogs 004_visibility"):
         assert f"applied {applied}" in out, out
+    with psycopg.connect(url) as conn:  # rewritten (013) and vacuumed: index-only counts
+        assert conn.execute(
+            "SELECT relpages, relallvisible FROM pg_class "
+            "WHERE oid = 'geocatalog.search_items'::regclass").fetchone() == (1, 1)
 
     async with serving(settings, url, alice) as c:
         for n in range(4):  # every item, as written, public

@@ -63,11 +63,13 @@ $$;
 
 -- pgstac's SQL with its to_text wrapper of a property written `->>`, which gives the same
 -- text (a string's, a number's, an object's): the index's expressions match it, and no
--- function is called per row.
+-- function is called per row. The owner's is the index's column of that text (013).
 CREATE OR REPLACE FUNCTION geocatalog.plain_properties(pgstac_sql text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT regexp_replace(pgstac_sql, 'to_text\(content->''properties''->(''[^'']+'')\)',
-                          '(content->''properties''->>\1)', 'g')
+    SELECT replace(
+        regexp_replace(pgstac_sql, 'to_text\(content->''properties''->(''[^'']+'')\)',
+                       '(content->''properties''->>\1)', 'g'),
+        '(content->''properties''->>''owner'')', 'owner')
 $$;
 
 -- pgstac's WHERE with each `end_datetime >= t` (or `>`) also saying `datetime >= t - the

@@ -51,7 +51,7 @@ BEGIN
         RETURN 'readers IS NULL';
     END IF;
     RETURN format('(readers IS NULL OR readers = ANY (%L::text[]) '
-                  'OR content->''properties''->>''owner'' = %L)', keys, reader->>'user');
+                  'OR owner = %L)', keys, reader->>'user');
 END;
 $$;
 

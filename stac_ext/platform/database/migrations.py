@@ -111,9 +111,9 @@ def migrate(
             stepped = []
             for migration_set in sets:
                 stepped += _run_steps(conn, migration_set, echo)
-            if stepped:  # before anything plans with what the tables held before
-                statistics.refresh(conn)
             applied += stepped
+            if applied:  # before anything plans with what the tables held before
+                statistics.refresh_after_migration(conn)
             roles.grant(conn, echo)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))

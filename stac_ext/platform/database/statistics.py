@@ -1,7 +1,10 @@
 """The planner's statistics after a bulk change: the tables a migration's batched steps or
 a load fill in bulk are analyzed before the command returns. Autovacuum's ANALYZE may come a
 minute later; until then the planner plans with what the table held before (an items page
-ran 7x slower right after `migrate` filled the search index)."""
+ran 7x slower right after `migrate` filled the search index). After a migration they are
+vacuumed too: a migration that rewrites a table (a new generated column) leaves its
+visibility map empty, which autovacuum, counting no new rows, does not fill, and every
+index-only count (an items page's, an owner's) then reads each match's row."""
 
 from __future__ import annotations
 
@@ -12,5 +15,15 @@ import psycopg
 ANALYZE_BULK = "ANALYZE geocatalog.search_items"
 
 
+#: The same, with the pages all of whose rows every transaction sees marked so (outside a
+#: transaction); a page already marked is skipped.
+VACUUM_BULK = "VACUUM (ANALYZE) geocatalog.search_items"
+
+
 def refresh(conn: psycopg.Connection) -> None:
     conn.execute(ANALYZE_BULK)
+
+
+def refresh_after_migration(conn: psycopg.Connection) -> None:
+    """`refresh`, and the visibility map; on an autocommit connection."""
+    conn.execute(VACUUM_BULK)
