@@ -13,10 +13,12 @@ BEGIN
     IF pg_relation_size('pgstac.items_staging') < _bytes THEN
         RETURN false;
     END IF;
-    LOCK TABLE pgstac.items_staging IN ACCESS EXCLUSIVE MODE NOWAIT;
-    TRUNCATE pgstac.items_staging;
-    RETURN true;
-EXCEPTION WHEN lock_not_available THEN
-    RETURN false;
+    BEGIN  -- a block with an exception handler is a subtransaction: only when it is needed
+        LOCK TABLE pgstac.items_staging IN ACCESS EXCLUSIVE MODE NOWAIT;
+        TRUNCATE pgstac.items_staging;
+        RETURN true;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END;
 END;
 $$;
