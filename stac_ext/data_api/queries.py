@@ -37,18 +37,12 @@ WITH locked AS (SELECT count(pg_advisory_xact_lock(key)) FROM (
     FROM unnest($2::text[]) AS id ORDER BY key) AS keys)
 """
 LOCK_ITEM_IDS = _LOCKED + "SELECT 1 FROM locked"
-#: pgstac's staging table is emptied after a write once it has grown to this (functions/
-#: staging.sql): each statement's delete there reads the table's dead rows (1 MB: about
-#: 700 of the bench's items).
-ITEM_STAGING_BYTES = 2**20
 #: A POST's write in one statement (its own transaction), after the ids' locks and only
 #: if the collection exists (one round trip for both): 1 when written, 0 when there is no
-#: such collection. $3 the array of items as JSON (pgstac's `create_item` is the same
-#: insert into its staging table, for one). Then pgstac's staging table kept small.
-CREATE_ITEMS = _LOCKED + f""", known AS (SELECT 1 FROM pgstac.collections WHERE id = $1),
-created AS (SELECT pgstac.create_items($3::text::jsonb) FROM locked, known)
-SELECT n, n > 0 AND geocatalog.empty_item_staging({ITEM_STAGING_BYTES})
-FROM (SELECT count(*) AS n FROM created) AS c
+#: such collection. $3 the array of items as JSON (functions/items.sql: pgstac's
+#: `create_items` without its staging table).
+CREATE_ITEMS = _LOCKED + """, known AS (SELECT 1 FROM pgstac.collections WHERE id = $1)
+SELECT count(geocatalog.create_items($3::text::jsonb)) FROM locked, known
 """
 
 #: pgstac's delete_item and update_item, on the item's partition: $1 collection, $2 item id;

@@ -15,28 +15,7 @@ from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
 
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.settings import Settings
-from tests.support.stac import make_collection, make_item, unique
-
-KEYS = ["a", "b", "c", "type", "assets", "roles", "href"]
-
-
-def _value(rng: random.Random, depth: int) -> Any:
-    kind = rng.randrange(7 if depth < 3 else 4)
-    if kind == 0:
-        return rng.choice(["x", "y", "", "é"])
-    if kind == 1:
-        return rng.choice([0, 1, -2.5, 10**12])
-    if kind == 2:
-        return rng.choice([True, False, None])
-    if kind == 3:
-        return []
-    if kind in (4, 5):
-        return {k: _value(rng, depth + 1) for k in rng.sample(KEYS, rng.randrange(4))}
-    return [_value(rng, depth + 1) for _ in range(rng.randrange(3))]
-
-
-def _tree(rng: random.Random) -> dict[str, Any]:
-    return {k: _value(rng, 1) for k in rng.sample(KEYS, rng.randrange(1, 6))}
+from tests.support.stac import make_collection, make_item, random_tree, unique
 
 
 def test_the_python_merge_is_the_rust_one_without_markers() -> None:
@@ -46,7 +25,7 @@ def test_the_python_merge_is_the_rust_one_without_markers() -> None:
     rng = random.Random(7)
     compared = refused = 0
     for _ in range(5000):
-        base, item = _tree(rng), _tree(rng)
+        base, item = random_tree(rng), random_tree(rng)
         if rng.random() < 0.5:  # an item shaped like its base
             item = {**copy.deepcopy(base), **item}
         merged = hydrate_py(copy.deepcopy(base), copy.deepcopy(item))

@@ -1,13 +1,40 @@
-"""STAC documents for tests: the minimal item, a collection, unique ids, and the
-`conformance-checks` collection the external validators query."""
+"""STAC documents for tests: the minimal item, a collection, unique ids, random JSON
+trees (bases and items to merge or strip), and the `conformance-checks` collection the
+external validators query."""
 
 from __future__ import annotations
 
+import random
 import uuid
+from typing import Any
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+TREE_KEYS = ["a", "b", "c", "type", "assets", "roles", "href"]
+
+
+def _tree_value(rng: random.Random, depth: int) -> Any:
+    kind = rng.randrange(7 if depth < 3 else 4)
+    if kind == 0:
+        return rng.choice(["x", "y", "", "é"])
+    if kind == 1:
+        return rng.choice([0, 1, -2.5, 10**12])
+    if kind == 2:
+        return rng.choice([True, False, None])
+    if kind == 3:
+        return []
+    if kind in (4, 5):
+        return {k: _tree_value(rng, depth + 1)
+                for k in rng.sample(TREE_KEYS, rng.randrange(4))}
+    return [_tree_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+
+
+def random_tree(rng: random.Random) -> dict[str, Any]:
+    """A JSON object of nested objects, lists (empty, equal or not) and scalars (nulls too)."""
+    return {k: _tree_value(rng, 1) for k in rng.sample(TREE_KEYS, rng.randrange(1, 6))}
 
 
 def make_collection(collection_id: str) -> dict:
