@@ -289,7 +289,7 @@ class BulkTransactionsClient(StockBulkClient):
                                            collection_id)
             if accepted:
                 function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
-                            else "create_items")
+                            else "geocatalog.create_items")  # as a POST writes them
                 await dbfunc(conn, function, accepted)
         return {"received": len(items.items), "success": len(accepted), "skipped": 0,
                 "errors": refused}
