@@ -50,7 +50,7 @@ SELECT count(geocatalog.create_items($3::text::jsonb)) FROM locked, known
 DELETE_ITEM = "SELECT geocatalog.delete_item($1, $2)"
 UPDATE_ITEM = "SELECT geocatalog.update_item($1::text::jsonb)"
 
-UPSERT_ITEMS = "SELECT pgstac.upsert_items($1::text::jsonb)"
+UPSERT_ITEMS = "SELECT geocatalog.upsert_items($1::text::jsonb)"
 
 CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 

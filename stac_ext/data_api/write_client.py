@@ -287,9 +287,10 @@ class BulkTransactionsClient(StockBulkClient):
                 await lock_ids(conn, collection_id, list(items.items))
             accepted, refused = self._sort(items, existing, writer, rules(request),
                                            collection_id)
-            if accepted:
-                function = ("upsert_items" if items.method == BulkTransactionMethod.UPSERT
-                            else "geocatalog.create_items")  # as a POST writes them
+            if accepted:  # pgstac's functions, without its staging table (as POSTs)
+                function = ("geocatalog.upsert_items"
+                            if items.method == BulkTransactionMethod.UPSERT
+                            else "geocatalog.create_items")
                 await dbfunc(conn, function, accepted)
         return {"received": len(items.items), "success": len(accepted), "skipped": 0,
                 "errors": refused}

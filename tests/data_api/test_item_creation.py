@@ -1,7 +1,7 @@
-"""POSTed items are written without pgstac's staging table (`geocatalog.create_items`) and
-stored exactly as pgstac's own `create_items` stores them: the same rows (dehydrated
-against the same base item, tagged alike after the collection's edit), the same partitions
-with the same time constraints."""
+"""Items are written without pgstac's staging table (`geocatalog.create_items`,
+`upsert_items`) and stored exactly as pgstac's own functions store them: the same rows
+(dehydrated against the same base item, tagged alike after the collection's edit), the same
+partitions with the same time constraints; an upsert leaves an unchanged item unwritten."""
 
 from __future__ import annotations
 
@@ -67,14 +67,16 @@ def _item(item_id: str, x: float, when: str, end: str | None = None) -> dict:
     return item
 
 
-def _write_twin(conn: psycopg.Connection, ids: list[str]) -> None:
-    """The POSTED items of `ids` (as posted: owner, created) into TWIN by pgstac."""
+def _write_twin(conn: psycopg.Connection, ids: list[str], *, upsert: bool = False) -> None:
+    """The POSTED items of `ids` (as stored: owner, created) into TWIN by pgstac's
+    create_items, or its upsert_items."""
     stored = conn.execute(
         "SELECT jsonb_agg(content_hydrate(i) || jsonb_build_object('collection', %s::text) "
         "ORDER BY id) FROM items i WHERE collection = %s AND id = ANY(%s)",
         (TWIN, POSTED, ids)).fetchone()
     assert stored is not None
-    conn.execute("SELECT create_items(%s)", (Jsonb(stored[0]),))
+    function = "upsert_items" if upsert else "create_items"
+    conn.execute(f"SELECT {function}(%s)", (Jsonb(stored[0]),))
 
 
 async def test_posted_items_are_stored_as_pgstac_stores_them(alice: httpx.AsyncClient,
@@ -112,6 +114,48 @@ async def test_posted_items_are_stored_as_pgstac_stores_them(alice: httpx.AsyncC
             ("2021-03-01 00:00:00+00:00", "2021-03-03 00:00:00+00:00",
              "2021-03-03 00:00:00+00:00")]
         assert partitions == conn.execute(PARTITIONS, (TWIN,)).fetchall()
+
+
+async def test_upserted_items_are_stored_as_pgstac_upserts_them(alice: httpx.AsyncClient,
+                                                               database: str) -> None:
+    """A bulk upsert (a changed item, an unchanged one, a new one) against pgstac's
+    `upsert_items` of the same items."""
+    items_url = f"/data/collections/{POSTED}/items"
+    kept = _item("kept", 8, "2021-03-10T00:00:00Z")
+    changed = _item("changed", 10, "2021-03-11T00:00:00Z")
+    r = await alice.post(items_url, json={"type": "FeatureCollection",
+                                          "features": [kept, changed]})
+    assert r.status_code == 201, r.text
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        _write_twin(conn, ["kept", "changed"])
+        stored = conn.execute(  # as posted (owner, created): the bulk upsert keeps them
+            "SELECT jsonb_object_agg(id, content_hydrate(i)) FROM items i "
+            "WHERE collection = %s AND id IN ('kept', 'changed')", (POSTED,)).fetchone()
+    assert stored is not None
+    upserted = {"kept": stored[0]["kept"], "changed": stored[0]["changed"],
+                "new": _item("new", 12, "2021-04-01T00:00:00Z") | {"collection": POSTED}}
+    upserted["changed"]["properties"]["platform"] = "beta"
+    r = await alice.post(f"/data/collections/{POSTED}/bulk_items",
+                         json={"items": upserted, "method": "upsert"})
+    assert (r.status_code, r.json()["success"]) == (200, 3), r.text
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")
+        _write_twin(conn, ["kept", "changed", "new"], upsert=True)
+        posted = conn.execute(ROWS, (POSTED,)).fetchall()
+        assert [row[4]["properties"].get("platform") for row in posted
+                if row[0] in ("changed", "kept")] == ["beta", None]
+        assert posted == conn.execute(ROWS, (TWIN,)).fetchall()
+        assert conn.execute(PARTITIONS, (POSTED,)).fetchall() == conn.execute(
+            PARTITIONS, (TWIN,)).fetchall()
+
+        # the same item again (the API stamps `updated`, SQL writers need not): unwritten
+        version = "SELECT xmin::text FROM items WHERE collection = %s AND id = 'kept'"
+        before = conn.execute(version, (POSTED,)).fetchone()
+        conn.execute("SELECT geocatalog.upsert_items(jsonb_build_array(content_hydrate(i))) "
+                     "FROM items i WHERE collection = %s AND id = 'kept'", (POSTED,))
+        assert conn.execute(version, (POSTED,)).fetchone() == before
 
 
 def test_the_strip_is_pgstacs(database: str) -> None:

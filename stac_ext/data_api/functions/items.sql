@@ -35,21 +35,18 @@ BEGIN
 END;
 $$;
 
--- pgstac's create_items without its staging table: how many written. The partitions are
--- checked as pgstac's staging trigger checks them (made, their time constraints widened:
--- one call per collection and partition range); the items are then dehydrated into
--- pgstac.items in one statement, as pgstac's `content_dehydrate` does (each collection's
--- current base item looked up once, not once an item; an item naming no collection fails
--- as in pgstac, finding no partition). pgstac's own path inserts each
--- statement's items into `items_staging`, copies them into a temporary table it creates
--- (a catalog write per statement) and deletes them there again, and its SQL functions
--- (`content_dehydrate`, `content_slim`, `strip_jsonb` at each level of each item) are
--- planned again at every call: 8 items 6.0-6.7 ms a statement against 2.4-2.8 ms this
--- way. `test_item_creation.py` compares the rows with pgstac's.
-CREATE OR REPLACE FUNCTION geocatalog.create_items(_items jsonb) RETURNS bigint
+-- Items written as pgstac's create_items and upsert_items store them, without its staging
+-- table. pgstac's own path inserts each statement's items into `items_staging`, copies
+-- them into a temporary table it creates (a catalog write per statement) and deletes them
+-- there again, and its SQL functions (`content_dehydrate`, `content_slim`, `strip_jsonb`
+-- at each level of each item) are planned again at every call: 8 items 6.0-6.7 ms a
+-- statement against 2.4-2.8 ms this way. `test_item_creation.py` compares the rows with
+-- pgstac's.
+
+-- The partitions of items about to be written, checked as pgstac's staging trigger checks
+-- them (made, their time constraints widened): one call per collection and partition range.
+CREATE OR REPLACE FUNCTION geocatalog.check_partitions(_items jsonb) RETURNS void
 LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
-DECLARE
-    written bigint;
 BEGIN
     PERFORM check_partition(p.collection, tstzrange(min(lower(p.dtr)), max(lower(p.dtr)), '[]'),
                             tstzrange(min(upper(p.dtr)), max(upper(p.dtr)), '[]'))
@@ -59,20 +56,54 @@ BEGIN
           JOIN collections AS c ON c.id = i->>'collection') AS p
     GROUP BY p.collection, date_trunc(p.partition_trunc, lower(p.dtr))
     ORDER BY p.collection, date_trunc(p.partition_trunc, lower(p.dtr));
-    INSERT INTO items (id, geometry, collection, datetime, end_datetime, content, private)
-    SELECT i->>'id', stac_geom(i), i->>'collection', stac_datetime(i), stac_end_datetime(i),
+END;
+$$;
+
+-- The items as the rows pgstac stores, as its `content_dehydrate` makes them: each
+-- collection's current base item looked up once, not once an item (an item naming no
+-- collection is kept as it is, and fails as in pgstac, finding no partition). A single
+-- query, so the planner inlines it into the statement that reads it.
+CREATE OR REPLACE FUNCTION geocatalog.dehydrated(_items jsonb) RETURNS SETOF pgstac.items
+LANGUAGE sql STABLE AS $$
+    SELECT i->>'id', pgstac.stac_geom(i), i->>'collection', pgstac.stac_datetime(i),
+           pgstac.stac_end_datetime(i),
            (geocatalog.strip_jsonb(i - '{id,geometry,collection,type,pgstac:base_item}'::text[],
                                    b.base_item) - '{id,geometry,collection,type}'::text[])
            || jsonb_strip_nulls(jsonb_build_object('pgstac:base_item', b.base_item_id)),
-           NULL
+           NULL::jsonb
     FROM jsonb_array_elements(_items) AS i
     LEFT JOIN (SELECT c.collection, b.base_item, b.base_item_id
-          FROM (SELECT DISTINCT x->>'collection' AS collection
-                FROM jsonb_array_elements(_items) AS x) AS c,
-               LATERAL current_base_item(c.collection) AS b) AS b
-      ON b.collection = i->>'collection';
+               FROM (SELECT DISTINCT x->>'collection' AS collection
+                     FROM jsonb_array_elements(_items) AS x) AS c,
+                    LATERAL pgstac.current_base_item(c.collection) AS b) AS b
+      ON b.collection = i->>'collection'
+$$;
+
+-- pgstac's create_items: how many written (an id stored already fails the whole).
+CREATE OR REPLACE FUNCTION geocatalog.create_items(_items jsonb) RETURNS bigint
+LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
+DECLARE
+    written bigint;
+BEGIN
+    PERFORM geocatalog.check_partitions(_items);
+    INSERT INTO items SELECT * FROM geocatalog.dehydrated(_items);
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
+END;
+$$;
+
+-- pgstac's upsert_items: an item stored already is replaced if it differs and left as it
+-- is (no write) if not.
+CREATE OR REPLACE FUNCTION geocatalog.upsert_items(_items jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
+DECLARE
+    rows items[];
+BEGIN
+    PERFORM geocatalog.check_partitions(_items);
+    rows := ARRAY(SELECT d FROM geocatalog.dehydrated(_items) AS d);
+    DELETE FROM items AS i USING unnest(rows) AS s
+    WHERE i.id = s.id AND i.collection = s.collection AND i IS DISTINCT FROM s;
+    INSERT INTO items SELECT * FROM unnest(rows) ON CONFLICT DO NOTHING;
 END;
 $$;
 
