@@ -1,5 +1,5 @@
--- Items: read as the caller, created without pgstac's staging table, deleted and updated on
--- the item's partition.
+-- Items: read as the caller, written without pgstac's staging table (created, upserted),
+-- deleted and updated on the item's partition.
 
 CREATE OR REPLACE FUNCTION geocatalog.get_item(_collection text, _id text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
