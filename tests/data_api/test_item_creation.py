@@ -67,16 +67,19 @@ def _item(item_id: str, x: float, when: str, end: str | None = None) -> dict:
     return item
 
 
+def _stored(conn: psycopg.Connection, ids: list[str]) -> list[dict]:
+    """POSTED's items of `ids` as stored (the server's owner and times), by id."""
+    row = conn.execute("SELECT jsonb_agg(content_hydrate(i) ORDER BY id) FROM items i "
+                       "WHERE collection = %s AND id = ANY(%s)", (POSTED, ids)).fetchone()
+    assert row is not None
+    return row[0]
+
+
 def _write_twin(conn: psycopg.Connection, ids: list[str], *, upsert: bool = False) -> None:
-    """The POSTED items of `ids` (as stored: owner, created) into TWIN by pgstac's
-    create_items, or its upsert_items."""
-    stored = conn.execute(
-        "SELECT jsonb_agg(content_hydrate(i) || jsonb_build_object('collection', %s::text) "
-        "ORDER BY id) FROM items i WHERE collection = %s AND id = ANY(%s)",
-        (TWIN, POSTED, ids)).fetchone()
-    assert stored is not None
+    """The POSTED items of `ids` into TWIN by pgstac's create_items, or its upsert_items."""
     function = "upsert_items" if upsert else "create_items"
-    conn.execute(f"SELECT {function}(%s)", (Jsonb(stored[0]),))
+    conn.execute(f"SELECT {function}(%s)", (Jsonb(
+        [item | {"collection": TWIN} for item in _stored(conn, ids)]),))
 
 
 async def test_posted_items_are_stored_as_pgstac_stores_them(alice: httpx.AsyncClient,
@@ -121,20 +124,15 @@ async def test_upserted_items_are_stored_as_pgstac_upserts_them(alice: httpx.Asy
     """A bulk upsert (a changed item, an unchanged one, a new one) against pgstac's
     `upsert_items` of the same items."""
     items_url = f"/data/collections/{POSTED}/items"
-    kept = _item("kept", 8, "2021-03-10T00:00:00Z")
-    changed = _item("changed", 10, "2021-03-11T00:00:00Z")
-    r = await alice.post(items_url, json={"type": "FeatureCollection",
-                                          "features": [kept, changed]})
+    r = await alice.post(items_url, json={"type": "FeatureCollection", "features": [
+        _item("kept", 8, "2021-03-10T00:00:00Z"), _item("changed", 10, "2021-03-11T00:00:00Z")]})
     assert r.status_code == 201, r.text
     with psycopg.connect(database, autocommit=True) as conn:
         conn.execute("SET search_path TO pgstac, public")
         _write_twin(conn, ["kept", "changed"])
-        stored = conn.execute(  # as posted (owner, created): the bulk upsert keeps them
-            "SELECT jsonb_object_agg(id, content_hydrate(i)) FROM items i "
-            "WHERE collection = %s AND id IN ('kept', 'changed')", (POSTED,)).fetchone()
-    assert stored is not None
-    upserted = {"kept": stored[0]["kept"], "changed": stored[0]["changed"],
-                "new": _item("new", 12, "2021-04-01T00:00:00Z") | {"collection": POSTED}}
+        # as stored (owner, created): the bulk upsert keeps them
+        upserted = {item["id"]: item for item in _stored(conn, ["kept", "changed"])}
+    upserted["new"] = _item("new", 12, "2021-04-01T00:00:00Z") | {"collection": POSTED}
     upserted["changed"]["properties"]["platform"] = "beta"
     r = await alice.post(f"/data/collections/{POSTED}/bulk_items",
                          json={"items": upserted, "method": "upsert"})
@@ -153,8 +151,7 @@ async def test_upserted_items_are_stored_as_pgstac_upserts_them(alice: httpx.Asy
         # the same item again (the API stamps `updated`, SQL writers need not): unwritten
         version = "SELECT xmin::text FROM items WHERE collection = %s AND id = 'kept'"
         before = conn.execute(version, (POSTED,)).fetchone()
-        conn.execute("SELECT geocatalog.upsert_items(jsonb_build_array(content_hydrate(i))) "
-                     "FROM items i WHERE collection = %s AND id = 'kept'", (POSTED,))
+        conn.execute("SELECT geocatalog.upsert_items(%s)", (Jsonb(_stored(conn, ["kept"])),))
         assert conn.execute(version, (POSTED,)).fetchone() == before
 
 
