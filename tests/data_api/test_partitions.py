@@ -104,7 +104,8 @@ def test_a_new_partition_is_pgstacs_and_widens_as_pgstacs(database: str, indexed
 
 
 def test_items_written_through_the_partition_made(database: str) -> None:
-    """The partition takes pgstac's writes, pgstac's searches and its statistics' upkeep."""
+    """The partition takes items written as the API writes them, and pgstac's search
+    finds them there."""
     collection = "test_conv-made-written"
     with _connect(database) as conn:
         _new_collection(conn, collection)
