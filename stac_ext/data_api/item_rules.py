@@ -136,6 +136,10 @@ class ItemRules:
                                 f"{collection_id!r}: an item belongs to exactly one "
                                 "collection.")
         properties = item.get("properties") or {}
+        if properties.get("datetime") is None and (properties.get("start_datetime") is None
+                                                   or properties.get("end_datetime") is None):
+            raise ItemRuleError(f"Item {item_id!r} has no time: properties.datetime, or "
+                                "start_datetime and end_datetime, required.")
         if problem := visibility_problem(properties.get("visibility", "public"),
                                          properties.get("project"), "properties."):
             raise ItemRuleError(f"Item {item_id!r}: {problem}")

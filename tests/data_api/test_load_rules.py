@@ -49,11 +49,14 @@ def test_geometries_checked_together_answer_as_one_by_one() -> None:
 
 def test_item_problems_name_each_item_as_a_single_check_does() -> None:
     rules = ItemRules(invalid_id_chars=("/",))
-    items = [{"id": f"i{n}", "collection": "c", "geometry": g,
+    timed = {"datetime": "2021-01-01T00:00:00Z"}
+    items = [{"id": f"i{n}", "collection": "c", "geometry": g, "properties": timed,
               "assets": {"a": {"href": "s3://b/k"}}} for n, g in enumerate(GEOMETRIES)]
     items += [{"id": "a/b", "collection": "c", "geometry": GEOMETRIES[0]},
-              {"id": "x", "collection": "c", "geometry": GEOMETRIES[0],
-               "links": [{"href": "javascript:alert(1)"}]}]
+              {"id": "x", "collection": "c", "geometry": GEOMETRIES[0], "properties": timed,
+               "links": [{"href": "javascript:alert(1)"}]},
+              {"id": "t", "collection": "c", "geometry": GEOMETRIES[0],
+               "properties": {"start_datetime": "2021-01-01T00:00:00Z"}}]
 
     def single(item: dict[str, Any]) -> str | None:
         try:
@@ -67,7 +70,9 @@ def test_item_problems_name_each_item_as_a_single_check_does() -> None:
     assert answers[0] is None
     assert answers[1] == ("Item 'i1' has an invalid geometry: the position (181, 2) is "
                           "outside longitude -180..180 and latitude -90..90 (WGS 84, RFC 7946).")
-    assert answers[-1] == ("Item 'x': links.0.href: a `javascript:` address is not allowed "
+    assert answers[-1] == ("Item 't' has no time: properties.datetime, or start_datetime "
+                           "and end_datetime, required.")
+    assert answers[-2] == ("Item 'x': links.0.href: a `javascript:` address is not allowed "
                            "(http(s), object storage such as s3://, or a relative address).")
 
 

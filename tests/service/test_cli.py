@@ -40,7 +40,8 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
 
 async def test_load_refuses_what_the_api_refuses(db_env, tmp_path: Path,
                                                  anon: httpx.AsyncClient) -> None:
-    """Invalid geometries and hrefs a browser should not follow: one line, nothing loaded."""
+    """Invalid geometries, hrefs a browser should not follow and items without a time: one
+    line, nothing loaded."""
     collection = unique("test_conv-refused_")
     path = tmp_path / "bad.ndjson"
     bowtie = _item_doc(collection, "bowtie")
@@ -54,6 +55,14 @@ async def test_load_refuses_what_the_api_refuses(db_env, tmp_path: Path,
     assert (out.returncode, out.stderr.strip()) == (1, (
         f"{path}: Item 'bowtie' has an invalid geometry: Self-intersection[0.5 0.5] "
         "(and 1 more): fix the file; nothing was loaded"))
+    assert (await anon.get(f"/data/collections/{collection}")).status_code == 404
+    timeless = _item_doc(collection, "timeless")
+    timeless["properties"] = {"datetime": None, "start_datetime": "2021-01-01T00:00:00Z"}
+    path.write_text("\n".join(json.dumps(doc) for doc in [*docs[:2], timeless]))
+    out = run_cli("load", str(path), env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: Item 'timeless' has no time: properties.datetime, or start_datetime and "
+        "end_datetime, required: fix the file; nothing was loaded"))
     assert (await anon.get(f"/data/collections/{collection}")).status_code == 404
     provider = make_collection(collection)
     provider["providers"] = [{"name": "p", "url": "javascript:alert(1)"}]
