@@ -5,6 +5,7 @@ partition that exists is widened by pgstac's own function."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import orjson
@@ -145,3 +146,27 @@ def test_a_load_makes_its_new_collections_partitions_so(database: str, tmp_path:
         # pgstac's statistics after the load: the items' ranges, where the twin holds none
         assert ours[:8] == theirs[:8]
         assert ours[8].startswith('{"[-infinity,infinity]","[\\"2021-01-01 00:00:00+00\\"')
+
+
+def test_writers_making_the_same_partition_at_once_both_write(database: str) -> None:
+    """Two writers' first items of one new collection at once (two API requests): the
+    second waits for the first's partition and writes into it, with no error."""
+    collection = "test_conv-made-at-once"
+    with _connect(database) as first, _connect(database) as second, \
+            _connect(database) as watcher:
+        partition = _new_collection(first, collection)
+        first.autocommit = False
+        assert _made(first, "geocatalog.make_partition", collection, JANUARY) == partition
+        waited: list[str] = []
+        other = threading.Thread(target=lambda: waited.append(
+            _made(second, "geocatalog.make_partition", collection, WIDER)))
+        other.start()
+        while not watcher.execute(  # `second` waits on `first`'s uncommitted partition
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                "AND wait_event_type = 'Lock')", (second.info.backend_pid,)).fetchone()[0]:
+            pass
+        first.commit()
+        other.join()
+        assert waited == [partition]
+        assert _described(first, partition, collection)[7] == [
+            "[-infinity,infinity]", WIDER[0], WIDER[1]]

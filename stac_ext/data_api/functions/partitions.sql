@@ -9,6 +9,9 @@
 -- added and validated after it), the same `partition_stats` row, and pgstac's index upkeep
 -- (`maintain_partitions`, 12 ms of catalog reads) only when a queryable asks for an index,
 -- without which it makes none. Every other case is pgstac's own function.
+-- The table is made on its own and attached: attaching locks pgstac.items against other
+-- attachments only, where `CREATE TABLE ... PARTITION OF` locks out every reader and writer
+-- of every partition until the transaction ends (a load writes while it makes partitions).
 -- `test_partitions.py` compares the two.
 CREATE OR REPLACE FUNCTION geocatalog.make_partition(_collection text, _dtrange tstzrange,
                                                      _edtrange tstzrange)
@@ -25,17 +28,18 @@ BEGIN
     BEGIN
         EXECUTE format(
             $q$
-                CREATE TABLE %I PARTITION OF items (CONSTRAINT %I CHECK (
-                    (datetime >= %L) AND (datetime <= %L)
-                    AND (end_datetime >= %L) AND (end_datetime <= %L)))
-                FOR VALUES IN (%L);
-                CREATE UNIQUE INDEX %I ON %I (id);
-                GRANT ALL ON %I TO pgstac_ingest;
+                CREATE TABLE %1$I (LIKE items INCLUDING DEFAULTS, CONSTRAINT %2$I CHECK (
+                    (datetime >= %3$L) AND (datetime <= %4$L)
+                    AND (end_datetime >= %5$L) AND (end_datetime <= %6$L)));
+                CREATE UNIQUE INDEX %8$I ON %1$I (id);
+                ALTER TABLE items ATTACH PARTITION %1$I FOR VALUES IN (%7$L);
+                GRANT ALL ON %1$I TO pgstac_ingest;
             $q$,
             _name, concat(_name, '_dt'), lower(_dtrange), upper(_dtrange), lower(_edtrange),
-            upper(_edtrange), _collection, concat(_name, '_pk'), _name, _name);
-    EXCEPTION WHEN duplicate_table THEN
-        -- made meanwhile by another writer
+            upper(_edtrange), _collection, concat(_name, '_pk'));
+    EXCEPTION WHEN duplicate_table OR unique_violation THEN
+        -- made meanwhile by another writer (two tables of one name made at once: the
+        -- second waits for the first to commit, then collides in the catalog's index)
         RETURN check_partition(_collection, _dtrange, _edtrange);
     END;
     IF EXISTS (SELECT 1 FROM queryables q WHERE q.property_index_type IS NOT NULL) THEN
