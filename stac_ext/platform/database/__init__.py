@@ -1,6 +1,7 @@
 """Database lifecycle: the embedded cluster, schema migrations (each package's set is
 handed to `migrate` by the composition root), the parts' roles, bulk loading through
-pypgstac (`loader`; its checks and writes spread over processes by `load_workers`), the
+pypgstac (`loader`; its checks and writes spread over processes by `load_workers`, the
+partitions made ahead of the writes by `load_partitions`, the rows by `load_rows`), the
 planner's statistics after a bulk change, and the group commit that writes concurrent
 requests together (`group_commit`: item POSTs, job submissions).
 

@@ -9,30 +9,34 @@ partition bounds), the largest shares first so that the processes finish togethe
 
 Each share is written in a database session of its own. PostgreSQL keeps every plan a
 session prepared (the search index's triggers hold a set per partition) and checks them all
-at each catalog change, of which creating a partition makes a dozen: one session creating
-thousands of partitions slowed as it went (1,500 new collections: 64 s in one session,
-38 s in sessions of 100). Its partitions are made first, by geocatalog's `make_partition`
-(a new collection's in about half the time of pgstac's `check_partition`, which the loader
-would call): the loader then finds them made, their constraints wide enough.
+at each catalog change, of which creating a partition makes a dozen: one session writing
+thousands of new partitions slowed as it went (1,500 new collections: 64 s in one session,
+38 s in sessions of 100). The partitions are made by one more session, the parent's, each
+share's before the share is handed to a loader (`load_partitions`), and each loader's rows
+are made by a thread ahead of it (`load_rows`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from contextlib import suppress
 from itertools import chain
 from typing import Any
 
 import psycopg
 from pypgstac.db import PgstacDB
-from pypgstac.load import Loader, Methods
+from pypgstac.load import Methods
+
+from stac_ext.platform.database.load_partitions import made, make_partitions
+from stac_ext.platform.database.load_rows import RowLoader, rows
 
 #: Items per share: large enough that the per-share cost (a partition's transaction, its
 #: statistics) stays small, small enough to balance.
 SHARE_ITEMS = 5_000
 
-#: Collections per share at most: a share's session creates their partitions (see above).
+#: Collections per share at most: a share's session writes to their new partitions (see
+#: above).
 SHARE_COLLECTIONS = 100
 
 #: Documents per check task.
@@ -48,6 +52,7 @@ _documents: list[dict[str, Any]] = []
 _rule: Rule | None = None
 _shares: list[list[dict[str, Any]]] = []
 _dsn = ""
+_method = ""
 
 
 def _check(bounds: tuple[int, int]) -> list[str | None]:
@@ -95,90 +100,51 @@ def shares(items: list[dict[str, Any]], size: int = SHARE_ITEMS,
     return sorted(out, key=len, reverse=True)
 
 
-#: A new collection's partition made, or an existing one widened (collections partitioned
-#: by time are left to the loader: their items span several partitions).
-MAKE_PARTITION = """
-SELECT geocatalog.make_partition(c.id, tstzrange(%s, %s, '[]'), tstzrange(%s, %s, '[]'))
-FROM pgstac.collections c WHERE c.id = %s AND c.partition_trunc IS NULL
-"""
+#: A load's sessions commit without waiting for the disk (each new partition is a
+#: transaction of its own); the load ends with one commit that waits (`DURABLE`), which
+#: makes every commit before it durable too: the log is written in order. A failed load's
+#: commits are made durable the same way.
+ASYNCHRONOUS = "SET synchronous_commit TO off"
+DURABLE = "SELECT pg_current_xact_id()"
 
 
-def _time(value: Any) -> datetime:
-    """An item's time as pgstac reads it (UTC where it names no zone); ValueError if not
-    ISO 8601 (the loader makes that partition)."""
-    when = datetime.fromisoformat(value)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def spans(share: list[dict[str, Any]]) -> dict[str, tuple[datetime, datetime, datetime,
-                                                          datetime]]:
-    """Each collection's first and last start and end times in the share (pgstac's: the
-    start and end times where an item has both, else its datetime), where all are read."""
-    out: dict[str, tuple[datetime, datetime, datetime, datetime]] = {}
-    unread: set[str] = set()
-    for item in share:
-        collection, p = str(item["collection"]), item.get("properties") or {}
-        if collection in unread:
-            continue
-        start, end = p.get("start_datetime"), p.get("end_datetime")
-        if start is None or end is None:
-            start = end = p.get("datetime")
-        try:
-            s, e = _time(start), _time(end)
-        except (TypeError, ValueError):
-            unread.add(collection)
-            out.pop(collection, None)
-            continue
-        if (known := out.get(collection)) is not None:
-            out[collection] = (min(known[0], s), max(known[1], s), min(known[2], e),
-                               max(known[3], e))
-        else:
-            out[collection] = (s, s, e, e)
-    return out
-
-
-def make_partitions(conn: psycopg.Connection[Any], share: list[dict[str, Any]]) -> None:
-    """The share's partitions, made or widened, one transaction each, as the loader makes
-    them (each locks pgstac.items)."""
-    for collection, (first, last, first_end, last_end) in spans(share).items():
-        conn.execute(MAKE_PARTITION, (first, last, first_end, last_end, collection))
-
-
-def write_share(dsn: str, share: list[dict[str, Any]], method: str) -> int:
-    """One share written by pypgstac's loader, in a session of its own."""
+def write_share(dsn: str, share: list[dict[str, Any]], method: str,
+                make: bool = True) -> int:
+    """One share written by pypgstac's loader, in a session of its own; its partitions
+    made first unless `make` is false (made by another session)."""
     with PgstacDB(dsn=dsn) as db:
-        make_partitions(db.connect(), share)
-        Loader(db=db).load_items(iter(share), Methods(method))
+        conn = db.connect()
+        conn.execute(ASYNCHRONOUS)
+        if make:
+            make_partitions(conn, share)
+        RowLoader(db=db).load_items(rows(dsn, share), Methods(method))
     return len(share)
 
 
-def _load(share: tuple[int, str]) -> int:
-    number, method = share
-    return write_share(_dsn, _shares[number], method)
+def _load(number: int) -> int:
+    return write_share(_dsn, _shares[number], _method, make=False)
 
 
-def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
-               progress: Callable[[int], None] | None = None) -> None:
-    """Load `items` with `workers` processes (one: this one); `progress(n)` as each share
-    is written. The first failure stops the load (the shares written stay, as with
-    pypgstac's loader)."""
-    global _shares, _dsn
-    split = shares(items)
+def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: int,
+           progress: Callable[[int], None] | None) -> None:
+    global _shares, _dsn, _method
     if workers <= 1 or len(split) <= 1:
         for share in split:
             written = write_share(dsn, share, method)
             if progress:
                 progress(written)
         return
-    _shares, _dsn = split, dsn
+    _shares, _dsn, _method = split, dsn, method
     context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(workers, len(_shares)))
+    pool = context.Pool(min(workers, len(split)))
     try:
-        done: Iterator[int] = pool.imap_unordered(_load, [(n, method)
-                                                          for n in range(len(_shares))])
-        for count in done:
-            if progress:
-                progress(count)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(ASYNCHRONOUS)
+            # the pool's feeding thread makes each share's partitions before handing it on
+            done: Iterator[int] = pool.imap_unordered(_load, made(conn, split))
+            for count in done:
+                if progress:
+                    progress(count)
         pool.close()
     except BaseException:
         pool.terminate()
@@ -186,3 +152,18 @@ def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
     finally:
         pool.join()
         _shares = []
+
+
+def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
+               progress: Callable[[int], None] | None = None) -> None:
+    """Load `items` with `workers` processes (one: this one); `progress(n)` as each share
+    is written. The first failure stops the load (the shares written stay, as with
+    pypgstac's loader)."""
+    try:
+        _write(dsn, shares(items), method, workers, progress)
+    except BaseException:
+        with suppress(psycopg.Error), psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(DURABLE)
+        raise
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(DURABLE)
