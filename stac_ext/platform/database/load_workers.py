@@ -136,19 +136,20 @@ def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: in
         return
     _shares, _dsn, _method = split, dsn, method
     context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(workers, len(split)))
+    pool = context.Pool(min(workers, len(split)))  # forked before the session is opened
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(ASYNCHRONOUS)
-            # the pool's feeding thread makes each share's partitions before handing it on
-            done: Iterator[int] = pool.imap_unordered(_load, made(conn, split))
-            for count in done:
-                if progress:
-                    progress(count)
+            try:
+                # the pool's feeding thread makes each share's partitions, then hands it on
+                done: Iterator[int] = pool.imap_unordered(_load, made(conn, split))
+                for count in done:
+                    if progress:
+                        progress(count)
+            except BaseException:
+                pool.terminate()  # its feeding thread stops using the session first
+                raise
         pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
     finally:
         pool.join()
         _shares = []
