@@ -12,8 +12,8 @@ session prepared (the search index's triggers hold a set per partition) and chec
 at each catalog change, of which creating a partition makes a dozen: one session writing
 thousands of new partitions slowed as it went (1,500 new collections: 64 s in one session,
 38 s in sessions of 100). The partitions are made by one more session, the parent's, each
-share's before the share is handed to a loader (`load_partitions`), and each loader's rows
-are made by a thread ahead of it (`load_rows`).
+share's before the share is handed to a loader (`load_partitions`; with one process too),
+and each loader's rows are made by a thread ahead of it (`load_rows`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import psycopg
 from pypgstac.db import PgstacDB
 from pypgstac.load import Methods
 
-from stac_ext.platform.database.load_partitions import made, make_partitions
+from stac_ext.platform.database.load_partitions import made
 from stac_ext.platform.database.load_rows import RowLoader, rows
 
 #: Items per share: large enough that the per-share cost (a partition's transaction, its
@@ -108,50 +108,48 @@ ASYNCHRONOUS = "SET synchronous_commit TO off"
 DURABLE = "SELECT pg_current_xact_id()"
 
 
-def write_share(dsn: str, share: list[dict[str, Any]], method: str,
-                make: bool = True) -> int:
-    """One share written by pypgstac's loader, in a session of its own; its partitions
-    made first unless `make` is false (made by another session)."""
+def write_share(dsn: str, share: list[dict[str, Any]], method: str) -> int:
+    """One share, its partitions made, written by pypgstac's loader in a session of its
+    own."""
     with PgstacDB(dsn=dsn) as db:
-        conn = db.connect()
-        conn.execute(ASYNCHRONOUS)
-        if make:
-            make_partitions(conn, share)
+        db.connect().execute(ASYNCHRONOUS)
         RowLoader(db=db).load_items(rows(dsn, share), Methods(method))
     return len(share)
 
 
 def _load(number: int) -> int:
-    return write_share(_dsn, _shares[number], _method, make=False)
+    return write_share(_dsn, _shares[number], _method)
 
 
 def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: int,
            progress: Callable[[int], None] | None) -> None:
     global _shares, _dsn, _method
-    if workers <= 1 or len(split) <= 1:
-        for share in split:
-            written = write_share(dsn, share, method)
-            if progress:
-                progress(written)
+    if not split:
         return
     _shares, _dsn, _method = split, dsn, method
-    context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(workers, len(split)))  # forked before the session is opened
+    # forked before the session below is opened: the loaders must not share its socket
+    pool = (multiprocessing.get_context("fork").Pool(min(workers, len(split)))
+            if workers > 1 and len(split) > 1 else None)
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(ASYNCHRONOUS)
+            ready = made(conn, split)  # each share's number once its partitions are made
             try:
-                # the pool's feeding thread makes each share's partitions, then hands it on
-                done: Iterator[int] = pool.imap_unordered(_load, made(conn, split))
+                # with a pool, its feeding thread makes the partitions while loaders write
+                done: Iterator[int] = (pool.imap_unordered(_load, ready) if pool
+                                       else map(_load, ready))
                 for count in done:
                     if progress:
                         progress(count)
             except BaseException:
-                pool.terminate()  # its feeding thread stops using the session first
+                if pool:
+                    pool.terminate()  # its feeding thread stops using the session first
                 raise
-        pool.close()
+        if pool:
+            pool.close()
     finally:
-        pool.join()
+        if pool:
+            pool.join()
         _shares = []
 
 
