@@ -1,10 +1,13 @@
 """A load's rows are made by a thread ahead of pypgstac's loader (`load_rows.rows`): the
-same rows pypgstac makes, in the same order; a row it cannot make fails the load with
-pypgstac's message; a reader that stops early leaves no thread behind."""
+same rows pypgstac makes, in the same order, their times in UTC in the form the loader
+reads its partitions' bounds (so that it asks pgstac to widen none that holds them); a row
+it cannot make fails the load with pypgstac's message; a reader that stops early leaves no
+thread behind."""
 
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 
 import psycopg
 import pytest
@@ -12,7 +15,7 @@ from psycopg.types.json import Jsonb
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader
 
-from stac_ext.platform.database import load_rows
+from stac_ext.platform.database import load_rows, load_workers
 from tests.support.cluster import migrated_database
 from tests.support.stac import make_collection, make_item
 
@@ -21,6 +24,7 @@ from tests.support.stac import make_collection, make_item
 def database(database_url: str) -> str:
     url = migrated_database(database_url, "load_rows_")
     with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET track_functions = \'pl\'')
         for collection in ("rows-a", "rows-b"):
             conn.execute("SELECT pgstac.create_collection(%s)",
                          (Jsonb(make_collection(collection)),))
@@ -39,16 +43,48 @@ def _makers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == load_rows.THREAD_NAME]
 
 
-def test_rows_are_pgstacs_in_order(database: str) -> None:
+def _times(rows: list[dict]) -> list[tuple[str, str]]:
+    return [(row.pop("datetime"), row.pop("end_datetime")) for row in rows]
+
+
+def test_rows_are_pgstacs_in_order_their_times_in_utc(database: str) -> None:
     items = _items(40)
     with PgstacDB(dsn=database) as db:
         expected = [Loader(db=db).format_item(item) for item in items]
 
-    assert list(load_rows.rows(database, items)) == expected
-    assert expected[1]["datetime"] == "2021-01-02T00:00:00Z"
-    assert expected[1]["end_datetime"] == "2021-02-02T00:00:00+01:00"
+    made = list(load_rows.rows(database, items))
+    times, pgstacs = _times(made), _times(expected)
+    assert made == expected
+    assert pgstacs[:3] == [("2021-01-01T00:00:00Z", "2021-01-01T00:00:00Z"),
+                           ("2021-01-02T00:00:00Z", "2021-02-02T00:00:00+01:00"),
+                           ("2021-01-03T00:00:00Z", "2021-01-03T00:00:00Z")]
+    assert times[:3] == [("2021-01-01T00:00:00+00:00", "2021-01-01T00:00:00+00:00"),
+                         ("2021-01-02T00:00:00+00:00", "2021-02-01T23:00:00+00:00"),
+                         ("2021-01-03T00:00:00+00:00", "2021-01-03T00:00:00+00:00")]
+    assert [[datetime.fromisoformat(t) for t in pair] for pair in times] == [
+        [datetime.fromisoformat(t.replace("Z", "+00:00")) for t in pair] for pair in pgstacs]
     assert {row["partition"] for row in expected} == {"_items_1", "_items_2"}
     assert _makers() == []
+
+
+def test_a_load_inside_its_partitions_bounds_asks_pgstac_to_widen_none(database: str
+                                                                       ) -> None:
+    """pypgstac's loader compares an item's time with its partition's bounds as text, the
+    bounds as it reads them: a load of items inside the bounds calls pgstac's
+    `check_partition` only through `make_partition`, which finds the partition made."""
+    calls = ("SELECT funcname, sum(calls) FROM pg_stat_user_functions WHERE funcname IN "
+             "('check_partition', 'make_partition') GROUP BY 1 ORDER BY 1")
+    load_workers.load_items(database, [make_item(f"edge{day}", "rows-b", day=day)
+                                       for day in (1, 28)], "insert", 1)
+    with psycopg.connect(database, autocommit=True) as conn:
+        before = dict(conn.execute(calls).fetchall())
+        load_workers.load_items(database, [make_item(f"inside{day}", "rows-b", day=day)
+                                           for day in range(1, 29)], "insert", 1)
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        after = dict(conn.execute(calls).fetchall())
+
+    assert {name: after[name] - before.get(name, 0) for name in after} == {
+        "check_partition": 1, "make_partition": 1}
 
 
 def test_a_row_that_cannot_be_made_fails_the_reader(database: str) -> None:

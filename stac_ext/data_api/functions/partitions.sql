@@ -45,7 +45,10 @@ BEGIN
     IF EXISTS (SELECT 1 FROM queryables q WHERE q.property_index_type IS NOT NULL) THEN
         PERFORM maintain_partitions(_name);
     END IF;
-    IF NOT update_partition_stats_q(_name, true) THEN
+    -- pgstac's statistics of a new, empty partition are its identity alone, unless it keeps
+    -- collections' extents (or queues the step)
+    IF NOT get_setting_bool('update_collection_extent')
+            OR NOT update_partition_stats_q(_name, true) THEN
         INSERT INTO partition_stats (partition, collection, partition_dtrange)
         VALUES (_name, _collection, tstzrange('-infinity', 'infinity', '[]'));
     END IF;

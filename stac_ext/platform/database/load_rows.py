@@ -5,6 +5,13 @@ geometry, partition) and writes a batch of rows, one after the other in one thre
 session mostly waits on the server while a batch is written (the partition's indexes, the
 search index's rows, the partition's statistics); a thread of its own makes the next rows
 meanwhile (one share of 81,000 items: 6.3 s written, 5.0 s with the rows made ahead).
+
+The loader asks pgstac to widen an item's partition when the item's time falls outside the
+partition's bounds, comparing the two as text: the bounds as it reads them (ISO 8601 in the
+session's zone, `+00:00`) against the item's as written (`Z`, another offset). Each row's
+times are therefore written in UTC in the bounds' form, and the loader's session reads them
+in UTC: an item inside its partition no longer costs a call to pgstac's `check_partition`
+(one per partition and load, 0.7 ms each).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pypgstac.db import PgstacDB
-from pypgstac.load import Loader
+from pypgstac.load import Loader, as_utc
 
 #: Rows made ahead of the loader: two of its batches (it writes 10,000 rows a statement).
 ROWS_AHEAD = 20_000
@@ -24,6 +31,18 @@ ROWS_AHEAD = 20_000
 THREAD_NAME = "pgstac-rows"
 
 _DONE = object()
+
+
+def in_utc(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with its times in UTC, as the loader reads its partitions' bounds (a time it
+    cannot read is left to the database)."""
+    for key in ("datetime", "end_datetime"):
+        value = row[key]
+        if len(value) == 20 and value[10] == "T" and value[19] == "Z":  # the usual form
+            row[key] = value[:19] + "+00:00"
+        elif (when := as_utc(value)) is not None:
+            row[key] = when.isoformat()
+    return row
 
 
 class _Failed:
@@ -45,7 +64,7 @@ def rows(dsn: str, items: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 for item in items:
                     if stop.is_set():
                         return
-                    made.put(loader.format_item(item))
+                    made.put(in_utc(loader.format_item(item)))
         except BaseException as e:  # handed to the reader, which raises it
             made.put(_Failed(e))
         else:

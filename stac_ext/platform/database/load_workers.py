@@ -107,12 +107,17 @@ def shares(items: list[dict[str, Any]], size: int = SHARE_ITEMS,
 ASYNCHRONOUS = "SET synchronous_commit TO off"
 DURABLE = "SELECT pg_current_xact_id()"
 
+#: The loader reads its partitions' bounds in UTC, the zone of the rows' times (`load_rows`).
+IN_UTC = "SET TimeZone TO 'UTC'"
+
 
 def write_share(dsn: str, share: list[dict[str, Any]], method: str) -> int:
     """One share, its partitions made, written by pypgstac's loader in a session of its
     own."""
     with PgstacDB(dsn=dsn) as db:
-        db.connect().execute(ASYNCHRONOUS)
+        conn = db.connect()
+        conn.execute(ASYNCHRONOUS)
+        conn.execute(IN_UTC)
         RowLoader(db=db).load_items(rows(dsn, share), Methods(method))
     return len(share)
 
