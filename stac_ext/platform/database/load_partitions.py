@@ -25,6 +25,11 @@ SELECT geocatalog.make_partition(c.id, tstzrange(%s, %s, '[]'), tstzrange(%s, %s
 FROM pgstac.collections c WHERE c.id = %s AND c.partition_trunc IS NULL
 """
 
+#: Those of the collections named that are not partitioned by time (one partition each).
+UNPARTITIONED = """
+SELECT c.id FROM pgstac.collections c WHERE c.id = ANY(%s) AND c.partition_trunc IS NULL
+"""
+
 
 def _time(value: Any) -> datetime:
     """An item's time as pgstac reads it (UTC where it names no zone); ValueError if not
@@ -33,21 +38,28 @@ def _time(value: Any) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
+def _times(item: dict[str, Any]) -> tuple[datetime, datetime]:
+    """An item's start and end times as pgstac reads them (the start and end times where it
+    has both, else its datetime); TypeError or ValueError where one is not read."""
+    p = item.get("properties") or {}
+    start, end = p.get("start_datetime"), p.get("end_datetime")
+    if start is None or end is None:
+        start = end = p.get("datetime")
+    return _time(start), _time(end)
+
+
 def spans(share: list[dict[str, Any]]) -> dict[str, tuple[datetime, datetime, datetime,
                                                           datetime]]:
-    """Each collection's first and last start and end times in the share (pgstac's: the
-    start and end times where an item has both, else its datetime), where all are read."""
+    """Each collection's first and last start and end times in the share, where all are
+    read."""
     out: dict[str, tuple[datetime, datetime, datetime, datetime]] = {}
     unread: set[str] = set()
     for item in share:
-        collection, p = str(item["collection"]), item.get("properties") or {}
+        collection = str(item["collection"])
         if collection in unread:
             continue
-        start, end = p.get("start_datetime"), p.get("end_datetime")
-        if start is None or end is None:
-            start = end = p.get("datetime")
         try:
-            s, e = _time(start), _time(end)
+            s, e = _times(item)
         except (TypeError, ValueError):
             unread.add(collection)
             out.pop(collection, None)
@@ -58,6 +70,20 @@ def spans(share: list[dict[str, Any]]) -> dict[str, tuple[datetime, datetime, da
         else:
             out[collection] = (s, s, e, e)
     return out
+
+
+def bounding(items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The items holding the first and last start and end times of `items` (at most four,
+    in their order), or None where a time is not read."""
+    try:
+        times = [_times(item) for item in items]
+    except (TypeError, ValueError):
+        return None
+    held = set()
+    for edge in (0, 1):
+        held.add(min(range(len(items)), key=lambda k: times[k][edge]))
+        held.add(max(range(len(items)), key=lambda k: times[k][edge]))
+    return [items[k] for k in sorted(held)]
 
 
 def make_partitions(conn: psycopg.Connection[Any], share: list[dict[str, Any]]) -> None:

@@ -4,8 +4,14 @@ by several pypgstac loaders at once.
 Both are CPU-bound (the checks; pypgstac's Python turning each item into a row while the
 server writes rows, partition indexes and the search index): processes use every core
 where threads share one interpreter. The documents reach them by fork, not by pickling.
-Each loader writes whole collections (two on one partition would contend for pgstac's
-partition bounds), the largest shares first so that the processes finish together.
+Each loader writes whole collections, the largest shares first so that the processes finish
+together; a large collection (one partition) is written in pieces by all of them at once.
+
+Loaders writing one partition at once must not have pgstac's bounds of it narrowed under
+them: after each batch, pypgstac's loader rebuilds the partition's time constraint to the
+times its committed items hold, and a loader's next batch outside it would be refused. So a
+divided collection's bounding items (those holding its first and last start and end times,
+at most four) are written first, alone: every narrowing after them still holds the pieces.
 
 Each share is written in a database session of its own. PostgreSQL keeps every plan a
 session prepared (the search index's triggers hold a set per partition) and checks them all
@@ -19,7 +25,8 @@ and each loader's rows are made by a thread ahead of it (`load_rows`).
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
 from contextlib import suppress
 from itertools import chain
 from typing import Any
@@ -28,7 +35,12 @@ import psycopg
 from pypgstac.db import PgstacDB
 from pypgstac.load import Methods
 
-from stac_ext.platform.database.load_partitions import made
+from stac_ext.platform.database.load_partitions import (
+    UNPARTITIONED,
+    bounding,
+    made,
+    make_partitions,
+)
 from stac_ext.platform.database.load_rows import RowLoader, rows
 
 #: Items per share: large enough that the per-share cost (a partition's transaction, its
@@ -38,6 +50,11 @@ SHARE_ITEMS = 5_000
 #: Collections per share at most: a share's session writes to their new partitions (see
 #: above).
 SHARE_COLLECTIONS = 100
+
+#: A collection of more items than this, not partitioned by time, is written in pieces of
+#: this size, its bounding items first (above): one collection of 81,000 items, 6.1-6.9 s ->
+#: 5.3-5.5 s with two loaders.
+PIECE_ITEMS = 20_000
 
 #: Documents per check task.
 CHECK_DOCUMENTS = 10_000
@@ -80,16 +97,21 @@ def in_processes(rule: Rule, workers: int) -> Rule:
 
 
 def shares(items: list[dict[str, Any]], size: int = SHARE_ITEMS,
-           collections: int = SHARE_COLLECTIONS) -> list[list[dict[str, Any]]]:
+           collections: int = SHARE_COLLECTIONS, divided: Collection[str] = ()
+           ) -> list[list[dict[str, Any]]]:
     """The items in shares of whole collections (about `size` items, at most `collections`
-    collections; a larger collection is a share of its own), the largest first."""
+    collections; a larger collection is a share of its own, a `divided` one shares of
+    `PIECE_ITEMS`), the largest first."""
     by_collection: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         by_collection.setdefault(str(item["collection"]), []).append(item)
     out: list[list[dict[str, Any]]] = []
     current: list[dict[str, Any]] = []
     held = 0
-    for group in by_collection.values():
+    for collection, group in by_collection.items():
+        if collection in divided:
+            out.extend(group[k:k + PIECE_ITEMS] for k in range(0, len(group), PIECE_ITEMS))
+            continue
         if current and (len(current) + len(group) > size or held == collections):
             out.append(current)
             current, held = [], 0
@@ -126,9 +148,35 @@ def _load(number: int) -> int:
     return write_share(_dsn, _shares[number], _method)
 
 
-def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: int,
+def leading(dsn: str, items: list[dict[str, Any]], method: str, workers: int
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
+    """The bounding items of the collections written in pieces, the other items, and those
+    collections: the large ones in one partition whose times are read, when several
+    loaders insert."""
+    sizes = Counter(str(item["collection"]) for item in items)
+    large = [collection for collection, size in sizes.items() if size > PIECE_ITEMS]
+    if workers <= 1 or method != "insert" or not large:
+        return [], items, set()
+    with psycopg.connect(dsn) as conn:
+        groups: dict[str, list[dict[str, Any]]] = {
+            row[0]: [] for row in conn.execute(UNPARTITIONED, (large,))}
+    for item in items:
+        if (group := groups.get(str(item["collection"]))) is not None:
+            group.append(item)
+    lead: list[dict[str, Any]] = []
+    for group in groups.values():
+        if (bounds := bounding(group)) is not None:
+            lead.extend(bounds)
+    held = {id(item) for item in lead}
+    return (lead, [item for item in items if id(item) not in held],
+            {str(item["collection"]) for item in lead})
+
+
+def _write(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
            progress: Callable[[int], None] | None) -> None:
     global _shares, _dsn, _method
+    lead, rest, divided = leading(dsn, items, method, workers)
+    split = shares(rest, divided=divided)
     if not split:
         return
     _shares, _dsn, _method = split, dsn, method
@@ -138,8 +186,13 @@ def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: in
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(ASYNCHRONOUS)
-            ready = made(conn, split)  # each share's number once its partitions are made
             try:
+                if lead:  # alone and first (above)
+                    make_partitions(conn, lead)
+                    written = write_share(dsn, lead, method)
+                    if progress:
+                        progress(written)
+                ready = made(conn, split)  # each share's number once its partitions are made
                 # with a pool, its feeding thread makes the partitions while loaders write
                 done: Iterator[int] = (pool.imap_unordered(_load, ready) if pool
                                        else map(_load, ready))
@@ -152,6 +205,10 @@ def _write(dsn: str, split: list[list[dict[str, Any]]], method: str, workers: in
                 raise
         if pool:
             pool.close()
+    except BaseException:
+        if pool:
+            pool.terminate()  # (again, or the session never opened): joined below
+        raise
     finally:
         if pool:
             pool.join()
@@ -164,7 +221,7 @@ def load_items(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
     is written. The first failure stops the load (the shares written stay, as with
     pypgstac's loader)."""
     try:
-        _write(dsn, shares(items), method, workers, progress)
+        _write(dsn, items, method, workers, progress)
     except BaseException:
         with suppress(psycopg.Error), psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(DURABLE)
