@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from psycopg.types.json import Jsonb
 
 from stac_ext.platform.database import load_workers
-from tests.support.cluster import migrated_database
-from tests.support.stac import make_collection, make_item
+from tests.support.cluster import loading_database
+from tests.support.stac import make_item
 
 PIECE = 40
 
@@ -24,12 +23,8 @@ REBUILDS = ("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
 
 @pytest.fixture(scope="module")
 def database(database_url: str) -> str:
-    url = migrated_database(database_url, "load_pieces_")
+    url = loading_database(database_url, "load_pieces_", ("pieces", "pieces-monthly"))
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET track_functions = \'pl\'')
-        for collection in ("pieces", "pieces-monthly"):
-            conn.execute("SELECT pgstac.create_collection(%s)",
-                         (Jsonb(make_collection(collection)),))
         conn.execute("UPDATE pgstac.collections SET partition_trunc = 'month' "
                      "WHERE id = 'pieces-monthly'")
     return url

@@ -11,24 +11,17 @@ from datetime import datetime
 
 import psycopg
 import pytest
-from psycopg.types.json import Jsonb
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader
 
 from stac_ext.platform.database import load_rows, load_workers
-from tests.support.cluster import migrated_database
-from tests.support.stac import make_collection, make_item
+from tests.support.cluster import loading_database
+from tests.support.stac import make_item
 
 
 @pytest.fixture(scope="module")
 def database(database_url: str) -> str:
-    url = migrated_database(database_url, "load_rows_")
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET track_functions = \'pl\'')
-        for collection in ("rows-a", "rows-b"):
-            conn.execute("SELECT pgstac.create_collection(%s)",
-                         (Jsonb(make_collection(collection)),))
-    return url
+    return loading_database(database_url, "load_rows_", ("rows-a", "rows-b"))
 
 
 def _items(count: int) -> list[dict]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.platform.database.cluster import Cluster
@@ -17,7 +18,7 @@ from stac_ext.platform.database.migrations import migrate
 from tests.support.cli import run_cli
 from tests.support.http import free_port
 from tests.support.roles import known, role_env
-from tests.support.stac import unique
+from tests.support.stac import make_collection, unique
 
 
 @contextmanager
@@ -50,4 +51,16 @@ def migrated_database(database_url: str, prefix: str) -> str:
     url = new_database(database_url, prefix)
     out = run_cli("migrate", env={"DATABASE_URL": url, **role_env(url)})
     assert out.returncode == 0, out.stderr[-2000:]
+    return url
+
+
+def loading_database(database_url: str, prefix: str, collections: Iterable[str]) -> str:
+    """`migrated_database` holding these collections (pgstac's own), its sessions counting
+    the calls of PL functions (`pg_stat_user_functions`): its URL."""
+    url = migrated_database(database_url, prefix)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET track_functions = \'pl\'')
+        for collection in collections:
+            conn.execute("SELECT pgstac.create_collection(%s)",
+                         (Jsonb(make_collection(collection)),))
     return url
