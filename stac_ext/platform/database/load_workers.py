@@ -153,9 +153,11 @@ def leading(dsn: str, items: list[dict[str, Any]], method: str, workers: int
     """The bounding items of the collections written in pieces, the other items, and those
     collections: the large ones in one partition whose times are read, when several
     loaders insert."""
+    if workers <= 1 or method != "insert":
+        return [], items, set()
     sizes = Counter(str(item["collection"]) for item in items)
     large = [collection for collection, size in sizes.items() if size > PIECE_ITEMS]
-    if workers <= 1 or method != "insert" or not large:
+    if not large:
         return [], items, set()
     with psycopg.connect(dsn) as conn:
         groups: dict[str, list[dict[str, Any]]] = {
@@ -183,35 +185,32 @@ def _write(dsn: str, items: list[dict[str, Any]], method: str, workers: int,
     # forked before the session below is opened: the loaders must not share its socket
     pool = (multiprocessing.get_context("fork").Pool(min(workers, len(split)))
             if workers > 1 and len(split) > 1 else None)
+    conn: psycopg.Connection[Any] | None = None
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(ASYNCHRONOUS)
-            try:
-                if lead:  # alone and first (above)
-                    make_partitions(conn, lead)
-                    written = write_share(dsn, lead, method)
-                    if progress:
-                        progress(written)
-                ready = made(conn, split)  # each share's number once its partitions are made
-                # with a pool, its feeding thread makes the partitions while loaders write
-                done: Iterator[int] = (pool.imap_unordered(_load, ready) if pool
-                                       else map(_load, ready))
-                for count in done:
-                    if progress:
-                        progress(count)
-            except BaseException:
-                if pool:
-                    pool.terminate()  # its feeding thread stops using the session first
-                raise
+        conn = psycopg.connect(dsn, autocommit=True)
+        conn.execute(ASYNCHRONOUS)
+        if lead:  # alone and first (above)
+            make_partitions(conn, lead)
+            written = write_share(dsn, lead, method)
+            if progress:
+                progress(written)
+        ready = made(conn, split)  # each share's number once its partitions are made
+        # with a pool, its feeding thread makes the partitions while loaders write
+        done: Iterator[int] = pool.imap_unordered(_load, ready) if pool else map(_load, ready)
+        for count in done:
+            if progress:
+                progress(count)
         if pool:
             pool.close()
     except BaseException:
         if pool:
-            pool.terminate()  # (again, or the session never opened): joined below
+            pool.terminate()  # its feeding thread stops using the session, closed below
         raise
     finally:
         if pool:
             pool.join()
+        if conn is not None:
+            conn.close()
         _shares = []
 
 
