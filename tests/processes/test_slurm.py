@@ -108,6 +108,13 @@ async def running_in_slurm(slurm: SlurmCluster, job_id: str) -> str:
     return in_slurm(slurm, job_id)[0][0]
 
 
+async def known_to_slurm(slurm: SlurmCluster, job_id: str) -> str:
+    """The Slurm job id of a job, once submitted (in any state: a short job may have ended
+    before it is looked at)."""
+    assert await until(lambda: in_slurm(slurm, job_id), seconds=120)
+    return in_slurm(slurm, job_id)[0][0]
+
+
 async def message_of(client: httpx.AsyncClient, url: str, prefix: str) -> str:
     """The job's message once it starts with `prefix` (bounded: then as it is)."""
     for _ in range(100):
@@ -249,9 +256,14 @@ async def test_a_worker_killed_mid_run_reattaches_once_started_again(
     urls = [(await execute(ann, "sleep", {"seconds": 6})).headers["Location"]
             for _ in range(3)]
     ids = [url.rsplit("/", 1)[1] for url in urls]
-    for job_id in ids[:2]:  # the node's two cores: the third waits in Slurm
-        await running_in_slurm(slurm, job_id)
-    assert await until(lambda: all(in_slurm(slurm, i) for i in ids), seconds=60)
+
+    def in_flight() -> bool:
+        """Each job in Slurm, one at least still pending or running: the worker submits
+        them at once in no set order, two run on the node's two cores, the third waits."""
+        states = [in_slurm(slurm, i) for i in ids]
+        return all(states) and any(s[0][1] in ("PENDING", "RUNNING") for s in states)
+
+    assert await until(in_flight, seconds=120)
     submitted = {i: in_slurm(slurm, i)[0][0] for i in ids}
     first.send_signal(signal.SIGKILL)
     first.wait()
@@ -293,7 +305,7 @@ async def test_a_worker_killed_before_it_recorded_its_slurm_job(
     try:
         url = (await execute(ann, "sleep", {"seconds": 2})).headers["Location"]
         job_id = url.rsplit("/", 1)[1]
-        slurm_id = await running_in_slurm(slurm, job_id) if submitted else None
+        slurm_id = await known_to_slurm(slurm, job_id) if submitted else None
         assert await until(lambda: (shared / job_id).exists(), seconds=60)
         first.send_signal(signal.SIGKILL)
         first.wait()
