@@ -45,9 +45,9 @@ if TYPE_CHECKING:
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
 
-
-#: A folder of a sandbox started ahead: `<this><worker pid>-...` (its inputs folder in it).
-SPARE_PREFIX = "geocatalog-spare-"
+#: Folders `<prefix><worker pid>-...`, a killed worker's removed by the next: a sandbox's
+#: started ahead (its inputs folder in it), a fork server's (its socket in it).
+SPARE_PREFIX, FORK_SERVER_PREFIX = "geocatalog-spare-", "geocatalog-jobs-"
 
 #: Where a job's sandbox sees the folder of its containers' socket (read-only).
 CONTROL_MOUNT = "/run/geocatalog"
@@ -153,7 +153,8 @@ class ForkServer:
     async def _start(self) -> None:
         # the listening socket is made here and handed over: the sandbox mounts nothing
         # writable of the host (its path is in a folder of this worker's, mode 0700)
-        self._folder = Path(tempfile.mkdtemp(prefix="geocatalog-jobs-"))
+        await asyncio.to_thread(forget_dead_folders, FORK_SERVER_PREFIX)
+        self._folder = Path(tempfile.mkdtemp(prefix=f"{FORK_SERVER_PREFIX}{os.getpid()}-"))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
             listener.bind(str(self.socket_path))
             listener.listen(256)
@@ -364,8 +365,7 @@ class OwnSandbox:
                 "This worker runs no containers (podman is not installed): the process's "
                 "tools need one.")
         sandboxed = self.sandbox is not None
-        seen = None if inputs is None else \
-            (INPUTS_MOUNT if sandboxed else str(inputs), inputs)
+        seen = None if inputs is None else (INPUTS_MOUNT if sandboxed else str(inputs), inputs)
         broker = Broker.with_workspace(self.podman, self.cgroups, job,
                                        "/tmp" if sandboxed else None, seen, self.steps,
                                        self.workspaces)
