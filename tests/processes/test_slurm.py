@@ -101,17 +101,12 @@ def in_slurm(slurm: SlurmCluster, job_id: str, prefix: str = "geocatalog-"
     return list(zip(lines[::2], lines[1::2], strict=True))
 
 
-async def running_in_slurm(slurm: SlurmCluster, job_id: str) -> str:
-    """The Slurm job id of a job, once Slurm runs it."""
-    assert await until(lambda: [s for s, state in in_slurm(slurm, job_id)
-                                if state == "RUNNING"], seconds=120)
-    return in_slurm(slurm, job_id)[0][0]
-
-
-async def known_to_slurm(slurm: SlurmCluster, job_id: str) -> str:
-    """The Slurm job id of a job, once submitted (in any state: a short job may have ended
-    before it is looked at)."""
-    assert await until(lambda: in_slurm(slurm, job_id), seconds=120)
+async def slurm_job_of(slurm: SlurmCluster, job_id: str, state: str | None = "RUNNING"
+                       ) -> str:
+    """The Slurm job id of a job, once Slurm holds it in `state` (None: in any, once
+    submitted: a short job may have ended before it is looked at)."""
+    assert await until(lambda: [s for s, now in in_slurm(slurm, job_id)
+                                if state in (None, now)], seconds=120)
     return in_slurm(slurm, job_id)[0][0]
 
 
@@ -172,7 +167,7 @@ async def test_slurm_gets_the_cpus_memory_account_and_time_asked(
                           metadata={"project": "ocean"})
         assert r.status_code == 201, r.text
         job_id = r.headers["Location"].rsplit("/", 1)[1]
-        shown = slurm.job(await running_in_slurm(slurm, job_id))
+        shown = slurm.job(await slurm_job_of(slurm, job_id))
         assert (shown["NumCPUs"], shown["Account"], shown["TimeLimit"]) == \
             (cpus, "ocean", "1-00:00:00")
         assert f"cpu={cpus},mem={memory}" in shown["TRES"], shown["TRES"]
@@ -186,7 +181,7 @@ async def test_dismissing_a_job_cancels_its_slurm_job(service, slurm: SlurmClust
     ann = service["ann"]
     r = await execute(ann, "sleep", {"seconds": 120})
     job_id = r.headers["Location"].rsplit("/", 1)[1]
-    slurm_id = await running_in_slurm(slurm, job_id)
+    slurm_id = await slurm_job_of(slurm, job_id)
     assert slurm.queue()[slurm_id] == "RUNNING"
     r = await ann.delete(r.headers["Location"])
     assert (r.status_code, r.json()["status"]) == (200, "dismissed")
@@ -305,7 +300,7 @@ async def test_a_worker_killed_before_it_recorded_its_slurm_job(
     try:
         url = (await execute(ann, "sleep", {"seconds": 2})).headers["Location"]
         job_id = url.rsplit("/", 1)[1]
-        slurm_id = await known_to_slurm(slurm, job_id) if submitted else None
+        slurm_id = await slurm_job_of(slurm, job_id, None) if submitted else None
         assert await until(lambda: (shared / job_id).exists(), seconds=60)
         first.send_signal(signal.SIGKILL)
         first.wait()
@@ -335,7 +330,7 @@ async def test_a_job_whose_slurm_job_is_gone_fails_saying_so(
     first = submitter["start"]()
     url = (await execute(ann, "sleep", {"seconds": 120})).headers["Location"]
     job_id = url.rsplit("/", 1)[1]
-    slurm_id = await running_in_slurm(slurm, job_id)
+    slurm_id = await slurm_job_of(slurm, job_id)
     first.send_signal(signal.SIGKILL)
     first.wait()
     slurm.run("scancel", slurm_id)
