@@ -194,6 +194,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
                     "geocatalog 012_count_estimates", "geocatalog 013_owner_column",
                     "geocatalog 014_no_item_staging",
                     "geocatalog 015_owner_index_of_owned_items",
+                    "geocatalog 016_time_place_index",
                     "catalogs 004_visibility"):
         assert f"applied {applied}" in out, out
     with psycopg.connect(url) as conn:  # rewritten (013) and vacuumed: index-only counts

@@ -33,7 +33,7 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     assert out.stdout.splitlines() == [
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
-        "geocatalog 015 (up to date)", "catalogs 004 (up to date)",
+        "geocatalog 016 (up to date)", "catalogs 004 (up to date)",
         "processes 010 (up to date)",
         "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 

@@ -94,6 +94,67 @@ BEGIN
 END;
 $$;
 
+-- A time no match of a page passes in its order when that order is the default one by time
+-- (datetime, then collection and id; descending, or ascending for a previous page), and the
+-- search names a place (`bbox`, `intersects`): a paging token's (its filter bounds the
+-- matches' times on that side), else the end of a descending page's `datetime` window;
+-- NULL when there is none.
+CREATE OR REPLACE FUNCTION geocatalog.time_anchor(_search jsonb, _orderby text, token_item pgstac.items)
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
+DECLARE
+    window_end timestamptz;
+BEGIN
+    IF NOT (_search ?| ARRAY['bbox', 'intersects'])
+            OR _orderby NOT IN ('datetime DESC, collection DESC, id DESC',
+                                'datetime ASC, collection ASC, id ASC') THEN
+        RETURN NULL;
+    END IF;
+    IF token_item.id IS NOT NULL THEN
+        RETURN token_item.datetime;
+    END IF;
+    IF _orderby LIKE 'datetime DESC%' AND jsonb_typeof(_search->'datetime') = 'string' THEN
+        window_end := upper(parse_dtrange(_search->'datetime'));
+        IF isfinite(window_end) THEN
+            RETURN window_end;
+        END IF;
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+-- A page's keys (`_limit` of them, in `_orderby`, the default one by time) as the nearest
+-- in time to `anchor` (time_anchor's): in that order the time-and-place index (016) hands
+-- out the matches nearest first, checking the place in the index, so that a page reads
+-- about its own rows however many items there are. Read in the datetime index's order
+-- instead, each row's place was read from the table until enough matched: thousands of
+-- rows for a region's page. PostgreSQL orders by an index's distance only when it is the
+-- whole ORDER BY, so the ties at the last time are read after: the matches at that time
+-- join, and the page is cut in `_orderby`.
+CREATE OR REPLACE FUNCTION geocatalog.nearest_keys(_where text, _orderby text, _limit int, anchor timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
+DECLARE
+    keys jsonb;
+BEGIN
+    -- true of every match (the anchor bounds them), and the index then reads one side only
+    _where := format('%s AND datetime %s %L::timestamptz', _where,
+                     CASE WHEN _orderby LIKE 'datetime DESC%' THEN '<=' ELSE '>=' END, anchor);
+    EXECUTE format(
+        'WITH nearest AS MATERIALIZED (SELECT collection, id, datetime '
+        'FROM geocatalog.search_items WHERE %1$s ORDER BY datetime <-> %2$L::timestamptz '
+        'LIMIT %3$s) '
+        'SELECT coalesce(jsonb_agg(jsonb_build_array(collection, id, datetime)), ''[]'') '
+        'FROM (SELECT collection, id, datetime FROM nearest UNION '
+        'SELECT collection, id, datetime FROM geocatalog.search_items WHERE %1$s '
+        'AND datetime = (SELECT %4$s(datetime) FROM nearest) ORDER BY %5$s LIMIT %3$s) k',
+        _where, anchor, _limit,
+        CASE WHEN _orderby LIKE 'datetime DESC%' THEN 'min' ELSE 'max' END, _orderby)
+        INTO keys;
+    RETURN keys;
+END;
+$$;
+
 -- pgstac.search's answer for `_search` (005's), its WHERE made by search_where.
 CREATE OR REPLACE FUNCTION geocatalog.search(_search jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql STRICT SET search_path TO pgstac, public AS $$
@@ -110,6 +171,7 @@ DECLARE
     token record;
     token_prev boolean := FALSE;
     token_item items;
+    anchor timestamptz;
     full_where text;
     keys jsonb;
     leaves text;
@@ -146,10 +208,15 @@ BEGIN
     END IF;
 
     -- the page's keys, from the index
-    EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_array(collection, id, datetime)), '
-                   '''[]'') FROM (SELECT collection, id, datetime FROM geocatalog.search_items '
-                   'WHERE %s ORDER BY %s LIMIT %s) k', full_where, _orderby, _limit + 1)
-        INTO keys;
+    anchor := geocatalog.time_anchor(_search, _orderby, token_item);
+    IF anchor IS NULL OR cardinality(_collections) = 1 THEN  -- one collection: its own index
+        EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_array(collection, id, datetime)), '
+                       '''[]'') FROM (SELECT collection, id, datetime FROM geocatalog.search_items '
+                       'WHERE %s ORDER BY %s LIMIT %s) k', full_where, _orderby, _limit + 1)
+            INTO keys;
+    ELSE
+        keys := geocatalog.nearest_keys(full_where, _orderby, _limit + 1, anchor);
+    END IF;
     -- its items, from the partitions holding them, each read by name (found as pgstac finds
     -- a partition: partition_stats), so that no statement plans or locks any other
     SELECT string_agg(format('SELECT * FROM pgstac.%I WHERE id = ANY (%L)', p.partition,
