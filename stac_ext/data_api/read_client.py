@@ -203,7 +203,8 @@ class CoreClient(CoreCrudClient):
         search_request = fold_query(fold_owner(search_request))
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
-                               "context_stats_ttl": settings.search_count_ttl}
+                               "context_stats_ttl": settings.search_count_ttl,
+                               "context_count_max": settings.search_count_max}
         body = search_request.model_dump_json(exclude_none=True, by_alias=True)
         if (reader := reader_of(request)) is None:  # anonymous: what the database assumes
             return body

@@ -177,6 +177,29 @@ async def test_number_matched_follows_writes(settings, issuer, alice_data,
             assert page["numberMatched"] == n + 1
 
 
+async def test_number_matched_is_exact_or_absent(settings, alice_data, collection: str
+                                                 ) -> None:
+    """Up to SEARCH_COUNT_MAX matches a page's `numberMatched` is their number; above it the
+    page has none, its `next` link all the same; `/aggregate`'s total counts them all."""
+    bounded = create_app(settings.model_copy(update={"search_count_ttl": "0 seconds",
+                                                     "search_count_max": 2}))
+    async with bounded.router.lifespan_context(bounded), http_client(bounded) as c:
+        matched = []
+        for n in range(3):
+            r = await alice_data.post(f"/data/collections/{collection}/items",
+                                      json=make_item(f"bounded{n}", day=n + 1))
+            assert r.status_code == 201
+            for path in ("/data/search", f"/data/collections/{collection}/items"):
+                page = (await c.get(path, params={"collections": collection, "limit": 1})).json()
+                matched.append(page.get("numberMatched"))
+        assert matched == [1, 1, 2, 2, None, None]
+        assert [link["rel"] for link in page["links"] if link["rel"] == "next"] == ["next"]
+        r = await c.get("/data/aggregate", params={"collections": collection,
+                                                   "aggregations": "total_count"})
+        assert r.json()["aggregations"] == [
+            {"name": "total_count", "data_type": "integer", "value": 3}]
+
+
 OFFSET_OF_A_DAY = "2020-01-01T00:00:00+24:00"
 
 

@@ -327,30 +327,34 @@ def test_a_places_pages_in_time_order_keep_their_ties(database: str) -> None:
         in plan, plan
 
 
-def test_a_count_from_the_threshold_up_is_the_planners_estimate(database: str) -> None:
-    """`numberMatched` is exact below `context_estimated_count` matches and the planner's
-    estimate from there up, however cheap the planner thinks counting them would be (an
-    index-only count of a large collection is planned as cheap and takes half a second)."""
-    search = {"collections": [COLLECTIONS[0]],
-              "datetime": "2020-01-01T00:00:00Z/2020-06-30T00:00:00Z"}
+def test_a_count_is_exact_up_to_its_bound_and_none_above(database: str) -> None:
+    """`numberMatched` is the number of matches up to `context_count_max` and absent above
+    it, never the planner's estimate (pgstac's rule gave that above its threshold): counted
+    one past the bound, and not counted at all where the planner expects more. With
+    pgstac's `context` 'on' it is counted whatever the number, with 'off' never."""
+    search = {"collections": [COLLECTIONS[0]], "bbox": [-170, -10, 0, 10]}
     with psycopg.connect(database, autocommit=True) as conn:
         conn.execute("SET search_path TO pgstac, public")
         where = conn.execute("SELECT geocatalog.search_where(%s::jsonb)",
                              (json.dumps(search),)).fetchone()[0]
-        plan = conn.execute("EXPLAIN (format json) SELECT 1 FROM geocatalog.search_items "
-                            f"WHERE {where}").fetchone()[0][0]["Plan"]
+        estimate = conn.execute("EXPLAIN (format json) SELECT FROM geocatalog.search_items "
+                                f"WHERE {where}").fetchone()[0][0]["Plan"]["Plan Rows"]
         exact = conn.execute(f"SELECT count(*) FROM geocatalog.search_items WHERE {where}"
                              ).fetchone()[0]
-        estimate = plan["Plan Rows"]
-        assert estimate != exact and plan["Total Cost"] < 100_000  # cheap, told apart
+        assert 1 < exact < estimate  # the planner expects more than there are
 
-        def matched(threshold: int) -> int:
-            conf = {"nohydrate": True, "context_estimated_count": threshold,
-                    "context_stats_ttl": "0 seconds"}
+        def page(**conf: object) -> dict:
+            conf = {"nohydrate": True, "context_stats_ttl": "0 seconds", **conf}
             return conn.execute("SELECT geocatalog.search(%s::jsonb)", (json.dumps(
-                {**search, "conf": conf}),)).fetchone()[0]["numberMatched"]
+                {**search, "limit": 1, "conf": conf}),)).fetchone()[0]
 
-        assert (matched(estimate + 1), matched(estimate)) == (exact, estimate)
+        assert page(context_count_max=estimate)["numberMatched"] == exact
+        for bound in (exact - 1, exact):  # more than it: counted one past; expected more
+            above = page(context_count_max=bound)
+            assert "numberMatched" not in above and len(above["features"]) == 1, bound
+            assert [link["rel"] for link in above["links"]] == ["root", "self", "next"]
+        assert page(context="on", context_count_max=1)["numberMatched"] == exact
+        assert "numberMatched" not in page(context="off")
 
 
 def test_a_time_window_bounds_datetime_from_both_ends(database: str) -> None:

@@ -1,12 +1,23 @@
 -- Search: pgstac's WHERE and ORDER BY run on the search index, the page read by key.
 
--- The number of matches (exact below pgstac's context thresholds), kept for the TTL. A bitmap
--- of many matches stays exact in `work_mem` (see aggregate()).
-CREATE OR REPLACE FUNCTION geocatalog.matched(_where text, conf jsonb DEFAULT NULL) RETURNS bigint
+-- The number of matches, exact or none: counted up to `context_count_max` (SEARCH_COUNT_MAX,
+-- 1,000 unless set) and NULL above it, so that a count reads about as many rows as a page
+-- however many items match; when the planner expects more, not counted at all (pgstac's
+-- `context` 'on': counted whatever their number; 'off': none). A number given is the
+-- matches' own (OGC API Features, STAC API), never the planner's estimate: a server leaves
+-- it out where it is costly. With `anchor` (time_anchor's) the matches are counted nearest
+-- in time first, as a page is read: the time-and-place index then stops at the bound,
+-- where a bitmap of every match was made first. Kept for the TTL. A bitmap of many
+-- matches stays exact in `work_mem` (see aggregate()).
+DROP FUNCTION IF EXISTS geocatalog.matched(text, jsonb);  -- before its `anchor`
+CREATE OR REPLACE FUNCTION geocatalog.matched(_where text, conf jsonb DEFAULT NULL,
+                                             anchor timestamptz DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$
 DECLARE
     _context text := lower(context(conf));
-    hash text := md5(_where);
+    bound bigint := CASE WHEN _context = 'on' THEN NULL
+                         ELSE coalesce(get_setting('context_count_max', conf)::bigint, 1000) END;
+    hash text := md5(concat(_where, ' up to ', bound));
     found_count bigint;
     plan jsonb;
 BEGIN
@@ -15,26 +26,29 @@ BEGIN
     END IF;
     SELECT c.matched INTO found_count FROM geocatalog.search_counts c
     WHERE c.where_hash = hash AND now() - c.counted_at <= context_stats_ttl(conf);
-    IF FOUND THEN
-        RETURN found_count;
-    END IF;
-    EXECUTE format('EXPLAIN (format json) SELECT 1 FROM geocatalog.search_items WHERE %s',
-                   _where) INTO plan;
-    found_count := (plan->0->'Plan'->>'Plan Rows')::bigint;
-    IF NOT (_context = 'auto' AND found_count >= context_estimated_count(conf)
-            AND (plan->0->'Plan'->>'Total Cost')::float >= context_estimated_cost(conf)) THEN
-        EXECUTE format('SELECT count(*) FROM geocatalog.search_items WHERE %s', _where)
-            INTO found_count;
-    END IF;
-    IF NOT readonly(conf) THEN
-        INSERT INTO geocatalog.search_counts (where_hash, matched) VALUES (hash, found_count)
-        ON CONFLICT (where_hash) DO UPDATE
-            SET matched = EXCLUDED.matched, counted_at = EXCLUDED.counted_at;
-        IF random() < 0.001 THEN  -- now and then, what no TTL would keep any longer
-            DELETE FROM geocatalog.search_counts WHERE counted_at < now() - interval '1 day';
+    IF NOT FOUND THEN
+        EXECUTE format('EXPLAIN (format json) SELECT FROM geocatalog.search_items WHERE %s',
+                       _where) INTO plan;
+        IF (plan->0->'Plan'->>'Plan Rows')::bigint > bound THEN
+            found_count := bound + 1;  -- more than the bound, as far as is known
+        ELSE  -- one past the bound tells that there are more
+            EXECUTE format('SELECT count(*) FROM (SELECT FROM geocatalog.search_items '
+                           'WHERE %s %s LIMIT %s) m', _where,
+                           CASE WHEN anchor IS NOT NULL AND bound IS NOT NULL THEN
+                               format('ORDER BY datetime <-> %L::timestamptz', anchor) END,
+                           coalesce((bound + 1)::text, 'ALL'))
+                INTO found_count;
+        END IF;
+        IF NOT readonly(conf) THEN
+            INSERT INTO geocatalog.search_counts (where_hash, matched) VALUES (hash, found_count)
+            ON CONFLICT (where_hash) DO UPDATE
+                SET matched = EXCLUDED.matched, counted_at = EXCLUDED.counted_at;
+            IF random() < 0.001 THEN  -- now and then, what no TTL would keep any longer
+                DELETE FROM geocatalog.search_counts WHERE counted_at < now() - interval '1 day';
+            END IF;
         END IF;
     END IF;
-    RETURN found_count;
+    RETURN CASE WHEN found_count > bound THEN NULL ELSE found_count END;
 END;
 $$;
 
@@ -186,7 +200,9 @@ DECLARE
     page jsonb;
 BEGIN
     _orderby := geocatalog.plain_properties(_orderby);
-    total_count := geocatalog.matched(_where, _search->'conf');
+    total_count := geocatalog.matched(_where, _search->'conf', CASE
+        WHEN cardinality(_collections) IS DISTINCT FROM 1 THEN
+            geocatalog.time_anchor(_search - 'token', _orderby, NULL) END);
     IF cardinality(_collections) = 1 THEN
         -- the same rows; an equality the planner can follow the one collection's order by
         _where := format('%s AND collection = %L', _where, _collections[1]);

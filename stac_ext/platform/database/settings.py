@@ -59,10 +59,14 @@ class DatabaseSettings(BaseSettings):
     db_statement_timeout: float = Field(default=30.0, gt=0, le=3600)
     """Seconds a statement of the API may run before PostgreSQL cancels it: the request
     answers 504 (a slow query, not an outage), logged with its route."""
+    search_count_max: int = Field(default=1_000, ge=0, le=10_000_000)
+    """The matches a search counts at most for its `numberMatched`: up to this many it is
+    their number, above it (or where the planner expects more) the page has none, never an
+    estimate. A count then reads about as many rows as a page, however many items match;
+    `/aggregate`'s `total_count` counts them all."""
     search_count_ttl: str = "10 seconds"
-    """How long pgstac reuses a query's `numberMatched` (exact up to 100,000 matches, then
-    estimated) before counting again: a count lags writes by at most this (a PostgreSQL
-    interval; pgstac's own default is a day)."""
+    """How long a query's `numberMatched` is reused before counting again: a count lags
+    writes by at most this (a PostgreSQL interval; pgstac's own default is a day)."""
     migrate_on_start: bool = True
     """`serve` migrates first (as `DATABASE_URL`'s role); `false` where a one-shot
     `geocatalog migrate` does it and the API connects as its own role."""
