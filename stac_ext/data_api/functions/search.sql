@@ -108,11 +108,10 @@ BEGIN
 END;
 $$;
 
--- A time no match of a page passes in its order when that order is the default one by time
--- (datetime, then collection and id; descending, or ascending for a previous page), and the
--- search names a place (`bbox`, `intersects`): a paging token's (its filter bounds the
--- matches' times on that side), else the end of a descending page's `datetime` window;
--- NULL when there is none.
+-- The time a page starts from, when the search names a place (`bbox`, `intersects`) and
+-- its order is the default one by time (datetime, then collection and id; descending, or
+-- ascending for a previous page): a paging token's time (its filter bounds the matches on
+-- that side), else the end of a descending page's `datetime` window; NULL otherwise.
 CREATE OR REPLACE FUNCTION geocatalog.time_anchor(_search jsonb, _orderby text, token_item pgstac.items)
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
