@@ -294,6 +294,17 @@ def run(data_dir: Path, *, items: int = ITEMS, collections: int = 5_000,
     return results
 
 
+# a scenario in which not one request finished (each still waiting at the end, under wrk's
+# 30 s timeout) has no latency to show: its zeros would read as the fastest answer
+NO_ANSWER = "none finished"
+
+
+def _figures(f: dict[str, Any]) -> str:
+    if not f["requests"]:
+        return NO_ANSWER
+    return f"{f['ok_rps']:.1f} ({f['p50_ms']:.1f} / {f['p95_ms']:.1f}, {f['errors']})"
+
+
 def table(results: dict[str, Any]) -> str:
     """The CF-scale tables: reads at the largest shape, the cost curve, the loads."""
     shape = results["shape"]
@@ -308,8 +319,7 @@ def table(results: dict[str, Any]) -> str:
              + " | x stock | x rustac |",
              "|" + "---|" * (3 + len(reads))]
     for name in (*CROSS, *WITHIN):
-        cells = [f"{f['ok_rps']:.1f} ({f['p50_ms']:.1f} / {f['p95_ms']:.1f}, {f['errors']})"
-                 if (f := reads[s].get(name)) else "-" for s in reads]
+        cells = [_figures(f) if (f := reads[s].get(name)) else "-" for s in reads]
         ours = reads.get("geocatalog", {}).get(name)
         for peer in ("stock", "rustac"):
             theirs = reads.get(peer, {}).get(name)
@@ -324,6 +334,7 @@ def table(results: dict[str, Any]) -> str:
     for name in CROSS:
         for count, by_server in sorted(curve.items(), key=lambda kv: int(kv[0])):
             cells = ["-" if not (f := by_server.get(s, {}).get(name)) else
+                     NO_ANSWER if not f["requests"] else
                      f"{f['p95_ms']:.1f}" + (f" ({f['errors']} errors)" if f["errors"] else "")
                      for s in shown]
             lines.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
