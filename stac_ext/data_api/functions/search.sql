@@ -108,10 +108,11 @@ BEGIN
 END;
 $$;
 
--- The time a page starts from, when the search names a place (`bbox`, `intersects`) and
--- its order is the default one by time (datetime, then collection and id; descending, or
--- ascending for a previous page): a paging token's time (its filter bounds the matches on
--- that side), else the end of a descending page's `datetime` window; NULL otherwise.
+-- The time a page starts from, when the search names a place (`bbox`, `intersects`) in
+-- more than one collection (one collection's own index serves its order) and its order is
+-- the default one by time (datetime, then collection and id; descending, or ascending for
+-- a previous page): a paging token's time (its filter bounds the matches on that side),
+-- else the end of a descending page's `datetime` window; NULL otherwise.
 CREATE OR REPLACE FUNCTION geocatalog.time_anchor(_search jsonb, _orderby text, token_item pgstac.items)
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
@@ -119,6 +120,7 @@ DECLARE
     window_end timestamptz;
 BEGIN
     IF NOT (_search ?| ARRAY['bbox', 'intersects'])
+            OR cardinality(to_text_array(_search->'collections')) = 1
             OR _orderby NOT IN ('datetime DESC, collection DESC, id DESC',
                                 'datetime ASC, collection ASC, id ASC') THEN
         RETURN NULL;
@@ -199,9 +201,8 @@ DECLARE
     page jsonb;
 BEGIN
     _orderby := geocatalog.plain_properties(_orderby);
-    total_count := geocatalog.matched(_where, _search->'conf', CASE
-        WHEN cardinality(_collections) IS DISTINCT FROM 1 THEN
-            geocatalog.time_anchor(_search - 'token', _orderby, NULL) END);
+    total_count := geocatalog.matched(_where, _search->'conf',
+                                      geocatalog.time_anchor(_search, _orderby, NULL));
     IF cardinality(_collections) = 1 THEN
         -- the same rows; an equality the planner can follow the one collection's order by
         _where := format('%s AND collection = %L', _where, _collections[1]);
@@ -224,7 +225,7 @@ BEGIN
 
     -- the page's keys, from the index
     anchor := geocatalog.time_anchor(_search, _orderby, token_item);
-    IF anchor IS NULL OR cardinality(_collections) = 1 THEN  -- one collection: its own index
+    IF anchor IS NULL THEN
         EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_array(collection, id, datetime)), '
                        '''[]'') FROM (SELECT collection, id, datetime FROM geocatalog.search_items '
                        'WHERE %s ORDER BY %s LIMIT %s) k', full_where, _orderby, _limit + 1)
