@@ -74,9 +74,8 @@ def table(results: dict[str, Any]) -> str:
         for server in shown:
             for n in sizes:
                 f = results["sizes"][n]["reads"].get(server, {}).get(name)
-                cells.append("-" if not f else f"{f['p95_ms']:.1f}"
-                             + (f" ({f['errors']})" if f["errors"] else ""))
-                if server == "geocatalog" and f:
+                cells.append("-" if not f else cf_scale.p95(f, errors=""))
+                if server == "geocatalog" and f and f["requests"]:
                     ours.append(f["p95_ms"])
         growth = f"{ours[-1] / ours[0]:.2f}x" if len(ours) > 1 and ours[0] else "-"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {growth} |")

@@ -299,6 +299,13 @@ def run(data_dir: Path, *, items: int = ITEMS, collections: int = 5_000,
 NO_ANSWER = "none finished"
 
 
+def p95(f: dict[str, Any], errors: str = " errors") -> str:
+    """A scenario's p95 ms, its errors beside where any (`errors` after their number)."""
+    if not f["requests"]:
+        return NO_ANSWER
+    return f"{f['p95_ms']:.1f}" + (f" ({f['errors']}{errors})" if f["errors"] else "")
+
+
 def _figures(f: dict[str, Any]) -> str:
     if not f["requests"]:
         return NO_ANSWER
@@ -333,9 +340,7 @@ def table(results: dict[str, Any]) -> str:
               "|" + "---|" * (2 + len(shown))]
     for name in CROSS:
         for count, by_server in sorted(curve.items(), key=lambda kv: int(kv[0])):
-            cells = ["-" if not (f := by_server.get(s, {}).get(name)) else
-                     NO_ANSWER if not f["requests"] else
-                     f"{f['p95_ms']:.1f}" + (f" ({f['errors']} errors)" if f["errors"] else "")
+            cells = ["-" if not (f := by_server.get(s, {}).get(name)) else p95(f)
                      for s in shown]
             lines.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
     smallest = str(min(map(int, curve)))
