@@ -12,7 +12,10 @@ the model's parameters as its own (same parameters, same validation, same OpenAP
 builds the model from them.
 
 The routes stay stock's as stock declares them: each `register_*` of stock runs against a
-recorder, and its route is added with the same arguments and our endpoint.
+recorder, and its route is added with the same arguments and our endpoint, on the app's own
+router (at the same path): FastAPI resolves the routes of an included router, as stock's
+router is, anew on every request, and these three (an item, an items page, a search) are
+the reads every client makes.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import attr
 from brotli_asgi import BrotliMiddleware
 from fastapi import APIRouter, FastAPI, Request
 from stac_fastapi.api.app import StacApi
-from stac_fastapi.api.middleware import ProxyHeaderMiddleware
 from stac_fastapi.api.models import (
     EmptyRequest,
     ItemCollectionUri,
@@ -45,6 +47,7 @@ from starlette.responses import Response
 
 from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
+from stac_ext.platform.service.forwarded import ForwardedHeaders
 
 
 def model_parameters(model: type[APIRequest]) -> list[inspect.Parameter]:
@@ -94,8 +97,9 @@ class DataStacApi(StacApi):
         finally:
             self.router = router
         for route in recorder.routes:
-            self.router.add_api_route(
-                **{**route, "endpoint": create_async_endpoint(handler, request_model)})
+            self.app.router.add_api_route(**{
+                **route, "path": self.router.prefix + route["path"],
+                "endpoint": create_async_endpoint(handler, request_model)})
 
     def register_get_item(self) -> None:
         self._like_stock(super().register_get_item, self.client.get_item,
@@ -152,7 +156,7 @@ def instantiate_api(
         collections_get_request_model=collections_get_request_model,
         middlewares=[
             Middleware(BrotliMiddleware),
-            Middleware(ProxyHeaderMiddleware),
+            Middleware(ForwardedHeaders),  # stock's, passed by where no proxy forwarded
             Middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                        allow_origin_regex=settings.cors_origin_regex,
                        allow_methods=settings.cors_methods,

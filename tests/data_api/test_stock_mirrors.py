@@ -61,6 +61,9 @@ MIRRORED: dict[str, tuple[str, str, str]] = {
     "stac_fastapi.api.routes:create_async_endpoint": (
         "a69e93bed591ab31", "stac_ext/data_api/stock.py: create_async_endpoint",
         "mirrored: the endpoint takes its request model's parameters and builds it"),
+    "stac_fastapi.api.middleware:ProxyHeaderMiddleware": (
+        "e1dbe055c5cfd0e8", "stac_ext/platform/service/forwarded.py: unchanged_by_stock",
+        "leans on: which requests it leaves as they are (those are passed by)"),
     "fastapi.applications:FastAPI.setup": (
         "b1d5170e8194ac54",
         "stac_ext/platform/service/openapi.py: the OpenAPI route's app replaced",
