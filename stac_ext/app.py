@@ -71,8 +71,6 @@ from stac_ext.platform.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.platform.service.base_url import BaseUrlMiddleware
 from stac_ext.platform.service.body_limit import BodyLimitMiddleware
 from stac_ext.platform.service.errors import UnexpectedErrorMiddleware, add_error_handlers
-from stac_ext.platform.service.format_param import FormatParameterMiddleware
-from stac_ext.platform.service.html_headers import HtmlProtectionMiddleware
 from stac_ext.platform.service.json_body import json_object_body
 from stac_ext.platform.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.platform.service.landing import root_router
@@ -93,7 +91,7 @@ from stac_ext.platform.telemetry.traces import configured_provider, instrument_a
 from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
-from stac_ext.web.negotiation import HtmlNegotiationMiddleware
+from stac_ext.web.negotiation import NegotiationMiddleware
 from stac_ext.web.site import SignIn, WebFace, add_web_face
 
 logger = logging.getLogger("geocatalog")
@@ -301,10 +299,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.add_middleware(RouteRecorder)  # innermost: the routers' scope, not a copy
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowedMethodsMiddleware)
-    app.add_middleware(FormatParameterMiddleware, ogc_prefix=settings.processes_prefix)
-    app.add_middleware(HtmlNegotiationMiddleware, data_prefix=settings.prefix_path,
+    # `f`, HTML for browsers, every HTML answer protected
+    app.add_middleware(NegotiationMiddleware, data_prefix=settings.prefix_path,
                        processes_prefix=settings.processes_prefix)
-    app.add_middleware(HtmlProtectionMiddleware)
     app.add_middleware(UnexpectedErrorMiddleware, ogc_prefix=settings.processes_prefix)
     app.add_middleware(RequestIdMiddleware)
     if settings.metrics:

@@ -1,21 +1,32 @@
-"""HTML where a browser asks for it: `Accept: text/html` (over any JSON type) or `f=html` on
-a GET of `/`, `/data/...` or `/processes/...`.
+"""Which representation a request gets, and how an HTML one goes out: one middleware.
 
-`/data` resources redirect to the same resource in STAC Browser (a search with criteria is
-shown by our results page, as STAC Browser's search page starts empty); `/` and
-`/processes/...` are served by our pages at the same address. Everything else, and every JSON
-client, passes through unchanged (`f=json` is then taken off by `FormatParameterMiddleware`).
+- `f` (OGC APIs' output format) on every endpoint: `f=json`, what every endpoint answers
+  anyway (GDAL and other OGC clients send it), is taken off the request before routing;
+  `f=html` asks for HTML as a browser's `Accept` does; any other value is a 400 in the
+  API's own error format.
+- HTML where a browser asks for it (`Accept: text/html` over any JSON type, or `f=html`) on
+  a GET of `/`, `/data/...` or `/processes/...`: `/data` resources redirect to the same
+  resource in STAC Browser (a search with criteria is shown by our results page, as STAC
+  Browser's search page starts empty); `/` and `/processes/...` are served by our pages at
+  the same address. The JSON answer of such an address varies by `Accept`.
+- Every HTML answer of the service, whoever made it, is protected as a page
+  (`html_headers.protect`).
+
+Everything else, and every JSON client, passes through unchanged.
 """
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import MutableHeaders
 from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from stac_ext.platform.service.format_param import without_f
+from stac_ext.platform.service.answer_headers import add_vary, raw, value
+from stac_ext.platform.service.errors import api_error
+from stac_ext.platform.service.format_param import refusal, without_f
+from stac_ext.platform.service.html_headers import protect
 
 JSON_TYPES = ("application/json", "application/geo+json", "application/schema+json")
 #: process API paths and the page that answers for them (ids are passed on)
@@ -47,7 +58,7 @@ def wants_html(accept: str, formats: list[str]) -> bool:
 
 
 def segments(path: str) -> tuple[str, ...]:
-    return tuple(p for p in path.split("/") if p)
+    return tuple(filter(None, path.split("/")))
 
 
 def docs_page(path: str, processes: tuple[str, ...]) -> str | None:
@@ -96,9 +107,13 @@ def browser_path(resource: str) -> str:
     return "/browser/" + "/".join(quote(p, safe="") for p in resource.split("/"))
 
 
-class HtmlNegotiationMiddleware:
+class NegotiationMiddleware:
+    """`data_prefix`, `processes_prefix`: the APIs' mounts (the process API's errors are
+    OGC's)."""
+
     def __init__(self, app: ASGIApp, data_prefix: str, processes_prefix: str) -> None:
         self.app = app
+        self.ogc_prefix = processes_prefix
         # split once, not per request
         self.data, self.processes = segments(data_prefix), segments(processes_prefix)
 
@@ -108,16 +123,22 @@ class HtmlNegotiationMiddleware:
             return
         if docs := docs_page(scope["path"], self.processes):
             scope = {**scope, "path": docs, "raw_path": docs.encode()}
-        if scope["method"] not in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
         query, formats = without_f(scope.get("query_string", b""))
-        accept = Headers(scope=scope).get("accept", "")
-        html = bool(formats or "text/html" in accept) and wants_html(accept, formats)
-        target = page_for(scope["path"], self.data, self.processes)
-        if target is None or not html:
-            await self.app(scope, receive, send if target is None else _varying(send))
+        target = page_for(scope["path"], self.data, self.processes) \
+            if scope["method"] in ("GET", "HEAD") else None
+        if target is not None and _asks_html(scope, formats):
+            await self._html(target, query, scope, receive, _sending(send, vary=False))
             return
+        if refused := refusal(formats):
+            await api_error(scope["path"], self.ogc_prefix, 400, refused,
+                            "InvalidQueryParameter")(scope, receive, send)
+            return
+        if formats:
+            scope = {**scope, "query_string": query}
+        await self.app(scope, receive, _sending(send, vary=target is not None))
+
+    async def _html(self, target: tuple[str, str], query: bytes, scope: Scope,
+                    receive: Receive, send: Send) -> None:
         kind, path = target
         if kind == "search":  # STAC Browser's search page starts empty: criteria are ours
             kind, path = ("page", path) if query else ("redirect", "/browser/search")
@@ -133,13 +154,25 @@ class HtmlNegotiationMiddleware:
         await self.app(scope, receive, send)
 
 
-def _varying(send: Send) -> Send:
-    """The JSON answer of an address that answers browsers otherwise: caches must keep
-    them apart (`Vary: Accept`)."""
+def _asks_html(scope: Scope, formats: list[str]) -> bool:
+    """Whether the request asks for HTML: by `f`, else by its `Accept`."""
+    if formats:
+        return wants_html("", formats)
+    accept = next((value for name, value in scope["headers"] if name == b"accept"), b"")
+    return b"text/html" in accept and wants_html(accept.decode("latin-1"), formats)
+
+
+def _sending(send: Send, vary: bool) -> Send:
+    """`send`, with an HTML answer protected as a page and, where the address answers
+    browsers otherwise (`vary`), `Vary: Accept`: caches keep the two apart."""
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            MutableHeaders(scope=message).add_vary_header("Accept")
+            headers = raw(message)
+            if vary:
+                add_vary(headers, b"Accept")
+            if (value(headers, b"content-type") or b"").startswith(b"text/html"):
+                protect(MutableHeaders(scope=message))
         await send(message)
 
     return sending
