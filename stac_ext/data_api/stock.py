@@ -42,11 +42,11 @@ from stac_fastapi.pgstac.core import CoreCrudClient, health_check
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.search import APIRequest
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 
 from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
+from stac_ext.platform.service.cross_origin import CrossOrigin
 from stac_ext.platform.service.forwarded import ForwardedHeaders
 
 
@@ -157,7 +157,7 @@ def instantiate_api(
         middlewares=[
             Middleware(BrotliMiddleware),
             Middleware(ForwardedHeaders),  # stock's, passed by where no proxy forwarded
-            Middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+            Middleware(CrossOrigin, allow_origins=settings.cors_origins,
                        allow_origin_regex=settings.cors_origin_regex,
                        allow_methods=settings.cors_methods,
                        allow_credentials=settings.cors_credentials,

@@ -64,6 +64,9 @@ MIRRORED: dict[str, tuple[str, str, str]] = {
     "stac_fastapi.api.middleware:ProxyHeaderMiddleware": (
         "e1dbe055c5cfd0e8", "stac_ext/platform/service/forwarded.py: unchanged_by_stock",
         "leans on: which requests it leaves as they are (those are passed by)"),
+    "starlette.middleware.cors:CORSMiddleware.send": (
+        "e6a44d3c8abaeaa4", "stac_ext/platform/service/cross_origin.py: CrossOrigin",
+        "leans on: what it adds to an answer to a request without Origin (Vary)"),
     "fastapi.applications:FastAPI.setup": (
         "b1d5170e8194ac54",
         "stac_ext/platform/service/openapi.py: the OpenAPI route's app replaced",

@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 
 import httpx
 import pytest
 
-from stac_ext.platform.service.logs import JsonFormatter, RequestIdFilter, logging_config
+from stac_ext.platform.service.logs import (
+    JsonFormatter,
+    RequestIdFilter,
+    logging_config,
+    new_request_id,
+)
 from tests.support.jobs import execute, wait_for
 
 
@@ -78,6 +84,24 @@ async def test_the_request_id_is_echoed(anon: httpx.AsyncClient) -> None:
     assert len(r.headers["X-Request-ID"]) == 32 and r.headers["X-Request-ID"] != "not ok"
     r = await anon.get("/processes/processes")
     assert len(r.headers["X-Request-ID"]) == 32
+    # a new id for each request: this process's half, then its count of requests
+    again = await anon.get("/processes/processes")
+    first, second = r.headers["X-Request-ID"], again.headers["X-Request-ID"]
+    assert first[:16] == second[:16] and int(second[16:], 16) > int(first[16:], 16)
+    assert r.headers.get_list("X-Request-ID") == [first]
+
+
+def test_a_forked_process_makes_ids_of_its_own() -> None:
+    """A worker forked from a process that made ids does not repeat them."""
+    read, write = os.pipe()
+    new_request_id()
+    pid = os.fork()
+    if pid == 0:  # the child: its first id, to the parent
+        os.write(write, new_request_id().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child, ours = os.read(read, 64).decode(), new_request_id()
+    assert len(child) == len(ours) == 32 and child[:16] != ours[:16]
 
 
 def test_json_lines_with_the_request_id() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from pystac_client import Client
 
 from stac_ext.app import create_app
 from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.service.body_limit import bodiless
 from tests.support.cluster import migrated_cluster
 from tests.support.http import http_client
 from tests.support.roles import on_database
@@ -87,6 +89,19 @@ async def test_oversized_bodies_are_413(settings, issuer) -> None:
                          headers={"Content-Type": "application/json"})
         assert r.status_code == 413 and r.json()["status"] == 413
         assert (await c.get("/data/collections")).status_code == 200
+
+
+def test_only_a_request_without_a_body_skips_the_limit() -> None:
+    """HTTP/1 frames a request's body by `Content-Length` or `Transfer-Encoding`; without
+    either it has none, and nothing is counted. HTTP/2 frames a body without either."""
+    def scope(version: str, *headers: bytes) -> dict[str, Any]:
+        return {"http_version": version, "headers": [(b"host", b"h"),
+                                                      *((name, b"1") for name in headers)]}
+
+    assert bodiless(scope("1.1")) and bodiless(scope("1.0"))
+    assert not bodiless(scope("1.1", b"content-length"))
+    assert not bodiless(scope("1.1", b"transfer-encoding"))
+    assert not bodiless(scope("2"))
 
 
 @pytest.fixture

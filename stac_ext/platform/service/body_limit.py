@@ -4,7 +4,7 @@ than MAX_JSON_DEPTH with 400.
 Both are checked as the app reads the body (the size against `Content-Length`, then
 against what has streamed in; the nesting once the body is in, on its text, before any
 parser sees it), by raising an HTTP error there: each API's own error handlers answer it
-in that API's error format.
+in that API's error format. An HTTP/1 request that frames no body (most GETs) passes by.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class BodyLimitMiddleware:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or bodiless(scope):
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
@@ -61,3 +61,14 @@ class BodyLimitMiddleware:
             return message
 
         await self.app(scope, limited_receive, send)
+
+
+#: The headers by which an HTTP/1 request has a body (without either, it has none).
+_FRAMING = (b"content-length", b"transfer-encoding")
+
+
+def bodiless(scope: Scope) -> bool:
+    """An HTTP/1 request without `Content-Length` or `Transfer-Encoding`: it has no body
+    (HTTP/2 frames a body without either)."""
+    return scope.get("http_version") in ("1.0", "1.1") and not any(
+        name in _FRAMING for name, _ in scope["headers"])

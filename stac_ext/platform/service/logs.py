@@ -8,19 +8,40 @@ the request runs.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import os
 import re
 import secrets
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from stac_ext.platform.service.answer_headers import raw
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class _NewIds:
+    """New request ids: this process's random half and its count of requests (unique
+    across processes and restarts without a system call each)."""
+
+    def __init__(self) -> None:
+        self.again()
+        os.register_at_fork(after_in_child=self.again)  # a forked worker: its own half
+
+    def again(self) -> None:
+        self.process, self.count = secrets.token_hex(8), itertools.count()
+
+    def __call__(self) -> str:
+        return f"{self.process}{next(self.count):016x}"
+
+
+new_request_id = _NewIds()
 
 
 class RequestIdMiddleware:
@@ -32,13 +53,16 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send)
             return
         sent = next((value for name, value in scope["headers"] if name == b"x-request-id"),
-                    b"").decode("latin-1")
-        request_id = sent if _CLIENT_ID.match(sent) else secrets.token_hex(16)
+                    None)
+        request_id = sent.decode("latin-1") if sent is not None else ""
+        if not _CLIENT_ID.match(request_id):
+            request_id = new_request_id()
+        header = (b"x-request-id", request_id.encode("latin-1"))
         token = REQUEST_ID.set(request_id)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message)["X-Request-ID"] = request_id
+                raw(message).append(header)
             await send(message)
 
         try:
