@@ -7,12 +7,12 @@ Our extensions go through stock's extension maps (`search_map`, `item_collection
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from stac_fastapi.api.app import StacApi
 from stac_fastapi.api.models import JSONResponse
@@ -29,6 +29,7 @@ from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.rendered_items import RenderedItems
+from stac_ext.data_api.request_checks import CheckedRoute, RequestCheck, all_of
 from stac_ext.data_api.search.free_text import (
     items_free_text,
     search_body,
@@ -51,8 +52,6 @@ ITEM_PATHS = ("/collections/{collection_id}/items", "/collections/{collection_id
 DATETIME_PATHS = ("/search", "/collections", "/collections/{collection_id}/items",
                   "/catalogs/{path:path}/_search", "/aggregate",
                   "/collections/{collection_id}/aggregate")
-#: What a route checks of a request before its endpoint runs (raises to refuse it)
-RequestCheck = Callable[[Request], Awaitable[None]]
 
 
 @dataclass
@@ -138,7 +137,13 @@ def build_data_api(
         for path in paths:
             if (prefix + path, "GET") in checks:
                 checks[(prefix + path, "GET")].append(check)
-    # a route's checks as one dependency: FastAPI solves each dependency apart, per request
+    # a route's checks as one: run by the route itself where it is ours, else as one
+    # dependency (FastAPI solves each dependency apart, per request)
+    for route in _endpoints(api.app.routes):
+        if isinstance(route, CheckedRoute):
+            own = [check for method in sorted(route.methods or ())  # one: GET
+                   for check in checks.pop((route.path, method))]
+            route.checks = all_of(own) if own else None
     scopes: dict[tuple[RequestCheck, ...], list[Scope]] = {}
     for (path, method), found in checks.items():
         if found:
@@ -146,18 +151,6 @@ def build_data_api(
     for each, where in scopes.items():
         api.add_route_dependencies(scopes=where, dependencies=[Depends(all_of(each))])
     return api
-
-
-def all_of(checks: Sequence[RequestCheck]) -> RequestCheck:
-    """One check running `checks` in turn (the first to refuse answers)."""
-    if len(checks) == 1:
-        return checks[0]
-
-    async def check(request: Request) -> None:
-        for each in checks:
-            await each(request)
-
-    return check
 
 
 def _endpoints(routes: Sequence[BaseRoute]) -> Iterator[APIRoute]:

@@ -46,6 +46,7 @@ from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
+from stac_ext.data_api.urls import request_root
 from stac_ext.platform.service.client_gone import unless_client_leaves
 from stac_ext.platform.service.json_body import depth
 from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
@@ -267,7 +268,7 @@ class CoreClient(CoreCrudClient):
         fields = getattr(search_request, "fields", None)
         include: set[str] = fields.include if fields and fields.include else set()
         exclude: set[str] = fields.exclude if fields and fields.exclude else set()
-        base_url = get_base_url(request)
+        base_url = request_root(request)
         linker = ItemLinker(base_url)
         result["features"] = [self._served(text, settings, linker, base_url, include, exclude)
                               for text in items or ()]
@@ -374,7 +375,7 @@ class CoreClient(CoreCrudClient):
             async with request.app.state.get_connection(request, "r") as conn:
                 stored = await conn.fetchval(queries.STORED_ITEM, collection_id, item_id,
                                              reader_text(reader_of(request)))
-            base_url = get_base_url(request)
+            base_url = request_root(request)
             item = None if stored is None else \
                 self._served(stored, settings, ItemLinker(base_url), base_url, set(), set())
         else:

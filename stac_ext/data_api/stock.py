@@ -15,7 +15,7 @@ The routes stay stock's as stock declares them: each `register_*` of stock runs 
 recorder, and its route is added with the same arguments and our endpoint, on the app's own
 router (at the same path): FastAPI resolves the routes of an included router, as stock's
 router is, anew on every request, and these three (an item, an items page, a search) are
-the reads every client makes.
+the reads every client makes. They run their request checks themselves (`CheckedRoute`).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from stac_fastapi.types.search import APIRequest
 from starlette.middleware import Middleware
 from starlette.responses import Response
 
+from stac_ext.data_api.request_checks import CheckedRoute
 from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.platform.service.cross_origin import CrossOrigin
@@ -99,7 +100,8 @@ class DataStacApi(StacApi):
         for route in recorder.routes:
             self.app.router.add_api_route(**{
                 **route, "path": self.router.prefix + route["path"],
-                "endpoint": create_async_endpoint(handler, request_model)})
+                "endpoint": create_async_endpoint(handler, request_model),
+                "route_class_override": CheckedRoute})
 
     def register_get_item(self) -> None:
         self._like_stock(super().register_get_item, self.client.get_item,

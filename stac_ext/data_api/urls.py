@@ -1,4 +1,5 @@
-"""Where the data API serves a collection and an item: the one place their paths are built.
+"""Where the data API serves a collection and an item: the one place their paths are built,
+and the API root a request is answered for.
 
 Paths are relative to the API root (`{base}/data/`, or `PREFIX_PATH`), so that each
 caller joins them to the root it has: the request's, the configured `BASE_URL`'s, or a
@@ -9,7 +10,11 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Any
 from urllib.parse import quote
+
+from stac_fastapi.types.requests import get_base_url
+from starlette.requests import Request
 
 #: What `quote(value, safe="")` leaves as it is (most ids, on every link).
 _UNRESERVED_ASCII = string.ascii_letters + string.digits + "_.~-"
@@ -45,3 +50,27 @@ def item_path(collection_id: str, item_id: str, encode: bool = True) -> str:
 def api_root(service_url: str, prefix_path: str) -> str:
     """The data API's root under a service root (both ending in `/` when joined)."""
     return f"{service_url.rstrip('/')}/{prefix_path.strip('/')}/"
+
+
+#: API roots by what stock's `get_base_url` makes one of; at most `_ROOTS_KEPT` (the Host
+#: header is the client's to choose).
+_ROOTS: dict[tuple[Any, ...], str] = {}
+_ROOTS_KEPT = 256
+
+
+def request_root(request: Request) -> str:
+    """The API root a request is answered for, as stock's `get_base_url` makes it (the
+    scheme, the first Host header or else the server, the app's root path, the router's
+    prefix), remembered by those: Starlette builds and parses a URL for it (5 us)."""
+    scope = request.scope
+    server = scope.get("server")
+    key = (scope.get("scheme", "http"), tuple(server) if server is not None else None,
+           scope.get("app_root_path", scope.get("root_path", "")),
+           next((value for name, value in scope["headers"] if name == b"host"), None),
+           request.app.state.router_prefix)
+    found = _ROOTS.get(key)
+    if found is None:
+        if len(_ROOTS) >= _ROOTS_KEPT:
+            _ROOTS.clear()
+        found = _ROOTS[key] = get_base_url(request)
+    return found

@@ -11,7 +11,7 @@ from stac_fastapi.types.requests import get_base_url
 from starlette.requests import Request
 
 from stac_ext.data_api.item_links import ItemLinker
-from stac_ext.data_api.urls import item_path
+from stac_ext.data_api.urls import _ROOTS, item_path, request_root
 
 #: no database, no server: `make test-unit` runs these in seconds
 pytestmark = pytest.mark.unit
@@ -50,3 +50,47 @@ async def test_same_links_as_stock(prefix: str, collection_id: str) -> None:
 def test_item_paths_are_encoded_as_quote_encodes(item_id: str) -> None:
     """Ids `quote` leaves alone skip it; every other id is encoded by it, as before."""
     assert item_path("c d", item_id) == f"collections/c%20d/items/{quote(item_id, safe='')}"
+
+
+#: each differs from another in one of what a root is made of
+SCOPES = [
+    {"scheme": "http", "server": ("127.0.0.1", 8080), "root_path": "",
+     "headers": [(b"host", b"127.0.0.1:8080")]},
+    {"scheme": "https", "server": ("127.0.0.1", 8080), "root_path": "",
+     "headers": [(b"host", b"127.0.0.1:8080")]},
+    {"scheme": "https", "server": ("127.0.0.1", 8080), "root_path": "/geo",
+     "headers": [(b"host", b"127.0.0.1:8080")]},
+    {"scheme": "https", "server": ("127.0.0.1", 8080), "root_path": "/geo",
+     "app_root_path": "/outer", "headers": [(b"host", b"127.0.0.1:8080")]},
+    {"scheme": "https", "server": ("10.0.0.1", 8000), "root_path": "/geo",
+     "headers": [(b"accept", b"*/*"), (b"host", b"maps.example")]},
+    {"scheme": "https", "server": ("10.0.0.1", 8000), "root_path": "/geo",
+     "headers": [(b"host", b"maps.example:8443"), (b"host", b"other.example")]},
+    {"scheme": "http", "server": ("10.0.0.1", 80), "root_path": "", "headers": []},
+    {"scheme": "http", "server": None, "root_path": "", "headers": []},
+    {"scheme": "http", "server": ["::1", 8080], "root_path": "", "app_root_path": "/outer",
+     "headers": [(b"host", b"bad host:port")]},
+]
+
+
+@pytest.mark.parametrize("prefix", ["/data", ""])
+def test_a_requests_root_is_stocks(prefix: str) -> None:
+    """`request_root` remembers stock's `get_base_url` by what it is made of."""
+    app = FastAPI()
+    app.state.router_prefix = prefix
+    for each in SCOPES:
+        scope = {"type": "http", "method": "GET", "app": app, "path": f"{prefix}/search",
+                 "query_string": b"", **each}
+        first, again = request_root(Request(scope)), request_root(Request(dict(scope)))
+        assert first == get_base_url(Request(scope)), each
+        assert again is first  # remembered
+
+
+def test_remembered_roots_are_bounded() -> None:
+    app = FastAPI()
+    app.state.router_prefix = "/data"
+    for n in range(1000):  # a client's Host headers
+        request_root(Request({"type": "http", "app": app, "scheme": "http", "path": "/",
+                              "root_path": "", "server": None, "query_string": b"",
+                              "headers": [(b"host", f"h{n}.example".encode())]}))
+    assert len(_ROOTS) <= 256

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-_FORWARDED = {b"forwarded", b"x-forwarded-proto", b"x-forwarded-host", b"x-forwarded-port"}
+from stac_ext.platform.service.forwarded import FORWARDING
 
 
 class BaseUrlMiddleware:
@@ -25,6 +25,6 @@ class BaseUrlMiddleware:
             scope["scheme"] = self.scheme
             scope["root_path"] = self.root_path
             scope["headers"] = [
-                (k, v) for k, v in scope["headers"] if k != b"host" and k not in _FORWARDED
+                (k, v) for k, v in scope["headers"] if k != b"host" and k not in FORWARDING
             ] + [(b"host", self.host)]
         await self.app(scope, receive, send)
