@@ -55,19 +55,19 @@ def end_sessions(dsn: str) -> None:
     its end after its client has gone, and a peer's minutes-long searches (and the locks
     they hold) would be measured as part of the next server's. Those locks can fill the
     lock table of a cluster at PostgreSQL's defaults until no session can even start (out
-    of shared memory): connecting is tried again until they end, for a few minutes."""
+    of shared memory): connecting and ending them are tried again until they end, for a few
+    minutes."""
     for attempt in range(180):
         try:
-            conn = psycopg.connect(dsn, autocommit=True)
-            break
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                             "AND backend_type = 'client backend'")
+            return
         except psycopg.OperationalError as e:
             if "out of shared memory" not in str(e) or attempt == 179:
                 raise
             time.sleep(1)
-    with conn:
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                     "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                     "AND backend_type = 'client backend'")
 
 
 def reset_jobs(dsn: str) -> None:

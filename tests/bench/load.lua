@@ -1,5 +1,7 @@
 -- Closed-loop load for `make bench`: each connection sends the next request of a list
--- as soon as the previous answer arrived. Script arguments: requests file, token, tag.
+-- as soon as the previous answer arrived. Script arguments: requests file, token, tag,
+-- threads. Each thread starts its own share of the list, so that on a long list (ids read
+-- once in a while) no thread asks for what another has just asked for.
 -- Requests file lines: METHOD <TAB> PATH [<TAB> BODY]; `{{n}}` in a body becomes a
 -- number unique to this run (POST item creates a new item each time). Answers with
 -- status >= 400 count as errors (wrk's own count: no per-response Lua, it costs CPU), as
@@ -22,7 +24,7 @@ function init(args)
   headers = {["Content-Type"] = "application/json"}
   if args[2] and args[2] ~= "" then headers["Authorization"] = "Bearer " .. args[2] end
   tag = (args[3] or "run") .. "-" .. tid
-  position = tid
+  position = (tid - 1) * math.floor(#requests_list / tonumber(args[4] or 1))
 end
 
 function request()

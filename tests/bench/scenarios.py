@@ -22,6 +22,8 @@ SCENARIOS = [
     Scenario("items limit=10", True),
     Scenario("items limit=100", True),
     Scenario("single item", True),
+    # more ids than the API keeps rendered: each read renders its item (a cold id)
+    Scenario("single item, 60,000 ids", True),
     Scenario("GET /search bbox+datetime limit=100", True),
     Scenario("POST /search bbox+datetime limit=100", True),
     Scenario("POST item", False),
@@ -52,9 +54,10 @@ def requests(name: str, total_items: int, geocatalog: bool) -> list[Request]:
     if name.startswith("items limit="):
         limit = name.removeprefix("items limit=")
         return [Request("GET", f"/collections/{c}/items?limit={limit}") for c in collections]
-    if name == "single item":
+    if name.startswith("single item"):
         rng = random.Random(5)
-        picks = rng.sample(range(total_items), 300)
+        picks = rng.sample(range(total_items), min(total_items, 60_000 if "60,000" in name
+                                                   else 300))
         return [Request("GET", f"/collections/{collections[n % 3]}/items/"
                                f"{collections[n % 3]}-{n:06d}") for n in picks]
     if name.startswith("GET /search bbox"):

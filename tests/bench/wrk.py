@@ -49,7 +49,8 @@ def run(root: str, requests: list[Request], *, seconds: float, connections: int 
     threads = min(2, connections)
     out = subprocess.run(
         ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(seconds))}s",
-         "--timeout", "30s", "-s", str(SCRIPT), root, "--", listing.name, token, tag],
+         "--timeout", "30s", "-s", str(SCRIPT), root, "--", listing.name, token, tag,
+         str(threads)],
         capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"wrk failed: {out.stderr.strip() or out.stdout.strip()}")
