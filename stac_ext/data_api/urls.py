@@ -16,6 +16,8 @@ from urllib.parse import quote
 from stac_fastapi.types.requests import get_base_url
 from starlette.requests import Request
 
+from stac_ext.platform.service.answer_headers import value
+
 #: What `quote(value, safe="")` leaves as it is (most ids, on every link).
 _UNRESERVED_ASCII = string.ascii_letters + string.digits + "_.~-"
 _UNRESERVED = re.compile(f"[{re.escape(_UNRESERVED_ASCII)}]*")
@@ -66,7 +68,7 @@ def request_root(request: Request) -> str:
     server = scope.get("server")
     key = (scope.get("scheme", "http"), tuple(server) if server is not None else None,
            scope.get("app_root_path", scope.get("root_path", "")),
-           next((value for name, value in scope["headers"] if name == b"host"), None),
+           value(scope["headers"], b"host"),
            request.app.state.router_prefix)
     found = _ROOTS.get(key)
     if found is None:

@@ -158,8 +158,8 @@ def _asks_html(scope: Scope, formats: list[str]) -> bool:
     """Whether the request asks for HTML: by `f`, else by its `Accept`."""
     if formats:
         return wants_html("", formats)
-    accept = next((value for name, value in scope["headers"] if name == b"accept"), b"")
-    return b"text/html" in accept and wants_html(accept.decode("latin-1"), formats)
+    accept = value(scope["headers"], b"accept") or b""
+    return b"text/html" in accept and wants_html(accept.decode("latin-1"), [])
 
 
 def _sending(send: Send, vary: bool) -> Send:

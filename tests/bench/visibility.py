@@ -175,9 +175,10 @@ def checkout(ref: str, root: Path) -> Path:
     return folder
 
 
-def old_server(folder: Path, dsn: str, data_dir: Path) -> servers.Server:
+def old_server(folder: Path, dsn: str, data_dir: Path,
+               name: str = "geocatalog-before") -> servers.Server:
     """The geocatalog of a checkout, as `servers.geocatalog` configures today's."""
-    today = servers.geocatalog("geocatalog-before", dsn, data_dir)
+    today = servers.geocatalog(name, dsn, data_dir)
     return servers.Server(today.name, "", today.prefix, today.env, True,
                           command=(sys.executable, "-c", OLD_SERVER, str(folder)))
 

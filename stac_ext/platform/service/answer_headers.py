@@ -1,6 +1,7 @@
-"""An answer's headers read and edited in its `http.response.start` message, as the
+"""Headers as ASGI carries them, read where a middleware sees every request (its scope's
+list) and read and edited in an answer's `http.response.start` message, as the
 middlewares' send wrappers do for every answer: in place, on the raw list, where
-Starlette's `MutableHeaders` decodes and re-encodes the whole list for each change (0.5
+Starlette's `Headers` and `MutableHeaders` decode and re-encode the whole list (0.5
 against 2.3 us an answer)."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def raw(message: Message) -> Headers:
 
 
 def value(headers: Headers, name: bytes) -> bytes | None:
-    """The first value of header `name` (lower case)."""
+    """The first value of header `name` (lower case), of a request's or an answer's."""
     for key, found in headers:
         if key == name:
             return found

@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from stac_ext.platform.service.answer_headers import raw
+from stac_ext.platform.service.answer_headers import raw, value
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -52,11 +52,8 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = next((value for name, value in scope["headers"] if name == b"x-request-id"),
-                    None)
-        request_id = sent.decode("latin-1") if sent is not None else ""
-        if not _CLIENT_ID.match(request_id):
-            request_id = new_request_id()
+        sent = (value(scope["headers"], b"x-request-id") or b"").decode("latin-1")
+        request_id = sent if _CLIENT_ID.match(sent) else new_request_id()
         header = (b"x-request-id", request_id.encode("latin-1"))
         token = REQUEST_ID.set(request_id)
 
