@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 from stac_ext.content.extensions import schema_uris
@@ -14,11 +14,6 @@ from stac_ext.data_api.urls import item_path, quote_all
 NOTEBOOK_TYPE = "application/x-ipynb+json"
 EXAMPLE_FORMATS = {Format.netcdf, Format.zarr}
 EXPLORER_FORMATS = {Format.zarr, Format.parquet, Format.csv}
-
-
-#: An href as a query value. Memoised: encoding was 40 % of decorating a page, and the
-#: same assets are served again and again (a pure function: nothing goes stale).
-_encoded = lru_cache(maxsize=8192)(quote_all)
 
 
 def _filler(template: str) -> Callable[[str], str]:
@@ -64,9 +59,9 @@ class ItemDecorator:
         links = item.get("links")
         generated = self._links(item, links if isinstance(links, list) else [], base_url,
                                 prefixes)
-        if isinstance(links, list):
-            for link in generated:
-                _add_prefixes(prefixes, link)
+        if isinstance(links, list) and generated:
+            if generated[0]["rel"] == "example":  # the one generated with prefixed fields
+                prefixes.add("example")
             links += generated
         if "stac_extensions" in item or "properties" in item:
             _add_extension_uris(item, prefixes)
@@ -87,7 +82,7 @@ class ItemDecorator:
                 explorer.append({
                     "rel": "explorer", "type": "text/html",
                     "title": f"Open '{asset.get('title') or key}' in the data explorer",
-                    "href": self._explorer_href(_encoded(str(asset["href"]))),
+                    "href": self._explorer_href(quote_all(str(asset["href"]))),
                 })
         notebooks: list[dict[str, Any]] = []
         for link in links:
@@ -100,7 +95,7 @@ class ItemDecorator:
                 notebooks.append({
                     "rel": "notebook", "type": "text/html",
                     "title": f"Run '{link.get('title') or 'the notebook'}' in the notebook service",
-                    "href": self._notebook_href(_encoded(str(link.get("href", "")))),
+                    "href": self._notebook_href(quote_all(str(link.get("href", "")))),
                 })
         generated: list[dict[str, Any]] = []
         if example and item.get("id") and item.get("collection"):

@@ -34,32 +34,32 @@ class ItemLinker:
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
-        self._collections: dict[str, str] = {}
+        #: collection id -> its href, and whether the id is plain
+        self._collections: dict[str, tuple[str, bool]] = {}
 
-    def _join(self, path: str, *ids: str) -> str:
-        if all(_PLAIN.fullmatch(i) for i in ids):
-            return self.base_url + path
-        return urljoin(self.base_url, path)
-
-    def collection_href(self, collection_id: str) -> str:
-        href = self._collections.get(collection_id)
-        if href is None:
-            href = self._join(collection_path(collection_id, encode=False), collection_id)
-            self._collections[collection_id] = href
-        return href
+    def _collection(self, collection_id: str) -> tuple[str, bool]:
+        known = self._collections.get(collection_id)
+        if known is None:
+            path = collection_path(collection_id, encode=False)
+            plain = _PLAIN.fullmatch(collection_id) is not None
+            known = (self.base_url + path if plain else urljoin(self.base_url, path), plain)
+            self._collections[collection_id] = known
+        return known
 
     def links(self, collection_id: str, item_id: str,
               stored: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         """Stock's order (`link_*` methods sorted by name), then the stored links that are
         not inferred, with their hrefs resolved against the API root."""
-        collection = self.collection_href(collection_id)
+        collection, plain = self._collection(collection_id)
+        if plain and _PLAIN.fullmatch(item_id):
+            href = f"{collection}/items/{item_id}"
+        else:
+            href = urljoin(self.base_url, item_path(collection_id, item_id, encode=False))
         links = [
             {"rel": "collection", "type": _JSON, "href": collection},
             {"rel": "parent", "type": _JSON, "href": collection},
             {"rel": "root", "type": _JSON, "href": self.base_url},
-            {"rel": "self", "type": _GEOJSON,
-             "href": self._join(item_path(collection_id, item_id, encode=False),
-                                collection_id, item_id)},
+            {"rel": "self", "type": _GEOJSON, "href": href},
         ]
         if stored:
             links += [{**link, "href": urljoin(self.base_url, link["href"])}

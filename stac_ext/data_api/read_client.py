@@ -302,7 +302,8 @@ class CoreClient(CoreCrudClient):
         if settings.use_api_hydrate:
             item = self._hydrated(item, settings, markers)
             collection_id, item_id = item.get("collection"), item.get("id")
-            item = dict(filter_fields(cast(Item, item), include, exclude))
+            if include or exclude:
+                item = dict(filter_fields(cast(Item, item), include, exclude))
         else:
             collection_id, item_id = item.get("collection"), item.get("id")
         if not exclude or ("links" not in exclude and collection_id and item_id):

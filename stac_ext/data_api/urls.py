@@ -21,6 +21,8 @@ from stac_ext.platform.service.answer_headers import value
 #: What `quote(value, safe="")` leaves as it is (most ids, on every link).
 _UNRESERVED_ASCII = string.ascii_letters + string.digits + "_.~-"
 _UNRESERVED = re.compile(f"[{re.escape(_UNRESERVED_ASCII)}]*")
+#: Most hrefs: nothing to encode but their `:` and `/` (`s3://bucket/key`, `https://...`).
+_PATH_LIKE = re.compile(f"[{re.escape(_UNRESERVED_ASCII)}:/]*")
 #: What `quote(c, safe="")` makes of each ASCII character.
 _ASCII_QUOTED = {c: chr(c) if chr(c) in _UNRESERVED_ASCII else f"%{c:02X}"
                  for c in range(128)}
@@ -29,9 +31,12 @@ _ASCII_QUOTED = {c: chr(c) if chr(c) in _UNRESERVED_ASCII else f"%{c:02X}"
 def quote_all(value: str) -> str:
     """`quote(value, safe="")`: every character but the unreserved ones percent-encoded
     (ids in paths, hrefs in query values). A value with nothing to encode is returned as
-    it is, an ASCII one is translated: a fraction of `quote`'s time, on every item."""
+    it is, a path-like one has its two separators replaced, another ASCII one is
+    translated: a fraction of `quote`'s time (a quarter of a translation), on every item."""
     if _UNRESERVED.fullmatch(value):
         return value
+    if _PATH_LIKE.fullmatch(value):
+        return value.replace(":", "%3A").replace("/", "%2F")
     return value.translate(_ASCII_QUOTED) if value.isascii() else quote(value, safe="")
 
 

@@ -230,6 +230,7 @@ def test_link_templates_are_filled_as_str_format_fills_them(template: str) -> No
 
 @pytest.mark.parametrize("href", [
     "".join(chr(c) for c in range(128)), "s3://b/a path/x.zarr?v=1&w=#frag%20",
+    "s3://bucket/a_b/c-d/e.f~g/x.zarr", "https://h.example:8080/p/x.zarr/",
     "https://h.example/é/ü.zarr", "s3://b/日本/x.zarr", "", "~_.-AZaz09"])
 def test_hrefs_in_generated_links_are_encoded_as_quote_encodes_them(href: str) -> None:
     """Every ASCII character, and hrefs beyond ASCII (left to `quote` itself)."""
