@@ -3,7 +3,8 @@ handed to `migrate` by the composition root), the parts' roles, bulk loading thr
 pypgstac (`loader`; its checks and writes spread over processes by `load_workers`, the
 partitions made ahead of the writes by `load_partitions`, the rows by `load_rows`), the
 planner's statistics after a bulk change, and the group commit that writes concurrent
-requests together (`group_commit`: item POSTs, job submissions).
+requests together (`group_commit`: item POSTs, job submissions), the data API's pools
+and the connections its requests keep between them (`pools`, `kept_connections`).
 
 Of ours, imports only the service plumbing (`keyfiles`, the busy pool's exception).
 

@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from stac_fastapi.pgstac.config import PostgresSettings
 from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
 
+from stac_ext.platform.database.kept_connections import KeptConnections
 from stac_ext.platform.service.errors import ServiceBusy
 
 
@@ -40,48 +41,62 @@ async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
 async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
                      reader: PostgresSettings | None = None) -> None:
     """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires; reads
-    on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools."""
+    on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools.
+    Requests keep their connections between them (`KeptConnections`)."""
     app.state.readpool = await _pool(reader or settings, timeout)
     app.state.writepool = await _pool(settings, timeout)
-    waiting = app.state.pool_waiting = {"r": 0, "w": 0}  # requests waiting for a connection
+    kept = app.state.kept_connections = {"r": KeptConnections(app.state.readpool),
+                                         "w": KeptConnections(app.state.writepool)}
 
     @asynccontextmanager
     async def get_connection(request: Request, readwrite: Literal["r", "w"] = "r"
                              ) -> AsyncIterator[asyncpg.Connection]:
-        pool = request.app.state.writepool if readwrite == "w" else request.app.state.readpool
-        waiting[readwrite] += 1
-        try:
-            conn = await pool.acquire(timeout=timeout)
-        except TimeoutError:
-            if pool.get_size() >= pool.get_max_size() and pool.get_idle_size() == 0:
-                raise ServiceBusy() from None
-            raise  # a connect that did not finish: the database is away
-        finally:
-            waiting[readwrite] -= 1
+        keeper = kept[readwrite]
+        taken = keeper.take()
+        conn, uses = taken if taken is not None else (await _acquired(keeper, timeout), 0)
         try:
             with translate_pgstac_errors():
                 yield conn
-        finally:
-            await pool.release(conn)
+        except BaseException:  # the pool resets it: a query to cancel, a transaction open
+            await keeper.pool.release(conn)
+            raise
+        if not keeper.keep(conn, uses + 1):
+            await keeper.pool.release(conn)
 
     app.state.get_connection = get_connection
 
 
+async def _acquired(keeper: KeptConnections, timeout: float) -> asyncpg.Connection:
+    """A connection out of the pool within `timeout`: ServiceBusy when every one is in use."""
+    pool = keeper.pool
+    keeper.waiting += 1
+    try:
+        return await pool.acquire(timeout=timeout)
+    except TimeoutError:
+        if pool.get_size() >= pool.get_max_size() and pool.get_idle_size() == 0:
+            raise ServiceBusy() from None
+        raise  # a connect that did not finish: the database is away
+    finally:
+        keeper.waiting -= 1
+
+
 def pool_states(app: FastAPI) -> dict[str, dict[str, int]]:
     """The data API's pools (`reader`, `writer`; none before they open) as the metrics
-    report them."""
+    report them; a connection kept between requests is idle."""
     states = {}
-    for name, pool_name, readwrite in (("reader", "readpool", "r"), ("writer", "writepool", "w")):
-        pool = getattr(app.state, pool_name, None)
-        if pool is not None:
-            idle = pool.get_idle_size()
+    for name, readwrite in (("reader", "r"), ("writer", "w")):
+        keeper = getattr(app.state, "kept_connections", {}).get(readwrite)
+        if keeper is not None:
+            pool = keeper.pool
+            idle = pool.get_idle_size() + len(keeper)
             states[name] = {"in_use": pool.get_size() - idle, "idle": idle,
-                            "max": pool.get_max_size(),
-                            "waiting": app.state.pool_waiting[readwrite]}
+                            "max": pool.get_max_size(), "waiting": keeper.waiting}
     return states
 
 
 async def close_pools(app: FastAPI) -> None:
+    for keeper in getattr(app.state, "kept_connections", {}).values():
+        await keeper.close()
     for name in ("readpool", "writepool"):
         if pool := getattr(app.state, name, None):
             await pool.close()

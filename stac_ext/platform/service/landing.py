@@ -38,7 +38,7 @@ def root_router(title: str, prefix: str, processes_prefix: str,
     @router.get("/healthz", summary="Readiness: the database answers, every schema migrated")
     async def health(request: Request) -> JSONResponse:
         try:
-            async with request.app.state.readpool.acquire() as conn:
+            async with request.app.state.get_connection(request) as conn:
                 version, pending = await readiness(conn)
         except Exception as e:  # any database failure means "down", never a 500
             return JSONResponse({"status": "DOWN", "database": type(e).__name__},
