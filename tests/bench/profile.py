@@ -17,9 +17,7 @@ from typing import Annotated
 
 import typer
 
-from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.platform.database.cluster import Cluster
-from stac_ext.settings import Settings
 from tests.bench import scenarios, servers, wrk
 
 app = typer.Typer(add_completion=False)
@@ -69,17 +67,15 @@ def main(
     connections: Annotated[int, typer.Option(help="wrk's connections")] = 8,
     data_dir: Annotated[Path, typer.Option()] = Path(".bench"),
     pg_port: Annotated[int, typer.Option()] = 5449,
+    items: Annotated[int, typer.Option(help="the main set's items")] = 200_000,
 ) -> None:
     data_dir = data_dir.resolve()
     cluster = Cluster(datadir=data_dir / "pg", port=pg_port)
     cluster.start()
     peer = servers.peers(cluster.dsn, data_dir)[server]
-    reqs = scenarios.requests(scenario, 21_000, peer.geocatalog)
-    settings = Settings(database_url=cluster.dsn, geocatalog_data_dir=data_dir)
-    assert settings.local_issuer
+    reqs = scenarios.requests(scenario, items, peer.geocatalog)
     # writes need a token (as `make bench` sends); a fresh tag: new item ids every run
-    token = LocalIssuer(settings.issuer_key_file, settings.local_issuer).mint(
-        "bench-writer", settings.data_client_id, [], [], 3600)
+    token = servers.writer_token(cluster.dsn, data_dir)
     tag = f"profile{time.time_ns()}"
     with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "profile.txt"

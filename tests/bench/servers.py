@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from stac_ext.platform.auth.local_issuer import LocalIssuer
+from stac_ext.settings import Settings
 from tests.support.uvicorn_process import server_process, uvicorn_process
 
 
@@ -55,6 +57,15 @@ def rustac(name: str, dsn: str) -> Server | None:
     # rustac needs pgstac's schema first in its connections' search path
     pgstac = f"{dsn}?options=-c%20search_path%3Dpgstac%2Cpublic"
     return Server(name, "", "", {}, command=(program, "serve", "--pgstac", pgstac))
+
+
+def writer_token(dsn: str, data_dir: Path) -> str:
+    """A token for the scenarios that write (POST item), from the local issuer of the
+    servers on `dsn` with their data in `data_dir`."""
+    settings = Settings(database_url=dsn, geocatalog_data_dir=data_dir)
+    assert settings.local_issuer
+    return LocalIssuer(settings.issuer_key_file, settings.local_issuer).mint(
+        "bench-writer", settings.data_client_id, [], [], 24 * 3600)
 
 
 def peers(dsn: str, data_dir: Path) -> dict[str, Server]:

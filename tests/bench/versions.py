@@ -51,9 +51,11 @@ def main(
         first, second = (stack.enter_context(servers.serving(
             _server(revision, dsn, data_dir, side), 8097 + n))
             for n, (revision, side) in enumerate(((a, "a"), (b, "b"))))
+        token = servers.writer_token(dsn, data_dir)  # POST item's
         for name in scenario or ["single item"]:
             found = paired.compare(first, second, scenarios.requests(name, items, True),
-                                   pairs=pairs, seconds=seconds, connections=connections)
+                                   pairs=pairs, seconds=seconds, connections=connections,
+                                   token=token)
             cpu = found["cpu_ms_per_request"]
             print(f"{name}: {a} / {b} req/s {found['ratio']:.3f} (pairs {found['ratios']}), "
                   f"API CPU {1000 * cpu['a']:.1f} vs {1000 * cpu['b']:.1f} us/request, "
