@@ -90,6 +90,9 @@ async def test_closing_gives_every_one_back(pool: asyncpg.Pool) -> None:
     assert keeper.keep(await pool.acquire(), 1)
     await keeper.close()
     assert len(keeper) == 0 and pool.get_idle_size() == 1
+    conn = await pool.acquire()
+    assert not keeper.keep(conn, 1)  # a request that ends while the service stops
+    await pool.release(conn)
     await pool.close()  # nothing held out of it
 
 

@@ -1,7 +1,7 @@
 """Connections the data API's requests keep between them, in front of asyncpg's pool.
 
 Giving a connection back to asyncpg's pool and taking it out again cost a request about
-55 us of the API's CPU under load, a sixth of a single item's request: the pool shields each
+60 us of the API's CPU under load, a sixth of a single item's request: the pool shields each
 release from cancellation with a task of its own and arms and cancels a timer on either
 side. A request that used its connection and left it idle keeps it here instead, for the
 next request; the pool still makes, resets, replaces and closes every connection, as each
@@ -11,7 +11,7 @@ goes back to it:
 - while a request waits in the pool for a connection (it gets this one);
 - after `uses` reuses (so that the pool's `max_queries` still replaces it);
 - when unused for `idle_seconds` (from then on the pool's inactivity timeout counts);
-- all of them before the pool closes.
+- all of them before the pool closes, and any that comes back after.
 
 Imports asyncpg and the standard library.
 """
@@ -44,6 +44,7 @@ class KeptConnections:
         self._idle: deque[_Kept] = deque()
         self._sweep: asyncio.TimerHandle | None = None
         self._releases: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     def __len__(self) -> int:
         return len(self._idle)
@@ -58,7 +59,8 @@ class KeptConnections:
 
     def keep(self, conn: asyncpg.Connection, uses: int) -> bool:
         """Keep `conn`, idle after its request's use; False: it goes back to the pool."""
-        if self.waiting or uses >= self.uses or not _open(conn) or conn.is_in_transaction():
+        if (self.waiting or uses >= self.uses or self._closed or not _open(conn)
+                or conn.is_in_transaction()):
             return False
         loop = asyncio.get_running_loop()
         self._idle.append(_Kept(conn, uses, loop.time()))
@@ -80,7 +82,9 @@ class KeptConnections:
         task.add_done_callback(self._releases.discard)
 
     async def close(self) -> None:
-        """Give every kept connection back to the pool, and wait until it has them."""
+        """Give every kept connection back to the pool, and wait until it has them; keep
+        none from now on."""
+        self._closed = True
         if self._sweep is not None:
             self._sweep.cancel()
             self._sweep = None
