@@ -75,7 +75,7 @@ def main(
     peer = servers.peers(cluster.dsn, data_dir)[server]
     reqs = scenarios.requests(scenario, items, peer.geocatalog)
     # writes need a token (as `make bench` sends); a fresh tag: new item ids every run
-    token = servers.writer_token(cluster.dsn, data_dir)
+    token = servers.writer_token(*servers.local_issuer(cluster.dsn, data_dir))
     tag = f"profile{time.time_ns()}"
     with servers.serving(peer, 8097) as running, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "profile.txt"

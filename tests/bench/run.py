@@ -97,10 +97,8 @@ def main(
 ) -> None:
     data_dir = data_dir.resolve()
     dsn = database.prepare(data_dir, pg_port, items)
-    settings = Settings(database_url=dsn, geocatalog_data_dir=data_dir)
-    assert settings.local_issuer
-    issuer = LocalIssuer(settings.issuer_key_file, settings.local_issuer)
-    token = issuer.mint("bench-writer", settings.data_client_id, [], [], 24 * 3600)
+    settings, issuer = servers.local_issuer(dsn, data_dir)
+    token = servers.writer_token(settings, issuer)
 
     everyone = servers.peers(dsn, data_dir)
     peers = [p for p in everyone.values() if not only or p.name in only]

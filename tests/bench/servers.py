@@ -59,13 +59,17 @@ def rustac(name: str, dsn: str) -> Server | None:
     return Server(name, "", "", {}, command=(program, "serve", "--pgstac", pgstac))
 
 
-def writer_token(dsn: str, data_dir: Path) -> str:
-    """A token for the scenarios that write (POST item), from the local issuer of the
-    servers on `dsn` with their data in `data_dir`."""
+def local_issuer(dsn: str, data_dir: Path) -> tuple[Settings, LocalIssuer]:
+    """The settings of the servers on `dsn` with their data in `data_dir`, and the local
+    issuer they trust (the tokens the scenarios send)."""
     settings = Settings(database_url=dsn, geocatalog_data_dir=data_dir)
     assert settings.local_issuer
-    return LocalIssuer(settings.issuer_key_file, settings.local_issuer).mint(
-        "bench-writer", settings.data_client_id, [], [], 24 * 3600)
+    return settings, LocalIssuer(settings.issuer_key_file, settings.local_issuer)
+
+
+def writer_token(settings: Settings, issuer: LocalIssuer) -> str:
+    """A token for the scenarios that write (POST item)."""
+    return issuer.mint("bench-writer", settings.data_client_id, [], [], 24 * 3600)
 
 
 def peers(dsn: str, data_dir: Path) -> dict[str, Server]:

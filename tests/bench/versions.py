@@ -51,7 +51,7 @@ def main(
         first, second = (stack.enter_context(servers.serving(
             _server(revision, dsn, data_dir, side), 8097 + n))
             for n, (revision, side) in enumerate(((a, "a"), (b, "b"))))
-        token = servers.writer_token(dsn, data_dir)  # POST item's
+        token = servers.writer_token(*servers.local_issuer(dsn, data_dir))  # POST item's
         for name in scenario or ["single item"]:
             found = paired.compare(first, second, scenarios.requests(name, items, True),
                                    pairs=pairs, seconds=seconds, connections=connections,
