@@ -29,6 +29,7 @@ from process_api import (
     Podman,
     Process,
     ProcessesConfig,
+    QueueFull,
     Quotas,
     Registry,
     Sandbox,
@@ -147,8 +148,9 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
            else load_or_create_key(settings.job_secrets_key_file))
     registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
                                   *processes])
-    # a job's record in, its stored record out
-    submissions: GroupCommit[dict[str, Any], dict[str, Any]] = GroupCommit(JOB_REFUSALS)
+    # a job's record in, its stored record (or why a quota refused it) out
+    submissions: GroupCommit[dict[str, Any], dict[str, Any] | QueueFull] = \
+        GroupCommit(JOB_REFUSALS)
     ceilings = Ceilings(
         memory=parse_memory(settings.job_memory), memory_max=parse_memory(settings.job_memory_max),
         cpu_max=settings.job_cpu_max,
@@ -177,7 +179,8 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                                 project_queued=settings.job_project_queued),
                   data=DataConfig(
                       limits=StageLimits(files=settings.job_stage_files,
-                                         bytes=parse_memory(settings.job_stage_bytes)),
+                                         bytes=parse_memory(settings.job_stage_bytes),
+                                         stall_seconds=settings.job_stage_stall_seconds),
                       store_url=settings.results_store_url,
                       store_options=settings.results_store_options,
                       publisher=PUBLISH_RESULTS),

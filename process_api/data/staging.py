@@ -11,11 +11,15 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import re
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import urlsplit
+
+from fsspec.callbacks import Callback
 
 from process_api.processes.outbound import OutboundPolicy, TargetRefused, allowed_http_client
 from process_api.processes.resources import quantity
@@ -54,6 +58,8 @@ def safe_name(href: str) -> str:
 class StageLimits:
     files: int = 1000
     bytes: int = 10 * 2**30
+    #: A source that sends no byte for this long fails the job, named.
+    stall_seconds: float = 30.0
 
 
 #: What a storage's failure was, whatever its client raised: `refused` (the keys),
@@ -94,13 +100,70 @@ def _over(limits: StageLimits, href: str) -> StagingError:
                         f"{quantity(limits.bytes)} (JOB_STAGE_BYTES), at {href}.")
 
 
+def stalled(href: str | None, limits: StageLimits) -> StagingError:
+    return StagingError(f"Stage-in stopped: {href} sent nothing for "
+                        f"{limits.stall_seconds:g} s (JOB_STAGE_STALL_SECONDS).")
+
+
+class StageWatch:
+    """What the worker and the thread fetching a job's inputs share: the file being
+    fetched and when its last byte came (a stalled source is seen from outside, its read
+    blocked), and why the worker stopped the staging (dismissed, out of time), which the
+    fetch meets at its next bytes."""
+
+    def __init__(self) -> None:
+        self.href: str | None = None
+        self.last = time.monotonic()
+        self._stopped: StagingError | None = None
+        self._lock = threading.Lock()
+
+    def fetching(self, href: str) -> None:
+        self.href, self.last = href, time.monotonic()
+
+    def arrived(self) -> None:
+        self.last = time.monotonic()
+        if self._stopped is not None:
+            raise self._stopped
+
+    def stop(self, why: StagingError) -> None:
+        with self._lock:
+            self._stopped = self._stopped or why
+
+    @property
+    def stopped(self) -> StagingError | None:
+        return self._stopped
+
+
+class _Counted(Callback):
+    """fsspec's progress hook of one file's copy, told of each chunk as it is written: the
+    copy stops past `room` bytes, whatever its server said it would send, and when the
+    staging is stopped."""
+
+    def __init__(self, href: str, room: int, limits: StageLimits, watch: StageWatch) -> None:
+        super().__init__()
+        self.href, self.room, self.limits, self.watch = href, room, limits, watch
+
+    def call(self, hook_name: str | None = None, **kwargs: Any) -> None:
+        self.watch.arrived()
+        if self.value > self.room:
+            raise _over(self.limits, self.href)
+
+
+def _looks_like_html(path: Path) -> bool:
+    with path.open("rb") as data:
+        head = data.read(512).lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
 class Fetcher:
     """Fetches the data a job reads: `s3://` with the caller's credentials, http(s) through
-    the outbound policy (no redirects); each file in one streamed request, its size asked
-    first (a file over the room left is not fetched)."""
+    the outbound policy (no redirects); each file in one streamed request, counted as it
+    arrives (a file over the room left is not fetched, nor kept past it)."""
 
-    def __init__(self, s3: dict[str, Any]) -> None:
+    def __init__(self, s3: dict[str, Any], limits: StageLimits, watch: StageWatch) -> None:
         self.s3 = s3
+        self.limits = limits
+        self.watch = watch
         self._s3fs: Any = None
         self._https: Any = None
 
@@ -109,52 +172,74 @@ class Fetcher:
             if self.s3.get("enabled") is False:
                 raise StagingError(f"{href}: S3 access is disabled (s3.enabled = false).")
             if self._s3fs is None:
-                self._s3fs = s3_filesystem(self.s3)
+                self._s3fs = s3_filesystem(self.s3, read_timeout=self.limits.stall_seconds)
             return self._s3fs, href.removeprefix("s3://")
+        import aiohttp
         import fsspec
 
         OutboundPolicy.from_env().check(href)
         if self._https is None:
-            self._https = fsspec.filesystem("https", allow_redirects=False,
-                                            get_client=allowed_http_client,
-                                            skip_instance_cache=True)
+            stall = self.limits.stall_seconds  # a blocked read ends, so does its thread
+            self._https = fsspec.filesystem(
+                "https", allow_redirects=False, get_client=allowed_http_client,
+                skip_instance_cache=True, client_kwargs={"timeout": aiohttp.ClientTimeout(
+                    total=None, sock_connect=stall, sock_read=stall)})
         return self._https, href
 
-    def fetch(self, href: str, target: Path, room: int, limits: StageLimits
-              ) -> tuple[int, str]:
+    def fetch(self, href: str, target: Path, room: int) -> tuple[int, str]:
         """`href` into `target`, if it fits in `room` bytes: its size and checksum."""
+        self.watch.fetching(href)
         try:
             fs, path = self._source(href)
-            announced = fs.info(path).get("size")
+            info = fs.info(path)
+            announced = info.get("size")
             if announced is not None and int(announced) > room:
-                raise _over(limits, href)
-            fs.get_file(path, str(target))
+                raise _over(self.limits, href)
+            self.watch.arrived()
+            fs.get_file(path, str(target), callback=_Counted(href, room, self.limits,
+                                                               self.watch),
+                        **({"max_concurrency": 1} if href.startswith("s3://") else
+                           {"chunk_size": CHUNK}))
         except StagingError:
+            target.unlink(missing_ok=True)
             raise
         except Exception as e:  # fsspec and its storages raise many kinds: say which
+            target.unlink(missing_ok=True)
+            if self.watch.stopped is not None:
+                raise self.watch.stopped from None
+            if isinstance(e, TimeoutError) or "Timeout" in type(e).__name__:
+                raise stalled(href, self.limits) from None
             raise _storage_error(e, href) from None
+        if not href.startswith("s3://") and (
+                info.get("mimetype") == "text/html" or _looks_like_html(target)):
+            target.unlink()
+            raise StagingError(
+                f"{href} is a web page (HTML), not data: give the data file's own URL, or "
+                "the address of its item in this catalog.")
         digest, size = hashlib.sha256(), 0
         with target.open("rb") as data:
             while chunk := data.read(CHUNK):
                 size += len(chunk)
                 digest.update(chunk)
-        if size > room:  # a server that said less than it sent
-            raise _over(limits, href)
         return size, multihash(digest)
 
 
 def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
-             limits: StageLimits, mount: str) -> list[dict[str, Any]]:
+             limits: StageLimits, mount: str, watch: StageWatch | None = None
+             ) -> list[dict[str, Any]]:
     """Fetch every file of `staging` into `folder` (`<n>/<name>`); the staging with each
     file's `path` (where the job sees `folder`: `mount`), `size` and `checksum`.
-    StagingError when one cannot be read or the whole is over the limits (the caller
-    removes the folder)."""
-    fetcher = Fetcher(s3)
+    StagingError when one cannot be read, the whole is over the limits, or `watch` was
+    stopped (the caller removes the folder)."""
+    watch = watch or StageWatch()
+    fetcher = Fetcher(s3, limits, watch)
     total, count = 0, 0
     staged = []
     for entry in staging:
         files = []
         for file in entry["files"]:
+            if watch.stopped is not None:
+                raise watch.stopped
             count += 1
             if count > limits.files:
                 raise StagingError(f"The job's inputs are more than {limits.files} files "
@@ -162,7 +247,7 @@ def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
             href, name = file["href"], safe_name(file["href"])
             target = folder / str(count) / name
             target.parent.mkdir(parents=True)
-            size, checksum = fetcher.fetch(href, target, limits.bytes - total, limits)
+            size, checksum = fetcher.fetch(href, target, limits.bytes - total)
             total += size
             files.append({**file, "path": f"{mount}/{count}/{name}", "size": size,
                           "checksum": checksum})

@@ -7,9 +7,12 @@ sandbox of its own), and what it read and wrote kept as its provenance."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property, partial
@@ -19,6 +22,7 @@ from typing import Any
 from process_api.data.staging import (
     ResultsStore,
     StageLimits,
+    StageWatch,
     StagingError,
     caller_store,
     files_href,
@@ -26,10 +30,13 @@ from process_api.data.staging import (
     safe_name,
     service_filesystem,
     stage_in,
+    stalled,
 )
+from process_api.jobs.queue import UNREACHABLE
 from process_api.jobs.secrets import Scrubber
 from process_api.jobs.store import Job
-from process_api.jobs.supervisor import Supervisor
+from process_api.jobs.supervisor import WALL_TIME, Supervisor
+from process_api.jobs.tasks import in_thread
 from process_api.processes.definition import Process
 from process_api.processes.resources import Plan
 from process_api.runner.launcher import Launcher
@@ -39,6 +46,18 @@ from process_api.runner.sandbox import INPUTS_MOUNT
 WORKER_SECTIONS = ("s3", "results", "publish")
 #: The formats a published result may be (what the catalog's inspector describes).
 PUBLISHED_TYPES = ("application/x-netcdf", "application/vnd.apache.parquet")
+#: A job's data folders on the worker's host: `<prefix><worker pid>-...`.
+JOB_DATA_PREFIX = "geocatalog-job-data-"
+#: How often the worker looks at a job whose inputs are being staged in.
+WATCH_SECONDS = 0.5
+
+
+class Dismissed(StagingError):
+    """The job was dismissed while its data moved."""
+
+
+class OutOfTime(StagingError):
+    """The job's wall time ran out while its data moved (the message: where)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +93,8 @@ class JobData:
         self.config = config
         self.job = job
         self.inputs = inputs  # with its secrets: the storage keys
-        self.folder = Path(tempfile.mkdtemp(prefix="geocatalog-job-data-"))
+        # named by this worker's pid: a killed worker's are removed by the next one
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{JOB_DATA_PREFIX}{os.getpid()}-"))
         self.staged = self.folder / "inputs"
         self.outputs = self.folder / "outputs"
         self.staged.mkdir()
@@ -82,6 +102,7 @@ class JobData:
         self.read: list[dict[str, Any]] = []  # the staging, with paths and checksums
         self.written: list[dict[str, Any]] = []  # each stored file: output, href, checksum
         self.store: ResultsStore | None = None
+        self._fetching: asyncio.Future[list[dict[str, Any]]] | None = None
 
     @property
     def s3(self) -> dict[str, Any]:
@@ -91,19 +112,39 @@ class JobData:
     def job_url(self) -> str:
         return f"{self.job['api_url'] or '/'}jobs/{self.job['id']}"
 
-    def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+    async def close(self) -> None:
+        """The job's folders removed (a stopped fetch's once it has let go of them)."""
+        if self._fetching is not None and not self._fetching.done():
+            self._fetching.add_done_callback(
+                lambda _: shutil.rmtree(self.folder, ignore_errors=True))
+            return
+        await asyncio.to_thread(shutil.rmtree, self.folder, True)
 
-    async def stage_in(self, mount: str) -> dict[str, Any]:
+    async def stage_in(self, mount: str, deadline: float,
+                       dismissed: Callable[[], Awaitable[bool]]) -> dict[str, Any]:
         """The files the inputs reference fetched; the inputs as the job reads them (each
         reference a `{"path"}` where it sees the staged folder: `mount`), without the
-        sections the worker uses: the job's code never sees the storage's keys."""
+        sections the worker uses: the job's code never sees the storage's keys.
+
+        The fetch runs in a thread of its own, watched from here: it is stopped (a
+        StagingError saying why) when the job is dismissed, at its wall time (`deadline`,
+        monotonic) and when a source sends nothing for the stall time; the job then ends
+        at once, the thread letting go at its next bytes or read timeout."""
         given = {k: v for k, v in self.inputs.items() if k not in WORKER_SECTIONS}
         staging = self.job.get("staging") or []
         if not staging:
             return given
-        self.read = await asyncio.to_thread(stage_in, staging, self.staged, self.s3,
-                                            self.config.limits, mount)
+        watch = StageWatch()
+        self._fetching = in_thread(stage_in, staging, self.staged, self.s3,
+                                   self.config.limits, mount, watch)
+        while True:
+            done, _ = await asyncio.wait({self._fetching}, timeout=WATCH_SECONDS)
+            if done:
+                break
+            if (why := await self._why_stop(watch, deadline, dismissed)) is not None:
+                watch.stop(why)
+                raise why
+        self.read = self._fetching.result()
         # last index first: an array's reference may become several files
         for entry in sorted(self.read, key=lambda e: -1 if e["index"] is None else -e["index"]):
             files = [{"path": f["path"]} for f in entry["files"]]
@@ -152,6 +193,21 @@ class JobData:
                              **{k: found[k] for k in ("href", "type", "size", "checksum")}})
         return found
 
+    async def _why_stop(self, watch: StageWatch, deadline: float,
+                        dismissed: Callable[[], Awaitable[bool]]) -> StagingError | None:
+        """Why the staging stops now, or None: it goes on."""
+        now, stall = time.monotonic(), self.config.limits.stall_seconds
+        if now >= deadline:
+            return OutOfTime(f"while its inputs were staged in (at {watch.href})")
+        if now - watch.last >= stall:
+            return stalled(watch.href, self.config.limits)
+        try:
+            if await dismissed():
+                return Dismissed("The job was dismissed while its inputs were staged in.")
+        except UNREACHABLE:  # the database away: the staging goes on
+            pass
+        return None
+
     def publish_request(self, process: Process, mount: str) -> dict[str, Any] | None:
         """The publisher's inputs (the files it describes: the outputs folder, which it
         sees at `mount`), or None when the request asks for no publishing."""
@@ -198,17 +254,24 @@ class JobData:
 async def run_with_data(data: JobData, process: Process, limits: Plan,
                         about: dict[str, Any], hide: list[str],
                         supervise: Callable[[Launcher], Supervisor], *, own: Launcher,
-                        publishing: Launcher, sandboxed: bool
+                        publishing: Launcher, sandboxed: bool,
+                        dismissed: Callable[[], Awaitable[bool]]
                         ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A deployed process's job, in a sandbox of its own (`own`): its inputs' data staged
     in first, its files stored and (as asked) published after (in the `publishing`
-    sandbox). Its outcome, and its provenance (None when nothing could be staged)."""
+    sandbox). Its outcome, and its provenance (None when nothing could be staged). The
+    staging counts against the job's wall time, and stops when it is `dismissed`."""
+    deadline = time.monotonic() + limits.wall_seconds
     try:
         try:
-            given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged))
+            given = await data.stage_in(INPUTS_MOUNT if sandboxed else str(data.staged),
+                                        deadline, dismissed)
+        except OutOfTime as e:
+            return {"ceiling": WALL_TIME, "during": Scrubber(hide)(str(e))}, None
         except StagingError as e:
             return {"error": Scrubber(hide)(str(e))}, None
-        outcome = await supervise(own).run(process, given, limits, about, hide,
+        left = dataclasses.replace(limits, wall_seconds=max(1.0, deadline - time.monotonic()))
+        outcome = await supervise(own).run(process, given, left, about, hide,
                                            staged=data.staged, outputs=data.outputs)
         if "result" not in outcome:
             return outcome, data.provenance([])
@@ -223,7 +286,7 @@ async def run_with_data(data: JobData, process: Process, limits: Plan,
         return {**outcome, "result": data.with_items(result, published)}, \
             data.provenance(published)
     finally:
-        await asyncio.to_thread(data.close)
+        await data.close()
 
 
 async def _published(data: JobData, request: dict[str, Any] | None, limits: Plan,

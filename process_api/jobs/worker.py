@@ -24,7 +24,7 @@ from procrastinate.jobs import Status
 from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.jobs import queries
 from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS
-from process_api.jobs.job_data import JobData, run_with_data
+from process_api.jobs.job_data import JOB_DATA_PREFIX, JobData, run_with_data
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
 from process_api.jobs.queue import UNREACHABLE
 from process_api.jobs.reattach import Reattachment
@@ -40,6 +40,7 @@ from process_api.runner.child import EXIT_MEMORY
 from process_api.runner.container_broker import forget_dead_workspaces
 from process_api.runner.containers import Podman
 from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
+from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.sandbox import JOB_PACKAGES
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ class JobWorker:
         started again once the database answers (its jobs meanwhile are reaped)."""
         if self._use_cgroups and self.cgroups is None:
             self.cgroups = await asyncio.to_thread(Cgroups.available)
+        # what dead workers of this host left: their jobs' data folders, their containers
+        await asyncio.to_thread(forget_dead_folders, JOB_DATA_PREFIX)
         if self.engine.podman is not None and self.engine.executor is None:
             await asyncio.to_thread(self._containers_ready, self.engine.podman)
         logger.info("job ceilings: %s; %s",
@@ -262,13 +265,18 @@ class JobWorker:
                 JobData(self.engine.data, started, inputs), process, limits, about, hide,
                 partial(self._supervisor, context, started),
                 own=self.deployed, publishing=self.publishing,
-                sandboxed=self.engine.sandbox is not None)
+                sandboxed=self.engine.sandbox is not None,
+                dismissed=partial(self._dismissed, context, job_id))
         else:
             outcome = await self._supervisor(
                 context, started, self._launcher(network=process.network or process.database)
             ).run(process, inputs, limits, about, hide)
         await self._ended(started, await self._persistently(
             job_id, partial(self._record, job_id, process, outcome, hide, limits, provenance)))
+
+    async def _dismissed(self, context: procrastinate.JobContext, job_id: str) -> bool:
+        """Whether the job was dismissed (or its queue job aborted) meanwhile."""
+        return context.should_abort() or await self.store.status(job_id) == "dismissed"
 
     def _supervisor(self, context: procrastinate.JobContext, started: Job,
                     launcher: Launcher) -> Supervisor:
@@ -370,8 +378,9 @@ class JobWorker:
                 outcome.get("returncode") == EXIT_MEMORY:
             error = self._memory_exceeded(limits)
         elif ceiling == WALL_TIME:
+            during = f" {outcome['during']}" if outcome.get("during") else ""
             error = (f"Wall time limit reached: the job ran for {limits.wall_seconds:.0f} s "
-                     "(JOB_WALL_SECONDS) and was stopped.")
+                     f"(JOB_WALL_SECONDS) and was stopped{during}.")
         elif ceiling == "processes":
             error = (f"Process limit reached: the job asked for more than {limits.processes} "
                      f"processes and threads at once (JOB_PROCESSES). {error}")

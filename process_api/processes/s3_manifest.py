@@ -17,28 +17,30 @@ _CHUNK = 1 << 20
 _DEMO_OBJECTS = {"demo/readme.txt": b"geocatalog demo object\n", "demo/empty.bin": b""}
 
 
-def s3_storage_options(s3: dict[str, Any]) -> dict[str, Any]:
-    """fsspec/s3fs options for the `s3` section (credentials go only here)."""
+def s3_storage_options(s3: dict[str, Any], read_timeout: float = 30) -> dict[str, Any]:
+    """fsspec/s3fs options for the `s3` section (credentials go only here); `read_timeout`:
+    the seconds a read may wait for a byte."""
     client_kwargs = {"endpoint_url": s3.get("endpoint"), "region_name": s3.get("defaultRegion")}
     options = {
         "key": s3.get("accessKeyId"), "secret": s3.get("secretAccessKey"),
         "token": s3.get("sessionToken"), "anon": not s3.get("accessKeyId"),
         "client_kwargs": {k: v for k, v in client_kwargs.items() if v},
         # an unreachable endpoint is reported in seconds, not after minutes of retries
-        "config_kwargs": {"connect_timeout": 5, "read_timeout": 30,
+        "config_kwargs": {"connect_timeout": 5, "read_timeout": read_timeout,
                           "retries": {"max_attempts": 2, "mode": "standard"}},
     }
     return {k: v for k, v in options.items() if v is not None}
 
 
-def s3_filesystem(s3: dict[str, Any]) -> Any:
+def s3_filesystem(s3: dict[str, Any], read_timeout: float = 30) -> Any:
     """The caller's S3 storage; its endpoint, user input, must be an allowed target, and so
     must every address its client connects to (`s3_storage`)."""
     from process_api.processes.s3_storage import AllowedS3FileSystem
 
     if s3.get("endpoint"):
         OutboundPolicy.from_env().check(str(s3["endpoint"]))
-    return AllowedS3FileSystem(skip_instance_cache=True, **s3_storage_options(s3))
+    return AllowedS3FileSystem(skip_instance_cache=True,
+                               **s3_storage_options(s3, read_timeout))
 
 
 def manifest(inputs: dict[str, Any], context: Context) -> dict[str, Any]:

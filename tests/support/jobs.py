@@ -36,3 +36,14 @@ async def until(condition: Callable[[], object], seconds: float = 30) -> bool:
             return False
         await asyncio.sleep(0.05)
     return True
+
+
+def job_ended(client: httpx.Client, url: str, *statuses: str, seconds: float = 120) -> dict:
+    """`wait_for` from a synchronous client (a test driving the product as run)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        job = client.get(url).json()
+        if job["status"] in (statuses or ("successful", "failed", "dismissed")) or \
+                time.monotonic() > deadline:
+            return job
+        time.sleep(0.1)
