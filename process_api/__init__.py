@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from process_api.jobs.engine import Engine as Engine
     from process_api.jobs.job_data import DataConfig as DataConfig
     from process_api.jobs.queue import install_engine_schema as install_engine_schema
+    from process_api.jobs.quotas import QueueFull as QueueFull
     from process_api.jobs.quotas import Quotas as Quotas
     from process_api.jobs.secrets import SecretBox as SecretBox
     from process_api.jobs.status import HAS_PROVENANCE as HAS_PROVENANCE
@@ -105,6 +106,7 @@ _EXPORTS = {
     "RESOURCES": "process_api.processes.sections",
     "S3": "process_api.processes.sections",
     "install_engine_schema": "process_api.jobs.queue",
+    "QueueFull": "process_api.jobs.quotas",
     "Quotas": "process_api.jobs.quotas",
     "Registry": "process_api.processes.registry",
     "Sandbox": "process_api.runner.sandbox",

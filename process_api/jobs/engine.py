@@ -32,7 +32,7 @@ from process_api.jobs.metrics import (
     WORKERS,
 )
 from process_api.jobs.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
-from process_api.jobs.quotas import Quotas
+from process_api.jobs.quotas import QueueFull, Quotas
 from process_api.jobs.secrets import SecretBox
 from process_api.jobs.store import Job, JobStore, NewJob, new_job
 from process_api.jobs.tasks import cancelled
@@ -56,8 +56,9 @@ JOB_REFUSALS = (psycopg.DataError,)
 #: The composition root's group commit (`stac_ext.platform.database.group_commit`, refusing
 #: `JOB_REFUSALS`): `gather(key, job, write_all)` writes the job with those waiting under
 #: `key` (`write_all` writes several in one transaction) and answers its record.
-Gather = Callable[[str, NewJob, Callable[[list[NewJob]], Awaitable[Sequence[Job]]]],
-                  Awaitable[Job]]
+Gather = Callable[[str, NewJob, Callable[[list[NewJob]],
+                                         Awaitable[Sequence[Job | QueueFull]]]],
+                  Awaitable[Job | QueueFull]]
 
 
 class Engine:
@@ -139,28 +140,35 @@ class Engine:
         starts it, once). Submissions made while others are being written are written
         together by the next transaction (`gather`): one statement records them all, one
         queues them all, one commit."""
-        owner_jobs, project_jobs = await self.store.active(owner, project)
-        if (refused := self.quotas.refusal(owner_jobs, project_jobs)) is not None:
-            JOBS_REFUSED.labels(refused.quota).inc()
-            raise refused
         carrier: dict[str, str] = {}
         propagate.inject(carrier)  # the submitting request's trace, for the run's link
         job = new_job(process_id, owner, project, inputs, secrets, resources,
                       trace_context=carrier, **record)
-        job["lock"] = self.quotas.lock(owner, owner_jobs)
-        return await self.gather(self.queue, job, self._submit_all)
+        written = await self.gather(self.queue, job, self._submit_all)
+        if isinstance(written, QueueFull):
+            JOBS_REFUSED.labels(written.quota).inc()
+            raise written
+        return written
 
-    async def _submit_all(self, jobs: list[NewJob]) -> list[Job]:
-        by_lock: dict[str, list[NewJob]] = {}
-        for job in jobs:  # each user's in the order submitted
-            by_lock.setdefault(job["lock"], []).append(job)
+    async def _submit_all(self, jobs: list[NewJob]) -> list[Job | QueueFull]:
+        """The jobs within their owners' and projects' quotas recorded and queued, in one
+        transaction that counts the quotas under their holders' locks: each job's record,
+        or why it was refused."""
+        owners = sorted({job["owner"] for job in jobs})
+        projects = sorted({job["project"] for job in jobs if job.get("project")})
         async with self.queue_pool.connection() as conn, conn.transaction():
-            records = await self.store.create(conn, jobs)
+            verdicts = self.quotas.admit(jobs, await self.store.holding(conn, owners, projects))
+            accepted = [job for job, refused in zip(jobs, verdicts, strict=True)
+                        if refused is None]
+            records = iter(await self.store.create(conn, accepted) if accepted else [])
+            by_lock: dict[str, list[NewJob]] = {}
+            for job in accepted:  # each user's in the order submitted
+                by_lock.setdefault(job["lock"], []).append(job)
             for lock, locked in by_lock.items():
                 await self.app.configure_task(TASK, queue=self.queue, lock=lock,
                                               connection=conn).batch_defer_async(
                     *({"job_id": job["id"]} for job in locked))
-        return records
+        return [refused if refused is not None else next(records) for refused in verdicts]
 
     async def ended(self, job_id: uuid.UUID | str, seconds: float) -> Job | None:
         """The job once it has ended (successful, failed, dismissed), if it ends within

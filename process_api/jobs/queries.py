@@ -118,9 +118,24 @@ WHERE id = %(id)s AND status = 'running'
 """
 
 #: A user's, and a project's, jobs queued or running (the quotas' counts).
-ACTIVE_JOBS = """
-SELECT (SELECT count(*) FROM processes.jobs
-        WHERE owner = %(owner)s AND status IN ('accepted', 'running')) AS owner_jobs,
-       (SELECT count(*) FROM processes.jobs
-        WHERE project = %(project)s AND status IN ('accepted', 'running')) AS project_jobs
+#: The submission's quota holders (`user:<name>`, `project:<name>`) locked until its
+#: transaction ends, in one order: concurrent submissions of one user or project count
+#: and write one after the other (a count taken before another's insert is never used).
+LOCK_QUOTA_HOLDERS = """
+SELECT pg_advisory_xact_lock(hashtextextended('geocatalog.jobs.quota:' || holder, 0))
+FROM (SELECT DISTINCT unnest(%(holders)s::text[]) AS holder ORDER BY 1) AS held
 """
+
+#: The jobs queued or running of each user and each project named.
+ACTIVE_BY_HOLDER = """
+SELECT 'user:' || name AS holder,
+       (SELECT count(*) FROM processes.jobs
+        WHERE owner = name AND status IN ('accepted', 'running')) AS jobs
+FROM unnest(%(owners)s::text[]) AS name
+UNION ALL
+SELECT 'project:' || name,
+       (SELECT count(*) FROM processes.jobs
+        WHERE project = name AND status IN ('accepted', 'running'))
+FROM unnest(%(projects)s::text[]) AS name
+"""
+

@@ -7,11 +7,16 @@ The running bound is the job queue's own: each job is queued with a lock of its 
 user, taken in turn. A user's queued jobs then wait for their own, while free workers take
 other users'. (Jobs submitted at the same instant may share a lock: they run one after
 the other.)
+
+Both bounds are counted in the transaction that writes the new jobs, under a lock of each
+user and project it counts: concurrent submissions never pass a quota together.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: The seconds a refused submission is told to wait (`Retry-After`).
 RETRY_SECONDS = 30
@@ -27,6 +32,25 @@ class Quotas:
         """The queue lock of a job of `owner`, who has `owner_jobs` queued or running: one
         of their `user_running` locks, in turn (a job queued again keeps its lock)."""
         return f"owner:{owner}:{owner_jobs % self.user_running}"
+
+    def admit(self, jobs: Sequence[dict[str, Any]], active: dict[str, int]
+              ) -> list[QueueFull | None]:
+        """Each new job, in order, accepted (None; its queue `lock` set) or refused, given
+        the jobs queued or running of each user (`user:<name>`) and project
+        (`project:<name>`): those before it accepted count against it."""
+        verdicts: list[QueueFull | None] = []
+        for job in jobs:
+            user = f"user:{job['owner']}"
+            project = f"project:{job['project']}" if job.get("project") else None
+            owner_jobs = active.get(user, 0)
+            refused = self.refusal(owner_jobs, active.get(project, 0) if project else 0)
+            if refused is None:
+                job["lock"] = self.lock(job["owner"], owner_jobs)
+                active[user] = owner_jobs + 1
+                if project:
+                    active[project] = active.get(project, 0) + 1
+            verdicts.append(refused)
+        return verdicts
 
     def refusal(self, owner_jobs: int, project_jobs: int) -> QueueFull | None:
         """Why one more job is refused, given the jobs its owner and its project have

@@ -138,11 +138,17 @@ class JobStore:
         """The scheduler's id of the job's run, kept for a worker that reattaches."""
         await self._one(queries.SET_BATCH_JOB, id=job_id, batch_job=batch_job)
 
-    async def active(self, owner: str, project: str | None) -> tuple[int, int]:
-        """The jobs queued or running of `owner`, and of `project`."""
-        row = await self._one(queries.ACTIVE_JOBS, owner=owner, project=project)
-        assert row is not None
-        return row["owner_jobs"], row["project_jobs"]
+    @staticmethod
+    async def holding(conn: AsyncConnection, owners: Sequence[str], projects: Sequence[str]
+                      ) -> dict[str, int]:
+        """The jobs queued or running of each owner (`user:<name>`) and project
+        (`project:<name>`), each locked on `conn` until its transaction ends (the count
+        holds until the transaction's new jobs are written)."""
+        holders = [*(f"user:{o}" for o in owners), *(f"project:{p}" for p in projects)]
+        await conn.execute(queries.LOCK_QUOTA_HOLDERS, {"holders": holders})
+        cur = await conn.execute(queries.ACTIVE_BY_HOLDER, {"owners": list(owners),
+                                                            "projects": list(projects)})
+        return {holder: jobs for holder, jobs in await cur.fetchall()}
 
     async def status(self, job_id: uuid.UUID | str) -> str | None:
         row = await self._one(queries.JOB_STATUS, id=job_id)

@@ -4,9 +4,12 @@ job starts while the first one's backlog waits."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
+from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from stac_ext.app import create_app
@@ -15,6 +18,7 @@ from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
+from tests.support.product import Product, running
 
 pytestmark = pytest.mark.slow
 
@@ -61,3 +65,62 @@ async def test_a_users_backlog_does_not_hold_another_users_job(settings, issuer)
         assert value(samples, "geocatalog_jobs_refused_total", quota="user_queued") >= 1
         for url in [*sleeping, *(e.headers["Location"] for e in echoes[:3])]:
             assert (await bob.delete(url)).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def product(settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
+    """The service as run, two API processes answering at once, small queued quotas."""
+    with running(settings, tmp_path_factory.mktemp("quotas"), api_workers=2,
+                 JOB_USER_QUEUED="5", JOB_PROJECT_QUEUED="7", JOB_USER_RUNNING="1",
+                 SYNC_WAIT_SECONDS="1",
+                 EXTRA_PROCESSES="tests.support.processes:TEST_PROCESSES") as made:
+        yield made
+
+
+async def at_once(base: str, token: str, n: int, process: str, body: dict, **headers: str
+                  ) -> list[httpx.Response]:
+    """`n` submissions sent together, each on a connection of its own."""
+    async def one() -> httpx.Response:
+        async with httpx.AsyncClient(base_url=base, timeout=120, headers={
+                "Authorization": f"Bearer {token}", **headers}) as client:
+            return await client.post(f"/processes/processes/{process}/execution", json=body)
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+def dismissed(base: str, token: str, answers: list[httpx.Response]) -> None:
+    with httpx.Client(headers={"Authorization": f"Bearer {token}"}) as client:
+        for r in answers:
+            if r.status_code == 201:
+                assert client.delete(r.headers["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize(("n", "project", "quota", "sync"), [
+    (150, None, 5, False), (40, "quota-lab", 7, False), (12, None, 5, True)])
+async def test_a_quota_holds_under_concurrent_submissions(
+        product: Product, issuer, n: int, project: str | None, quota: int,
+        sync: bool) -> None:
+    """150 concurrent submissions got 15 accepted against a quota of 5, 40 got 7, and 12
+    concurrent synchronous executions were all accepted: counted apart from the insert."""
+    user = f"crowd-{uuid.uuid4().hex[:6]}"
+    groups = [project] if project else []
+    token = issuer.token(user, client=PROCESS_CLIENT, groups=groups, ttl=3600)
+    body = {"processInputs": {"seconds": 3600},
+            **({"metadata": {"project": project}} if project else {})}
+    tokens = [token]
+    if project:  # the project's quota: two members submitting together
+        tokens.append(issuer.token(f"{user}-2", client=PROCESS_CLIENT, groups=groups,
+                                   ttl=3600))
+    # synchronous: a process that offers it (test-nap), waited for a second, then a job
+    process, prefer = ("test-nap", {"Prefer": "respond-sync"}) if sync else ("sleep", {})
+    sent = await asyncio.gather(*(at_once(product.base, each, n // len(tokens), process, body,
+                                          **prefer) for each in tokens))
+    answers = [r for answered in sent for r in answered]
+    try:
+        statuses = sorted(r.status_code for r in answers)
+        assert statuses == [201] * quota + [429] * (n - quota), statuses
+        said = {r.json()["detail"].partition(",")[0] for r in answers if r.status_code == 429}
+        assert ("The project has 7 jobs queued or running" if project else
+                "You have 5 jobs queued or running") in said, said
+    finally:
+        for each, answered in zip(tokens, sent, strict=True):
+            dismissed(product.base, each, answered)
