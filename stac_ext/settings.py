@@ -77,6 +77,10 @@ class ProcessSettings(BaseSettings):
     """How long a stopping worker (SIGTERM, or the service's in-process worker at shutdown)
     lets its running jobs finish; then it ends them: each is queued again when its process
     allows a retry, else failed."""
+    job_outage_seconds: float = Field(default=300.0, ge=0, le=86400)
+    """The longest database outage a worker waits out: its running jobs go on (their
+    progress unwritten meanwhile, their ends recorded once it is back). Longer, the worker
+    stops and its jobs fail, saying the database was away."""
     job_secrets_key: str | None = None
     """32 random bytes, base64url: encrypts secret inputs for the workers, shared by the API
     and every worker; unset: `GEOCATALOG_DATA_DIR/job-secrets.key` (one machine only).

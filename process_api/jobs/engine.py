@@ -31,7 +31,13 @@ from process_api.jobs.metrics import (
     QUEUE_STATE,
     WORKERS,
 )
-from process_api.jobs.queue import QUIET_ABORTS, autocommit, connect_timeout, queue_pool
+from process_api.jobs.queue import (
+    QUIET_ABORTS,
+    PatientJobManager,
+    autocommit,
+    connect_timeout,
+    queue_pool,
+)
 from process_api.jobs.quotas import QueueFull, Quotas
 from process_api.jobs.secrets import SecretBox
 from process_api.jobs.store import Job, JobStore, NewJob, new_job
@@ -65,6 +71,7 @@ class Engine:
     def __init__(self, dsn: str, registry: Registry, box: SecretBox, gather: Gather, *,
                  queue: str, heartbeat_seconds: float = 2.0, stalled_seconds: float = 10.0,
                  timeout: float = 2.0, shutdown_seconds: float = 10.0,
+                 outage_seconds: float = 300.0,
                  job_dsn: str | None = None,
                  notifier: Notifier | None = None, sandbox: Sandbox | None = None,
                  environment: Mapping[str, str] | None = None,
@@ -97,6 +104,8 @@ class Engine:
         self.stalled = stalled_seconds
         # how long a stopping worker lets its running jobs finish before it ends them
         self.shutdown = shutdown_seconds
+        # the longest database outage a worker waits out, its jobs running on
+        self.outage = outage_seconds
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
         # autocommit: every query of the job store is one statement
         self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
@@ -111,6 +120,8 @@ class Engine:
             else environment
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())
+        self.app.job_manager = PatientJobManager(self.app.connector, heartbeat_seconds,
+                                                 outage_seconds)
         logging.getLogger("procrastinate.worker").addFilter(QUIET_ABORTS)  # idempotent
         self.worker = JobWorker(self, cgroups)  # what runs jobs, in a worker process
         self.app.task(name=TASK, queue=queue, pass_context=True)(self.worker.run_job)

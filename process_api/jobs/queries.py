@@ -139,3 +139,6 @@ SELECT 'project:' || name,
 FROM unnest(%(projects)s::text[]) AS name
 """
 
+
+#: Whether the database answers.
+PING = "SELECT 1 AS answered"

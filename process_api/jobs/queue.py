@@ -1,17 +1,23 @@
 """procrastinate's side of the job engine: its connections (a pool in autocommit), its
-schema, what says the database is away, and the one line an aborted job's log says."""
+schema, what says the database is away, a worker's job manager that waits an outage out,
+and the one line an aborted job's log says."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 import procrastinate
 import psycopg
 import psycopg_pool
 from psycopg_pool import AsyncConnectionPool
+
+logger = logging.getLogger("geocatalog.jobs")
+T = TypeVar("T")
 
 ENGINE_SCHEMA = "procrastinate"
 #: What the job store's and the queue's connections raise while the database is away.
@@ -66,3 +72,72 @@ def install_engine_schema(conn: Any) -> tuple[str, bool]:
         conn.execute(f"SET LOCAL search_path TO {ENGINE_SCHEMA}")
         conn.execute(procrastinate.schema.SchemaManager.get_schema())
     return what, True
+
+
+class PatientJobManager(procrastinate.manager.JobManager):
+    """procrastinate's job manager for a worker that rides over a database outage: what
+    its worker does while jobs run (its heartbeat, its fetch of the next job, the end of a
+    job in the queue, the abort requests it polls, its listener) waits for the database,
+    trying again every `retry` seconds, up to `patience` seconds of outage; then it fails
+    as procrastinate's own does and the worker stops. Its running jobs meanwhile go on:
+    procrastinate would stop the worker, and its jobs, at the first failed heartbeat.
+    (A submission does not wait: the API answers 503 at once.)"""
+
+    def __init__(self, connector: procrastinate.BaseConnector, retry: float,
+                 patience: float) -> None:
+        super().__init__(connector)
+        self.retry = retry
+        self.patience = patience
+        self._away_since: float | None = None
+
+    async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
+        while True:
+            try:
+                result = await call()
+            except UNREACHABLE as e:
+                now = time.monotonic()
+                if self._away_since is None:
+                    self._away_since = now
+                    logger.warning("job queue: the database is away (%s); the worker waits "
+                                   "for it, its jobs go on (JOB_OUTAGE_SECONDS: %g)",
+                                   type(e).__name__, self.patience)
+                if now - self._away_since > self.patience:
+                    raise
+                await asyncio.sleep(self.retry)
+                continue
+            if self._away_since is not None:
+                logger.warning("job queue: the database is back after %.1f s",
+                               time.monotonic() - self._away_since)
+                self._away_since = None
+            return result
+
+    async def update_heartbeat(self, worker_id: int) -> None:
+        await self._patiently(lambda: super(PatientJobManager, self).update_heartbeat(
+            worker_id))
+
+    async def fetch_job(self, queues: Iterable[str] | None, worker_id: int
+                        ) -> procrastinate.jobs.Job | None:
+        return await self._patiently(lambda: super(PatientJobManager, self).fetch_job(
+            queues=queues, worker_id=worker_id))
+
+    async def finish_job(self, job: procrastinate.jobs.Job, status: procrastinate.jobs.Status,
+                         delete_job: bool) -> None:
+        await self._patiently(lambda: super(PatientJobManager, self).finish_job(
+            job, status, delete_job))
+
+    async def retry_job(self, job: procrastinate.jobs.Job, retry_at: Any = None,
+                        priority: int | None = None, queue: str | None = None,
+                        lock: str | None = None) -> None:
+        await self._patiently(lambda: super(PatientJobManager, self).retry_job(
+            job, retry_at=retry_at, priority=priority, queue=queue, lock=lock))
+
+    async def list_jobs_to_abort_async(self, queue: str | None = None) -> Iterable[int]:
+        return await self._patiently(
+            lambda: super(PatientJobManager, self).list_jobs_to_abort_async(queue))
+
+    async def listen_for_jobs(self, *, on_notification: Any,
+                              queues: Iterable[str] | None = None) -> None:
+        async def listening() -> None:
+            await super(PatientJobManager, self).listen_for_jobs(
+                on_notification=on_notification, queues=queues)
+        await self._patiently(listening)

@@ -150,6 +150,10 @@ class JobStore:
                                                             "projects": list(projects)})
         return {holder: jobs for holder, jobs in await cur.fetchall()}
 
+    async def ping(self) -> None:
+        """Nothing, once the database has answered (else what its absence raises)."""
+        await self._one(queries.PING)
+
     async def status(self, job_id: uuid.UUID | str) -> str | None:
         row = await self._one(queries.JOB_STATUS, id=job_id)
         return row["status"] if row else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -123,7 +124,8 @@ class JobWorker:
                         queues=[self.engine.queue], concurrency=concurrency, name=name or "worker",
                         install_signal_handlers=install_signal_handlers,
                         update_heartbeat_interval=self.engine.heartbeat,
-                        stalled_worker_timeout=self.engine.stalled,
+                        # a worker silent through an outage it waits out is not pruned
+                        stalled_worker_timeout=self.engine.stalled + self.engine.outage,
                         abort_job_polling_interval=0.5,
                         shutdown_graceful_timeout=self.engine.shutdown,
                     )
@@ -154,11 +156,22 @@ class JobWorker:
         forget_dead_workspaces()
 
     async def _reap_forever(self) -> None:
-        away = False
+        """`reap` every heartbeat; not before every live worker has beaten since this one
+        (re)gained the database: at its start, and after an outage, when every heartbeat
+        is late and none says a worker died."""
+        away, grace = False, self.engine.stalled + self.engine.heartbeat
+        reap_from = time.monotonic() + grace
         while True:
             try:
-                await self.reap()
-                away = False
+                if away:  # the database answers again: the grace runs from now
+                    await self.store.ping()
+                    logger.warning("reaping stalled jobs: the database is back; reaping "
+                                   "again in %g s", grace)
+                    reap_from, away = time.monotonic() + grace, False
+                elif time.monotonic() >= reap_from:
+                    await self.reap()
+                else:  # in the grace: an outage meanwhile is noticed all the same
+                    await self.store.ping()
             except UNREACHABLE as e:  # away: next round
                 if not away:
                     logger.warning("reaping stalled jobs: the database is away (%s); "

@@ -25,13 +25,14 @@ import psycopg
 import pytest
 
 from stac_ext.platform.database.cluster import Cluster
-from tests.support.cli import COMMAND, start_cli
+from tests.support.cli import start_cli
 from tests.support.cluster import migrated_cluster
 from tests.support.http import free_port, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
+from tests.support.product import running
 from tests.support.roles import role_env
 from tests.support.stac import make_collection, make_item, unique
-from tests.support.uvicorn_process import server_process, uvicorn_process
+from tests.support.uvicorn_process import uvicorn_process
 
 pytestmark = pytest.mark.slow
 
@@ -199,31 +200,29 @@ def test_service_killed_during_writes(own_cluster: Cluster, issuer, tmp_path: Pa
     assert stored(own_cluster)[2] == 0  # no catalog links to a missing item
 
 
-def test_database_outage_while_jobs_run(own_cluster: Cluster, issuer, tmp_path: Path) -> None:
-    """Jobs running when the database goes away go on, and end as they would have (one
-    ending while it is away, its record once it is back); they failed as "stopped (crash or
-    kill)", with 22 tracebacks in the log. The log says each thing in a line."""
-    port = free_port()
-    log = tmp_path / "serve.log"
+@pytest.mark.parametrize(("api_workers", "workers"), [(2, 0), (1, 2)],
+                         ids=["serve-with-its-workers", "serve-and-geocatalog-workers"])
+def test_database_outage_while_jobs_run(own_cluster: Cluster, settings, issuer,
+                                        tmp_path: Path, api_workers: int,
+                                        workers: int) -> None:
+    """Jobs running when the database goes away for 12 s go on, and end as they would
+    have (one ending while it is away, its record once it is back), with two API
+    processes each running jobs, and with separate workers: a worker stopped at its first
+    failed heartbeat, and another process then failed its job as "stopped (crash or
+    kill)". The log says each thing in a line."""
     token = issuer.token("driller", client=PROCESS_CLIENT, ttl=3600)
-    env = {**os.environ, "DATABASE_URL": own_cluster.dsn, "OIDC_ISSUER": issuer.url,
-           "GEOCATALOG_DATA_DIR": str(tmp_path), "LOAD_DEMO_DATA": "false",
-           "IN_PROCESS_WORKER": "true", "DB_TIMEOUT": "1", "JOB_HEARTBEAT_SECONDS": "0.5",
-           "JOB_STALLED_SECONDS": "3", "JOB_USER_RUNNING": "4"}
-    with log.open("wb") as written, server_process(
-            [*COMMAND, "serve", "--port", str(port)], port, env, "/healthz", stdout=written,
-            stderr=written), \
-            httpx.Client(base_url=f"http://127.0.0.1:{port}",
-                         headers={"Authorization": f"Bearer {token}"}) as c:
+    with running(settings, tmp_path / "service", api_workers=api_workers, workers=workers,
+                 database_url=own_cluster.dsn, MIGRATE_ON_START="true", DB_TIMEOUT="1",
+                 JOB_USER_RUNNING="4") as product, product.client(token) as c:
         jobs = [c.post("/processes/processes/sleep/execution",
                        json={"processInputs": {"seconds": seconds}}).headers["Location"]
-                for seconds in (20, 3)]
+                for seconds in (25, 5)]
         deadline = time.monotonic() + 60
         while {c.get(url).json()["status"] for url in jobs} != {"running"} and \
                 time.monotonic() < deadline:
             time.sleep(0.2)
         own_cluster.stop()
-        time.sleep(8)
+        time.sleep(12)
         own_cluster.start()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -234,7 +233,7 @@ def test_database_outage_while_jobs_run(own_cluster: Cluster, issuer, tmp_path: 
             except (httpx.TransportError, ValueError):
                 pass
             time.sleep(0.5)
-    text = log.read_text()
+        text = product.log_text()
     print(text)
     assert [(job["status"], job["message"]) for job in ended] == [("successful", "finished")] * 2
     assert "Traceback" not in text
