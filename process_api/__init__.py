@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from process_api.api.app import lifespan_of as lifespan_of
     from process_api.api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
     from process_api.data.file_inputs import Catalog as Catalog
+    from process_api.data.staging import ResultsStore as ResultsStore
     from process_api.data.staging import StageLimits as StageLimits
     from process_api.data.staging import StagingError as StagingError
+    from process_api.data.staging import service_filesystem as service_filesystem
     from process_api.data.staging import storage_failure as storage_failure
     from process_api.jobs.callbacks import Notifier as Notifier
     from process_api.jobs.engine import JOB_REFUSALS as JOB_REFUSALS
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from process_api.jobs.queue import install_engine_schema as install_engine_schema
     from process_api.jobs.quotas import QueueFull as QueueFull
     from process_api.jobs.quotas import Quotas as Quotas
+    from process_api.jobs.results_gc import orphans as orphans
+    from process_api.jobs.results_gc import records_of as records_of
     from process_api.jobs.secrets import SecretBox as SecretBox
     from process_api.jobs.status import HAS_PROVENANCE as HAS_PROVENANCE
     from process_api.processes.definition import JOB_DATABASE_URL as JOB_DATABASE_URL
@@ -115,7 +119,11 @@ _EXPORTS = {
     "SlurmError": "process_api.runner.slurm",
     "SlurmExecutor": "process_api.runner.slurm_launcher",
     "SecretBox": "process_api.jobs.secrets",
+    "ResultsStore": "process_api.data.staging",
     "StageLimits": "process_api.data.staging",
+    "service_filesystem": "process_api.data.staging",
+    "orphans": "process_api.jobs.results_gc",
+    "records_of": "process_api.jobs.results_gc",
     "StagingError": "process_api.data.staging",
     "storage_failure": "process_api.data.staging",
 }

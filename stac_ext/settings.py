@@ -157,6 +157,9 @@ class ProcessSettings(BaseSettings):
     job over it fails before it runs, saying so."""
     job_stage_files: int = Field(default=1000, ge=1, le=100_000)
     """The most files one job's inputs may reference: more is a 400 at submission."""
+    job_result_files: int = Field(default=1000, ge=1, le=1_000_000)
+    """The most result files one job stores: a job that writes more fails, saying so, and
+    what it stored is removed when it is dismissed."""
     job_stage_stall_seconds: float = Field(default=30.0, gt=0, le=3600)
     """A source of a job's inputs that sends no byte for this long fails the job, named.
     (Staging also stops at the job's wall time, and when the job is dismissed.)"""

@@ -278,6 +278,11 @@ class ResultsStore:
     def open(self, key: str) -> Any:
         return self.fs.open(f"{self.root.rstrip('/')}/{key}", "rb", block_size=CHUNK)
 
+    def keys(self) -> list[str]:
+        """Every file's key."""
+        root = self.root.rstrip("/")
+        return sorted(path.removeprefix(root).lstrip("/") for path in self.fs.find(root))
+
     def remove(self, keys: list[str]) -> None:
         for key in keys:
             path = f"{self.root.rstrip('/')}/{key}"

@@ -59,16 +59,21 @@ def _job(inputs: dict[str, Any]) -> dict[str, Any]:
             if name not in JOB_SECTIONS}
 
 
-def _result(value: Any) -> Any:
+def _result(value: Any, output: str) -> Any:
     if isinstance(value, list):
-        return [_result(v) for v in value]
+        return [_result(v, output) for v in value]
     if isinstance(value, dict) and value.get("class") == "File":
         path = Path(value["path"])
+        if path.is_symlink():  # what it names is not the job's to give
+            raise CommandFailed(f"Output {output}: {value['basename']} is a link, which a "
+                                "job's results may not be.")
         found = {"class": "File", "path": value["path"], "basename": value["basename"],
                  "size": value["size"]}
         if value["size"] <= CONTENTS_BYTES:
             with contextlib.suppress(UnicodeDecodeError):  # binary: no contents
-                found["contents"] = path.read_bytes().decode()
+                text = path.read_bytes().decode()
+                if "\x00" not in text:  # nor for a NUL, which text does not hold
+                    found["contents"] = text
         return found
     return value
 
@@ -122,7 +127,9 @@ def run(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
     expressions = logging.getLogger("cwl_utils")  # its own stderr handler: replaced
     expressions.handlers, expressions.propagate = [log], False
     with output_tail() as tail:
-        code = cwltool([*containers, "--disable-color", "--outdir", "outputs",
+        # the outputs left where the tools wrote them: moving them would copy what a link
+        # names, and a link is refused
+        code = cwltool([*containers, "--disable-color", "--leave-outputs", "--leave-tmpdir",
                         "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
                         f"{FILE_NAME}#{target}", "job.json"], stdout=out,
                        logger_handler=log, custom_schema_callback=_standard_schemas)
@@ -132,4 +139,4 @@ def run(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
         text = tail_text(tail)
         raise CommandFailed(f"The CWL run failed (cwltool exit status {code})"
                             + (f": {text}" if text else "."))
-    return {k: _result(v) for k, v in json.loads(out.getvalue()).items()}
+    return {k: _result(v, k) for k, v in json.loads(out.getvalue()).items()}

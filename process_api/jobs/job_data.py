@@ -67,6 +67,7 @@ class DataConfig:
     publishing is refused)."""
 
     limits: StageLimits = field(default_factory=StageLimits)
+    result_files: int = 1000  # the most files one job stores
     store_url: str = ""
     store_options: dict[str, Any] = field(default_factory=dict)
     publisher: Process | None = None
@@ -272,7 +273,8 @@ async def run_with_data(data: JobData, process: Process, limits: Plan,
             return {"error": Scrubber(hide)(str(e))}, None
         left = dataclasses.replace(limits, wall_seconds=max(1.0, deadline - time.monotonic()))
         outcome = await supervise(own).run(process, given, left, about, hide,
-                                           staged=data.staged, outputs=data.outputs)
+                                           staged=data.staged, outputs=data.outputs,
+                                           max_files=data.config.result_files)
         if "result" not in outcome:
             return outcome, data.provenance([])
         try:

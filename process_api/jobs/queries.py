@@ -142,3 +142,8 @@ FROM unnest(%(projects)s::text[]) AS name
 
 #: Whether the database answers.
 PING = "SELECT 1 AS answered"
+
+#: What the records of the given jobs say about their stored files.
+RESULT_OWNERS = """
+SELECT id::text, status, provenance FROM processes.jobs WHERE id = ANY(%(ids)s::uuid[])
+"""

@@ -55,6 +55,7 @@ class Supervisor:
         self._away_until = 0.0  # progress is not written before (the database is away)
         self.outputs: Path | None = None  # where the job's result files are received
         self.tmp_bytes = 0  # the largest file a job can send (its /tmp holds it)
+        self.max_files = 0  # the most files a job sends
         # a job run by Slurm: its Slurm job (recorded once submitted), its account
         self.slurm_id = slurm_id
         self.account = account
@@ -84,12 +85,15 @@ class Supervisor:
 
     async def run(self, process: Process, inputs: dict[str, Any], limits: Plan,
                   about: dict[str, Any], secrets: Sequence[str] = (),
-                  staged: Path | None = None, outputs: Path | None = None) -> dict[str, Any]:
+                  staged: Path | None = None, outputs: Path | None = None,
+                  max_files: int = 0) -> dict[str, Any]:
         """The job's outcome (`result` or `error`, `returncode`, and `ceiling` when it met
         one); its output in its record's log meanwhile, `secrets` scrubbed. `staged`: the
         folder of its inputs, which it reads; `outputs`: where its result files are
-        received (`outcome["files"]`: number -> `{"local", "size", "checksum"}`)."""
+        received (`outcome["files"]`: number -> `{"local", "size", "checksum"}`), at most
+        `max_files`."""
         self.outputs = outputs
+        self.max_files = max_files
         self.tmp_bytes = limits.tmp_bytes
         # on a scheduler, each of a workflow's containers is a job of its own (its steps
         # over the nodes), the workflow's own job one core
@@ -134,6 +138,9 @@ class Supervisor:
                 await self._relay(started, log, {})
         finally:
             JOB_PROCESSES.dec()
+            if refused := outcome.pop("refused", None):  # whatever it said after, it failed
+                outcome.pop("result", None)
+                outcome["error"] = refused
             self._count_slurm(None)
             watcher.cancel()
             started.writer.close()  # a job still running (the worker is stopping) then ends
@@ -233,7 +240,11 @@ class Supervisor:
         an error) when the job may not send it."""
         size = int(message.get("size") or 0)
         if self.outputs is None or not 0 <= size <= self.tmp_bytes:
-            outcome["error"] = "The job sent a file it may not send."
+            outcome["error"] = outcome["refused"] = "The job sent a file it may not send."
+            return False
+        if len(outcome.get("files") or {}) >= self.max_files:
+            outcome["error"] = outcome["refused"] = (
+                f"The job wrote more than {self.max_files} result files (JOB_RESULT_FILES).")
             return False
         number = int(message["file"])
         local = self.outputs / str(number)

@@ -9,6 +9,7 @@ workers that died.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import subprocess
 import time
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import procrastinate
+import psycopg
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 
@@ -376,6 +378,10 @@ class JobWorker:
                       ) -> Job | None:
         """The job's end in its record (not if it was dismissed meanwhile): the row."""
         applied = limits.record
+        if "result" in outcome and (name := _holding_nul(outcome["result"])) is not None:
+            return await self.store.finish(
+                job_id, "failed", f"Output {name} holds a NUL character, which a job's "
+                "record cannot keep.", resources=applied, provenance=provenance)
         if "result" in outcome:
             try:
                 process.outputs_validator.validate(outcome["result"])
@@ -383,8 +389,14 @@ class JobWorker:
                 return await self.store.finish(
                     job_id, "failed", f"The process returned results that do not match its "
                     f"outputs schema: {e.message}", resources=applied)
-            return await self.store.finish(job_id, "successful", "finished", outcome["result"],
-                                           resources=applied, provenance=provenance)
+            try:
+                return await self.store.finish(job_id, "successful", "finished",
+                                               outcome["result"], resources=applied,
+                                               provenance=provenance)
+            except psycopg.DataError:  # e.g. half of a UTF-16 pair: its files stay its own
+                return await self.store.finish(
+                    job_id, "failed", "The job's results hold characters a job's record "
+                    "cannot keep.", resources=applied, provenance=provenance)
         error = outcome.get("error") or "the process stopped without a result"
         ceiling = outcome.get("ceiling")
         if ceiling == "memory" or error == "memory" or \
@@ -397,7 +409,8 @@ class JobWorker:
         elif ceiling == "processes":
             error = (f"Process limit reached: the job asked for more than {limits.processes} "
                      f"processes and threads at once (JOB_PROCESSES). {error}")
-        error = Scrubber(hide)(error)  # an error text must never carry a secret
+        # an error text must never carry a secret, nor a NUL (which no record keeps)
+        error = Scrubber(hide)(error).replace("\x00", "\ufffd")
         return await self.store.finish(job_id, "failed", error, resources=applied,
                                        provenance=provenance)
 
@@ -407,6 +420,12 @@ class JobWorker:
         where = "its resources.limits.memory" if limits.memory_asked else \
             "the default of JOB_MEMORY"
         return f"Memory limit exceeded: the job needed more than {size} ({where})."
+
+
+def _holding_nul(result: dict[str, Any]) -> str | None:
+    """The first output whose value holds a NUL character, or None."""
+    return next((name for name, value in result.items()
+                 if "\\u0000" in json.dumps(value)), None)
 
 
 def _metric_label(job: Job) -> str:

@@ -184,3 +184,13 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+-- Which of the given items exist (the search index has every item's key, in one table
+-- whatever the number of partitions): for what outlives a job only while an item uses it.
+CREATE OR REPLACE FUNCTION geocatalog.existing_items(_collections text[], _ids text[])
+RETURNS TABLE (collection text, id text)
+LANGUAGE sql STABLE AS $$
+    SELECT s.collection, s.id
+    FROM unnest(_collections, _ids) AS asked (collection, id)
+    JOIN geocatalog.search_items s ON s.id = asked.id AND s.collection = asked.collection
+$$;
