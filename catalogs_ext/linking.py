@@ -21,11 +21,13 @@ async def catalog_for_items(conn: asyncpg.Connection, path: str, username: str,
     when it does not exist, or is neither `username`'s nor of `project` (the project the
     caller acts in, whose membership was checked when the job was submitted)."""
     row = await conn.fetchrow(queries.LOCK_PARENT, path)
-    if row is None:
-        raise CatalogRefused(f"The target catalog {path} does not exist.")
-    if row["owner"] != username and (project is None or row["project"] != project):
-        raise CatalogRefused(f"The target catalog {path} is not yours: items can only be "
-                             "linked into a catalog you own, or one of the job's project.")
+    # another's catalog is refused in the words of a missing one: a private catalog's
+    # existence is not told
+    if row is None or (row["owner"] != username and
+                       (project is None or row["project"] != project)):
+        raise CatalogRefused(f"The target catalog {path} is not one of yours: items can "
+                             "only be linked into a catalog you own, or one of the job's "
+                             "project.")
     return int(row["pk"])
 
 

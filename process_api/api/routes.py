@@ -29,6 +29,7 @@ from process_api.api.service import (
     OptionalCallerDependency,
     ProcessService,
 )
+from process_api.api.user_files import file_headers, served_type
 from process_api.data.staging import CHUNK
 from process_api.jobs.job_log import LOG_CHARS
 from process_api.jobs.provenance import PROV_JSON, provenance
@@ -269,9 +270,8 @@ def jobs_router(service: ProcessService, user: CallerDependency,
             finally:
                 await asyncio.to_thread(source.close)
 
-        return StreamingResponse(chunks(), media_type=written["type"], headers={
-            "Content-Length": str(written["size"]),
-            "Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"'})
+        return StreamingResponse(chunks(), media_type=served_type(written["type"]),
+                                 headers=file_headers(key, written["size"]))
 
     @router.get("/{job_id}/logs", summary="What the job's process wrote, so far",
                 response_class=PlainTextResponse,

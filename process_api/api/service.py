@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from process_api.api.errors import OgcError, no_such_job, no_such_process
-from process_api.data.file_inputs import Catalog, resolve
+from process_api.data.file_inputs import Catalog, publish_refusal, resolve
 from process_api.data.staging import ResultsStore
 from process_api.deployment.cwl import CwlProcess
 from process_api.deployment.deployed import Deployment
@@ -104,9 +104,14 @@ class ProcessService:
             staging = await resolve(inputs, process.inputs, self.catalog, caller,
                                     record.get("service_url") or "/",
                                     self.engine.data.limits.files)
-            if inputs.get("publish") is not None and self.engine.data.publisher is None:
+            publish = inputs.get("publish")
+            if publish is not None and self.engine.data.publisher is None:
                 raise OgcError(400, "invalid-input", "publish: this service publishes no "
                                "results.")
+            if publish is not None and (refused := publish_refusal(
+                    publish.get("visibility") or ("project" if project else "private"),
+                    project, staging)) is not None:
+                raise OgcError(400, "invalid-input", refused)
         stored, secrets = split_secrets(inputs, process.inputs)
         return await self.engine.submit(process.id, caller.username, project, stored,
                                         self.engine.box.seal(secrets), inputs.get("resources"),

@@ -62,7 +62,7 @@ class Catalog(Protocol):
                     limit: int) -> list[dict[str, Any]] | None:
         """The files a reference gives (at most `limit` + 1), read as `caller`: each its
         `href` (the data's own URL), `type`, and the `item` (URL) and `asset` it is
-        of. None when
+        of, and who reads that item (`visibility`, `project`). None when
         it is not a reference to this catalog. LookupError (its message for the user) when
         an item or collection does not exist for the caller, ValueError when the reference
         is not one the catalog answers."""
@@ -121,3 +121,25 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
                            f"{max_files} files, the most one job reads (JOB_STAGE_FILES).")
         staging.append({"input": name, "index": index, "files": files})
     return staging
+
+
+def _within(visibility: str, project: str | None, read: dict[str, Any]) -> bool:
+    """Whether every reader of items published for `visibility` (`project`) reads the
+    input item `read` too."""
+    seen = read.get("visibility") or "public"
+    return seen == "public" or visibility == "private" or (
+        visibility == "project" and seen == "project" and read.get("project") == project)
+
+
+def publish_refusal(visibility: str, project: str | None,
+                    staging: list[dict[str, Any]]) -> str | None:
+    """Why items published for `visibility` (`project`) from these staged inputs would show
+    them to readers who may not read an input (a catalog item of narrower visibility), or
+    None. A result is published no wider than its inputs: its lineage names them."""
+    for entry in staging:
+        for file in entry["files"]:
+            if "item" in file and not _within(visibility, project, file):
+                return (f"publish.visibility: {visibility} would show the result to readers "
+                        f"who may not read its input {file['item']} "
+                        f"({file.get('visibility')}): publish it no wider than its inputs.")
+    return None

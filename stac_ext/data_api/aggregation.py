@@ -13,7 +13,6 @@ from typing import Any, cast
 
 import attr
 import orjson
-from asyncpg.exceptions import InvalidDatetimeFormatError
 from fastapi import FastAPI, Request
 from pydantic import BaseModel
 from stac_fastapi.api.models import CollectionUri, EmptyRequest, create_request_model
@@ -31,6 +30,7 @@ from stac_fastapi.types.requests import get_base_url
 from stac_fastapi.types.search import APIRequest
 
 from stac_ext.data_api import queries
+from stac_ext.data_api.datetime_param import DATETIME_REFUSALS, refused_datetime
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.platform.service.client_gone import unless_client_leaves
 
@@ -129,9 +129,8 @@ class AggregationClient(AsyncBaseAggregationClient):
 
         try:
             found = await unless_client_leaves(request, read())
-        except InvalidDatetimeFormatError as e:
-            raise InvalidQueryParameter(
-                f"Datetime parameter {search.datetime} is invalid.") from e
+        except DATETIME_REFUSALS as e:
+            raise refused_datetime(e, search.datetime) from e
         return {"type": "AggregationCollection", "aggregations": orjson.loads(found),
                 "links": self._links(request)}
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -78,9 +78,18 @@ class CallerReads:
         files = []
         for item in items:
             url = f"{root}{self.prefix}/collections/{item.get('collection')}/items/{item['id']}"
+            properties = item.get("properties") or {}
+            readers = {"visibility": properties.get("visibility") or "public",
+                       **({"project": properties["project"]} if properties.get("project")
+                          else {})}
+            # an asset's relative href is relative to its item's own address
+            base = next((str(link.get("href")) for link in item.get("links") or []
+                         if link.get("rel") == "self"), url)
             for key, asset in _assets(item, wanted):
-                files.append({"item": url, "asset": key, "href": str(asset.get("href")),
-                              **({"type": asset["type"]} if asset.get("type") else {})})
+                files.append({"item": url, "asset": key,
+                              "href": urljoin(base, str(asset.get("href"))),
+                              **({"type": asset["type"]} if asset.get("type") else {}),
+                              **readers})
                 if len(files) > limit:
                     return files
         return files
@@ -96,7 +105,15 @@ class CallerReads:
                        if k in reference}}
             if reference.get("q"):
                 body["q"] = [reference["q"]]
-            page = _answer(await client.post(f"{self.prefix}/search", json=body))
+            if isinstance(body.get("filter"), str):  # CQL2 text: what GET /search reads
+                body |= {"filter-lang": "cql2-text", "collections": found.group(1),
+                         "q": reference.get("q")}
+                if "bbox" in body:
+                    body["bbox"] = ",".join(map(str, body["bbox"]))
+                page = _answer(await client.get(f"{self.prefix}/search", params={
+                    k: v for k, v in body.items() if v is not None}))
+            else:
+                page = _answer(await client.post(f"{self.prefix}/search", json=body))
         elif self._pages.match(path) and "collection" not in reference:
             page = _answer(await client.get(href))
         else:

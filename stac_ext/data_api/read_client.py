@@ -12,7 +12,6 @@ from urllib.parse import unquote_plus
 
 import attr
 import orjson
-from asyncpg.exceptions import InvalidDatetimeFormatError
 from fastapi import HTTPException, Request
 from hydraters import hydrate
 from pydantic import ValidationError
@@ -31,6 +30,7 @@ from stac_pydantic.shared import BBox
 from starlette.responses import Response
 
 from stac_ext.data_api import queries
+from stac_ext.data_api.datetime_param import DATETIME_REFUSALS, refused_datetime
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.policy import reader_of, reader_text
@@ -253,9 +253,8 @@ class CoreClient(CoreCrudClient):
 
         try:
             page, items = await unless_client_leaves(request, read())
-        except InvalidDatetimeFormatError as e:
-            raise InvalidQueryParameter(
-                f"Datetime parameter {search_request.datetime} is invalid.") from e
+        except DATETIME_REFUSALS as e:
+            raise refused_datetime(e, search_request.datetime) from e
         if page is None:  # a scope that does not exist
             raise NotFoundError(f"Catalog {params[1]} does not exist.")
         result = orjson.loads(page)

@@ -239,3 +239,23 @@ async def test_empty_field_names_are_no_fields(anon: httpx.AsyncClient, fields: 
     """`fields=,` was a 500 (stock read the first character of an empty name)."""
     r = await anon.get("/data/search", params={"fields": fields, "limit": 1})
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(("filter_text", "value"), [
+    ("datetime > TIMESTAMP('nonsense')", "nonsense"),
+    ("datetime = TIMESTAMP('2021-13-45T00:00:00Z')", "2021-13-45T00:00:00Z"),
+    ("T_INTERSECTS(datetime, INTERVAL('2021-01-01T00:00:00Z', 'bad'))", "bad")])
+async def test_a_filters_bad_date_time_is_said_in_words(alice_data: httpx.AsyncClient,
+                                                        filter_text: str, value: str) -> None:
+    """It said "Datetime parameter None is invalid." (a request with no datetime), or the
+    database's own text."""
+    for r in (await alice_data.get("/data/search", params={"filter": filter_text,
+                                                          "filter-lang": "cql2-text"}),
+              await alice_data.get("/data/aggregate", params={
+                  "filter": filter_text, "filter-lang": "cql2-text",
+                  "aggregations": "total_count"})):
+        assert (r.status_code, r.json()) == (400, {
+            "code": "InvalidQueryParameter",
+            "description": f"filter: {value!r} is not an RFC 3339 date-time with every field "
+                           "in range (e.g. 2020-01-01T00:00:00Z); an interval is two of them, "
+                           "or one and `..`, joined by `/`."}), r.text

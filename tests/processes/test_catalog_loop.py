@@ -427,3 +427,77 @@ async def test_a_published_file_of_the_service_store_outlives_its_job(
     for reader in (alice, anonymous):
         again = await reader.get(path)
         assert (again.status_code, again.content) == (200, first.content)
+
+
+@pytest.mark.slow
+async def test_a_result_is_published_no_wider_than_its_inputs(loop_service,
+                                                             s3_endpoint) -> None:
+    """A public result of a private input showed anonymous readers its derived_from link,
+    the private item's URL and id."""
+    alice = loop_service["alice"]
+    run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    private = (await published(alice, {"source": f"s3://{bucket}/sst.nc",
+                                       "visibility": "private",
+                                       "s3": s3_section(s3_endpoint)}))["created"][0]["url"]
+    for visibility, project in (("public", None), ("project", "ocean-lab")):
+        r = await execute(alice, process, {
+            "files": [{"href": private}], "s3": s3_section(s3_endpoint),
+            "publish": {"visibility": visibility}},
+            **({"metadata": {"project": project}} if project else {}))
+        assert (r.status_code, r.json()["detail"]) == (
+            400, f"publish.visibility: {visibility} would show the result to readers who may "
+                 f"not read its input {private} (private): publish it no wider than its "
+                 "inputs."), r.text
+    r = await execute(alice, process, {"files": [{"href": private}],
+                                       "s3": s3_section(s3_endpoint),
+                                       "publish": {"visibility": "private"}})
+    assert r.status_code == 201, r.text
+    assert (await alice.delete(r.headers["Location"])).status_code == 200
+
+
+@pytest.mark.slow
+async def test_a_collection_input_takes_cql2_text(loop_service, s3_endpoint) -> None:
+    """`filter-lang: cql2-text` answered 400 "Input should be a valid dictionary"."""
+    alice, alice_data = loop_service["alice"], loop_service["alice_data"]
+    run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    item = (await published(alice, {"source": f"s3://{bucket}/sst.nc",
+                                    "s3": s3_section(s3_endpoint)}))["created"][0]
+    r = await execute(alice, process, {
+        "files": [{"collection": f"http://testserver/data/collections/{item['collection']}",
+                   "filter": f"id = '{item['id']}'", "filter-lang": "cql2-text"}],
+        "s3": s3_section(s3_endpoint)})
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job.get("message")
+    prov = (await alice.get(f"{r.headers['Location']}/prov")).json()
+    assert [e["geocatalog:item"] for name, e in prov["entity"].items()
+            if name.startswith("job:inputs/")] == [item["url"]]
+    assert (await alice_data.get("/data/search")).status_code == 200
+
+
+@pytest.mark.slow
+async def test_an_assets_relative_href_is_read_against_its_item(loop_service) -> None:
+    """An item asset with a relative href was staged as it was (`sst.nc`), and refused."""
+    alice, admin = loop_service["alice"], loop_service["admin_data"]
+    collection = f"test_conv-relative_{uuid.uuid4().hex[:8]}"
+    assert (await admin.post("/data/collections",
+                             json=make_collection(collection))).status_code == 201
+    item = make_item("relative")
+    item["assets"] = {"data": {"href": "../data/sst.nc", "roles": ["data"],
+                               "type": "application/x-netcdf"}}
+    assert (await loop_service["alice_data"].post(f"/data/collections/{collection}/items",
+                                                  json=item)).status_code == 201
+    process = f"size-{uuid.uuid4().hex[:8]}"
+    assert (await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        process, "import os, sys\nprint(os.path.getsize(sys.argv[1]))",
+        {"data": "File"}, {"size": "stdout"}))).status_code == 201
+    url = f"http://testserver/data/collections/{collection}/items/relative"
+    r = await execute(alice, process, {"data": {"href": url}})
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    # the item's own address gives the file's: this test's service is in-process, so its
+    # host name leads nowhere the worker may fetch from
+    resolved = f"http://testserver/data/collections/{collection}/data/sst.nc"
+    assert (job["status"], job["message"]) == ("failed", (
+        f"{resolved}: The address cannot be reached from here: give a public http(s) or S3 "
+        "address (the service's OUTBOUND_ALLOW names the private networks it may reach)."))

@@ -150,7 +150,7 @@ async def check_example_opens_the_data(anon: httpx.AsyncClient, item: dict,
     assert "sst" in out.stdout
 
 
-@pytest.mark.parametrize("case", ["unreachable", "empty", "not my catalog"])
+@pytest.mark.parametrize("case", ["unreachable", "empty", "not my catalog", "no catalog"])
 async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3_endpoint,
                                               user_data, case: str) -> None:
     source = f"s3://{user_data}/campaign"
@@ -160,19 +160,26 @@ async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3
         s3["endpoint"] = f"http://127.0.0.1:{free_port()}"
     elif case == "empty":
         inputs["source"] = f"s3://{user_data}/nothing-here"
-    else:
+    else:  # bob's private catalog answers as one that does not exist
         other = unique("bobs-")
-        assert (await bob_data.post("/data/catalogs", json={
-            "id": other, "type": "Catalog", "description": "not alice's"})).status_code == 201
+        if case == "not my catalog":
+            assert (await bob_data.post("/data/catalogs", json={
+                "id": other, "type": "Catalog", "description": "not alice's",
+                "visibility": "private"})).status_code == 201
         inputs["catalog"] = other
     before = await item_count(app)
     r = await execute(alice_processes, "publish-dataset", inputs)
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed",
                          seconds=120)
     assert job["status"] == "failed"
-    expected = {"unreachable": "Cannot reach the object storage",
-                "empty": "No object under", "not my catalog": "is not yours"}[case]
-    assert expected in job["message"], job["message"]
+    if case in ("not my catalog", "no catalog"):
+        assert job["message"] == (
+            f"PublishError: The target catalog {other} is not one of yours: items can only "
+            "be linked into a catalog you own, or one of the job's project."), job["message"]
+    else:
+        expected = {"unreachable": "Cannot reach the object storage",
+                    "empty": "No object under"}[case]
+        assert expected in job["message"], job["message"]
     assert SECRET not in job["message"]
     assert await item_count(app) == before
 

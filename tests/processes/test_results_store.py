@@ -166,3 +166,30 @@ async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoi
     assert r.status_code == 204, r.text
     assert gc(service, settings)[:-1] == [f"removed {key}" for key in published]
     assert stored(store, published_url) == [] and stored(store, kept_url) == kept
+
+
+async def test_a_jobs_files_are_served_as_data_never_run(service) -> None:
+    """A job's x.js was served from /processes/jobs/.../files as text/javascript, without
+    nosniff: this origin would run a user's script."""
+    alice = service["alice"]
+    names = {"page": "x.html", "script": "x.js", "drawing": "x.svg", "table": "x.csv"}
+    process = await deployed(
+        alice, "for name in ('x.html', 'x.js', 'x.svg', 'x.csv'):\n"
+               "    open(name, 'w').write('<script>alert(1)</script>')", {},
+        {output: f"{{type: File, outputBinding: {{glob: {name}}}}}"
+         for output, name in names.items()})
+    url, job = await ended(alice, process, {})
+    assert job["status"] == "successful", job
+    served = {}
+    for output, name in names.items():
+        r = await alice.get(f"{url}/files/{output}/{name}")
+        assert r.status_code == 200
+        served[name] = {k: r.headers[k] for k in (
+            "content-type", "content-disposition", "x-content-type-options",
+            "content-security-policy")}
+    data = "application/octet-stream"
+    assert served == {name: {
+        "content-type": data if name != "x.csv" else "text/csv; charset=utf-8",
+        "content-disposition": f'attachment; filename="{name}"',
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "sandbox; default-src 'none'"} for name in names.values()}
