@@ -5,8 +5,9 @@ Own cluster in `.fuzz/` (port 5459), the demo data, the service in a real uvicor
 local development issuer; one schemathesis run per (API, token) pair, bounded in examples
 and time; then the hostile-input pass (`tests/hostile.py`: huge numbers, deep and long
 filters, forged paging tokens, deep bodies, NaN, in every parameter and body field, huge
-search filters, costly packages to deploy), with and without tokens;
-prints each run's summary and exits non-zero on any finding.
+search filters, costly packages to deploy), with and without tokens; then jobs reading
+sources that lie, trickle and stall, and crowds of submissions beyond a quota
+(`tests/hostile_sources.py`); prints each run's summary and exits non-zero on any finding.
 
     .venv/bin/python -m tests.fuzz [--examples 200] [--seconds 600]
 """
@@ -26,6 +27,7 @@ from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.hostile import hostile_pass
+from tests.hostile_sources import QUOTA, sources_pass
 from tests.support.http import free_port
 from tests.support.issuer import ADMIN_RIGHT, DATA_CLIENT, PROCESS_CLIENT
 from tests.support.uvicorn_process import uvicorn_process
@@ -68,7 +70,10 @@ def main(
     port = free_port()
     env = {**os.environ, "DATABASE_URL": cluster.dsn, "GEOCATALOG_DATA_DIR": str(data_dir),
            "GEOCATALOG_PORT": str(port), "OIDC_ISSUER": "", "JWKS_URL": "",
-           "LOAD_DEMO_DATA": "false"}
+           "LOAD_DEMO_DATA": "false", "OUTBOUND_ALLOW": "127.0.0.0/8",
+           # what the hostile sources and crowds meet (tests/hostile_sources.py)
+           "JOB_STAGE_BYTES": "1Mi", "JOB_WALL_SECONDS": "30", "JOB_STAGE_STALL_SECONDS": "3",
+           "JOB_USER_QUEUED": str(QUOTA)}
     for command in (["migrate"], ["demo-data"]):
         subprocess.run([sys.executable, "-m", "stac_ext.cli", *command], env=env, check=True,
                        capture_output=True)
@@ -97,6 +102,11 @@ def main(
             ok &= not problems
             print(f"== hostile inputs {label}: {'ok' if not problems else 'FINDINGS'}"
                   + "".join(f"\n  {p[:300]}" for p in problems) + "\n", flush=True)
+        problems = sources_pass(f"http://127.0.0.1:{port}", tokens["processes"],
+                                issuer.mint("crowd", PROCESS_CLIENT, [], [], 3600))
+        ok &= not problems
+        print(f"== hostile sources and crowds: {'ok' if not problems else 'FINDINGS'}"
+              + "".join(f"\n  {p[:300]}" for p in problems) + "\n", flush=True)
     raise typer.Exit(0 if ok else 1)
 
 

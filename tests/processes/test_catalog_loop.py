@@ -435,7 +435,7 @@ async def test_a_result_is_published_no_wider_than_its_inputs(loop_service,
     """A public result of a private input showed anonymous readers its derived_from link,
     the private item's URL and id."""
     alice = loop_service["alice"]
-    run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     private = (await published(alice, {"source": f"s3://{bucket}/sst.nc",
                                        "visibility": "private",
                                        "s3": s3_section(s3_endpoint)}))["created"][0]["url"]
@@ -459,7 +459,7 @@ async def test_a_result_is_published_no_wider_than_its_inputs(loop_service,
 async def test_a_collection_input_takes_cql2_text(loop_service, s3_endpoint) -> None:
     """`filter-lang: cql2-text` answered 400 "Input should be a valid dictionary"."""
     alice, alice_data = loop_service["alice"], loop_service["alice_data"]
-    run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     item = (await published(alice, {"source": f"s3://{bucket}/sst.nc",
                                     "s3": s3_section(s3_endpoint)}))["created"][0]
     r = await execute(alice, process, {
