@@ -148,6 +148,9 @@ class Supervisor:
                 hit = await asyncio.shield(started.broker.close())
                 if hit and "result" not in outcome:
                     outcome.setdefault("ceiling", hit[0])
+                # a container that did not run is why its job failed, in one line
+                if started.broker.failures and "result" not in outcome:
+                    outcome["error"] = started.broker.failures[0]
             try:
                 await cancelled(flushing)
                 await asyncio.shield(log.flush(final=True))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -35,6 +36,8 @@ from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
 from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.protocol import readable
+
+logger = logging.getLogger("geocatalog.jobs")
 
 #: The folders of container jobs on the worker's host: `<prefix><worker pid>-...`.
 WORKSPACE_PREFIX = "geocatalog-container-job-"
@@ -103,6 +106,7 @@ class Broker:
         # write in it: its outputs and temporary folder only, checked per request)
         self.roots = roots
         self.hit: list[str] = []  # the limits a container met
+        self.failures: list[str] = []  # why containers did not run, in order
         self._running: dict[str, asyncio.Task[None]] = {}
         self._listener: socket.socket | None = None
         self._serving: asyncio.Task[None] | None = None
@@ -176,16 +180,9 @@ class Broker:
             loop = asyncio.get_running_loop()
             await readable(conn)
             data, fds, flags, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
-            try:
-                if flags & socket.MSG_TRUNC or len(fds) != 3:
-                    raise RequestRefused(f"A container request is at most {MAX_REQUEST} "
-                                         "bytes, with its tool's stdin, stdout and stderr.")
-                run = self._run(json.loads(data), name)
-                await self.podman.ensure(run.image)
-            except (RequestRefused, ImageRefused, ValueError) as e:
-                reply = {"status": REFUSED, "message": str(e)}
-            else:
-                reply = await self._contained(run, fds, conn)
+            reply = await self._reply(data, flags, fds, conn, name)
+            if reply.get("message") and reply["status"] == REFUSED:
+                self.failures.append(reply["message"])
             await loop.sock_sendall(conn, json.dumps(reply).encode())
         except (OSError, asyncio.CancelledError):
             pass  # the caller went (its job dismissed or ended): its container went too
@@ -193,6 +190,26 @@ class Broker:
             for fd in fds:
                 os.close(fd)
             conn.close()
+
+    async def _reply(self, data: bytes, flags: int, fds: list[int], conn: socket.socket,
+                     name: str) -> dict[str, Any]:
+        """The answer to one request: the container's end, or why it did not run (one
+        line, which the job's message takes)."""
+        try:
+            if flags & socket.MSG_TRUNC or len(fds) != 3:
+                raise RequestRefused(f"A container request is at most {MAX_REQUEST} "
+                                     "bytes, with its tool's stdin, stdout and stderr.")
+            run = self._run(json.loads(data), name)
+            await self.podman.ensure(run.image)
+        except (RequestRefused, ImageRefused, ValueError) as e:
+            return {"status": REFUSED, "message": str(e)}
+        try:
+            return await self._contained(run, fds, conn)
+        except Exception as e:  # podman, the cgroups: said, never swallowed
+            logger.exception("job %s: a container of %s failed", self.job.job_id, run.image)
+            said = next(iter(str(e).splitlines()), "")
+            return {"status": REFUSED, "message": f"The worker could not run the container "
+                    f"of {run.image}: {type(e).__name__}{f': {said}' if said else ''}."}
 
     async def _contained(self, run: ToolRun, fds: list[int], conn: socket.socket
                          ) -> dict[str, Any]:

@@ -11,7 +11,6 @@ ever built, loaded or imported from a package.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -22,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from process_api.runner.programs import Ran, run_program
 
 #: The label every container of a job carries: `<host>:<worker pid>:<job id>`.
 LABEL = "geocatalog.job"
@@ -160,20 +161,22 @@ class Podman:
 
     async def prepare(self, run: ToolRun, folder: Path | None = None) -> int:
         """The tool's container created and initialised (its mounts made, its process not
-        yet running): that process's pid; ImageRefused when podman could not. `folder`:
-        podman's working directory, where its monitor (conmon) may write files (`oom`)."""
+        yet running): that process's pid; ImageRefused when podman could not, with its
+        reason. `folder`: podman's working directory, where its monitor (conmon) may write
+        files (`oom`)."""
         for step in (self.create_command(run)[1:], ["init", run.name]):
-            code, _ = await self._call(*step, cwd=folder)
-            if code != 0:
+            ran = await self._call(*step, cwd=folder)
+            if ran.code != 0:
                 raise ImageRefused(f"podman could not {step[0]} the container of "
-                                   f"{run.image} (status {code}).")
-        code, pid = await self._call("inspect", "--format", "{{.State.Pid}}", run.name)
-        if code != 0 or not pid.strip().isdigit():
-            raise ImageRefused(f"podman did not start the container of {run.image}.")
-        return int(pid)
+                                   f"{run.image}: {ran.reason()}.")
+        ran = await self._call("inspect", "--format", "{{.State.Pid}}", run.name)
+        if ran.code != 0 or not ran.out.strip().isdigit():
+            raise ImageRefused(f"podman did not start the container of {run.image}: "
+                               f"{ran.reason()}.")
+        return int(ran.out)
 
     async def present(self, image: str) -> bool:
-        return await self._status("image", "exists", "--", image) == 0
+        return (await self._call("image", "exists", "--", image)).code == 0
 
     async def ensure(self, image: str) -> None:
         """The image on this host: pulled when absent and its registry allowed; else
@@ -185,28 +188,19 @@ class Podman:
             raise ImageRefused(f"The image {image} is not on this worker; an admin adds it "
                                f"(`geocatalog images pull {image}` from an allowed registry, "
                                "or `podman load`/`podman import`).")
-        if await self._status("pull", "--quiet", "--", image) != 0:
-            raise ImageRefused(f"The image {image} could not be pulled from {registry}.")
+        ran = await self._call("pull", "--quiet", "--", image)
+        if ran.code != 0:
+            raise ImageRefused(f"The image {image} could not be pulled from {registry}: "
+                               f"{ran.reason()}.")
 
     async def remove(self, name: str) -> None:
         """The container gone, stopped first when it runs."""
-        await self._status("rm", "--force", "--time", "0", "--ignore", name)
+        await self._call("rm", "--force", "--time", "0", "--ignore", name)
 
-    async def _status(self, *args: str) -> int:
-        return (await self._call(*args))[0]
-
-    async def _call(self, *args: str, cwd: Path | None = None) -> tuple[int, str]:
-        """podman's exit status and output (within REMOVE_SECONDS)."""
-        process = await asyncio.create_subprocess_exec(
-            self.program, *args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=_environment(), cwd=cwd)
-        try:
-            async with asyncio.timeout(REMOVE_SECONDS):
-                out, _ = await process.communicate()
-                return process.returncode or 0, out.decode(errors="replace")
-        except TimeoutError:
-            process.kill()
-            return await process.wait(), ""
+    async def _call(self, *args: str, cwd: Path | None = None) -> Ran:
+        """podman's end and output (within REMOVE_SECONDS)."""
+        return await run_program([self.program, *args], env=_environment(),
+                                 seconds=REMOVE_SECONDS, cwd=cwd)
 
     # -- what an admin and a starting worker do (synchronous: the CLI, a worker's start) --
 

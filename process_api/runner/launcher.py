@@ -362,8 +362,8 @@ class OwnSandbox:
         host: its `/tmp`, its socket's (`Broker.with_workspace`)."""
         if self.podman is None:
             raise ContainersUnavailable(
-                "This worker runs no containers (podman is not installed): the process's "
-                "tools need one.")
+                "This worker runs no containers (podman is not installed, or JOB_CONTAINERS "
+                "is none): the process's tools need one.")
         sandboxed = self.sandbox is not None
         seen = None if inputs is None else (INPUTS_MOUNT if sandboxed else str(inputs), inputs)
         broker = Broker.with_workspace(self.podman, self.cgroups, job,

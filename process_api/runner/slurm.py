@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import shlex
 import shutil
 import sys
@@ -15,8 +16,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from process_api.runner.programs import run_program
+
 #: How often the states of the followed jobs are asked for (one `squeue` for all).
 POLL_SECONDS = 0.5
+#: How long one of Slurm's commands may take to answer (its controller busy).
+COMMAND_SECONDS = 120.0
 #: The states in which a Slurm job has ended (`squeue --states=all` keeps them a while).
 ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY",
                    "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "SPECIAL_EXIT",
@@ -95,13 +100,10 @@ def batch_script(module: str, folder: Path) -> str:
 
 
 async def _command(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        *args, stdin=asyncio.subprocess.PIPE if stdin is not None else
-        asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    ran = await run_program(args, env=os.environ, seconds=COMMAND_SECONDS, stdin=stdin)
+    if ran.code is None:
+        return -1, ran.out, f"{Path(args[0]).name} did not answer in {COMMAND_SECONDS:g} s"
+    return ran.code, ran.out, ran.err
 
 
 def _first_line(text: str) -> str:

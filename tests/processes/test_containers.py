@@ -228,3 +228,64 @@ def test_an_admin_lists_images_and_pulls_only_from_allowed_registries() -> None:
                             capture_output=True, text=True)
     assert (pulled.returncode, pulled.stderr.strip()) == (
         1, "The registry ghcr.io is not allowed (CONTAINER_REGISTRIES: none).")
+
+
+def test_podman_answers_under_uvloop(tmp_path: Path) -> None:
+    """Under uvloop (uvicorn's loop: `geocatalog serve`, `make run`) `podman init` never
+    seemed to end: its monitor holds the pipe of its output, the call waited out its 30 s,
+    and the kill of the exited process raised ProcessLookupError, which the broker
+    swallowed (every container tool failed with status 125, saying nothing)."""
+    import uvloop
+
+    podman = Podman.available()
+    assert podman is not None
+    run = ToolRun(name=f"geocatalog-test-{uuid.uuid4().hex[:8]}", job_id="test",
+                  image=cdo_image(), command=["true"], workdir="/", mounts=[])
+
+    async def made() -> int:
+        try:
+            return await podman.prepare(run, tmp_path)
+        finally:
+            await podman.remove(run.name)
+
+    assert uvloop.run(made()) > 0
+
+
+CONTAINER_TOOL = """\
+cwlVersion: v1.2
+class: CommandLineTool
+id: {process}
+requirements:
+  DockerRequirement: {{dockerPull: "{image}"}}
+baseCommand: [ls, /]
+inputs: []
+outputs:
+  listing: stdout
+"""
+
+
+async def test_a_container_that_cannot_run_says_why_in_its_jobs_message(service) -> None:
+    """A missing image failed the job as "The CWL run failed (cwltool exit status 1): INFO
+    cwltool ... INFO Resolved ...": its cause in the job's log only."""
+    dora = service["dora"]
+    process, image = f"missing-{uuid.uuid4().hex[:8]}", "localhost/geocatalog-missing:1"
+    await deployed(dora, CONTAINER_TOOL.format(process=process, image=image))
+    job, _ = await ran(dora, process, {})
+    assert (job["status"], job["message"]) == ("failed", (
+        f"The image {image} is not on this worker; an admin adds it (`geocatalog images "
+        f"pull {image}` from an allowed registry, or `podman load`/`podman import`)."))
+
+
+async def test_a_worker_without_podman_fails_container_jobs_saying_so(settings,
+                                                                     issuer) -> None:
+    app = create_app(settings.model_copy(update={
+        "job_queue": f"no-podman-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
+        "job_containers": "none"}), processes=TEST_PROCESSES)
+    token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
+    process = f"unrun-{uuid.uuid4().hex[:8]}"
+    async with app.router.lifespan_context(app), http_client(app, token) as dora:
+        await deployed(dora, CONTAINER_TOOL.format(process=process, image=cdo_image()))
+        job, _ = await ran(dora, process, {})
+    assert (job["status"], job["message"]) == ("failed", (
+        "This worker runs no containers (podman is not installed, or JOB_CONTAINERS is "
+        "none): the process's tools need one."))
