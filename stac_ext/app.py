@@ -239,6 +239,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         engine=engine, catalog=catalog,
         user=auth.client(settings.process_client_id),
         optional_user=auth.optional_client(settings.process_client_id),
+        file_reader=auth.optional_client(settings.process_client_id, settings.data_client_id),
         deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
         as_caller=partial(auth.caller, client_id=settings.process_client_id),
         in_process_worker=settings.in_process_worker,

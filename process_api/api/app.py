@@ -31,6 +31,9 @@ class ProcessesConfig:
     engine: Engine
     user: CallerDependency  # a token of the process client
     optional_user: OptionalCallerDependency  # the same, or None without a token
+    #: a job's files' reader: a token of the process client or the data client (a
+    #: published item's assets are read with the token that reads the item), or None
+    file_reader: OptionalCallerDependency
     deployer: CallerDependency  # a token of the process client with the right to deploy
     #: a caller (None: anonymous) as the access table takes them (`stac_ext.platform.access`)
     as_caller: Callable[[Any], Who]
@@ -69,7 +72,7 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     app.include_router(processes_router(service, config.user, config.optional_user,
                                         config.sync_wait_seconds, config.body_checks))
     app.include_router(deploy_router(service, config.deployer, config.user))
-    app.include_router(jobs_router(service, config.user, config.optional_user))
+    app.include_router(jobs_router(service, config.user, config.file_reader))
     add_error_handlers(app)
     generate = app.openapi
 

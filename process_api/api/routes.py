@@ -197,7 +197,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
 
 
 def jobs_router(service: ProcessService, user: CallerDependency,
-                optional_user: OptionalCallerDependency) -> APIRouter:
+                file_reader: OptionalCallerDependency) -> APIRouter:
     router = APIRouter(prefix="/jobs", tags=["Jobs"])
 
     @router.get("", summary="Your jobs and your projects' jobs",
@@ -259,7 +259,7 @@ def jobs_router(service: ProcessService, user: CallerDependency,
                 response_class=StreamingResponse,
                 responses={200: {"content": {"application/octet-stream": {}}}})
     async def job_file(job_id: str, path: str,
-                       caller: Caller | None = Depends(optional_user)) -> StreamingResponse:
+                       caller: Caller | None = Depends(file_reader)) -> StreamingResponse:
         store, key, written = await service.job_file(job_id, path, caller)
         source = await asyncio.to_thread(store.open, key)
 

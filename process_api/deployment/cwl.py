@@ -52,10 +52,13 @@ FILE_OUTPUT = {
     "type": "object", "required": ["basename", "size", "checksum"],
     "description": "A file the process wrote, stored: where (`href`), its media type, size "
                    "and SHA-256 checksum (multihash); `contents` too when it is text of 64 "
-                   "KiB or less.",
+                   "KiB or less. Asked to publish: the items made of it (`items`), and "
+                   "what of it was not published, and why (`unpublished`).",
     "properties": {"basename": {"type": "string"}, "size": {"type": "integer"},
                    "checksum": {"type": "string"}, "href": {"type": "string"},
-                   "type": {"type": "string"}, "contents": {"type": "string"}}}
+                   "type": {"type": "string"}, "contents": {"type": "string"},
+                   "items": {"type": "array", "items": {"type": "string"}},
+                   "unpublished": {"type": "array", "items": {"type": "string"}}}}
 
 
 class PackageError(ValueError):

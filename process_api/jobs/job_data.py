@@ -228,20 +228,44 @@ class JobData:
                             "derived_from": items}}
 
     @staticmethod
-    def with_items(result: dict[str, Any], published: list[dict[str, Any]]) -> dict[str, Any]:
-        """The results, each stored file with the items it became (`items`: their URLs)."""
+    def with_items(result: dict[str, Any], published: list[dict[str, Any]],
+                   unpublished: list[dict[str, Any]]) -> dict[str, Any]:
+        """The results, each stored file with the items it became (`items`: their URLs)
+        and what of it was not published, and why (`unpublished`)."""
         made: dict[str, list[str]] = {}
         for item in published:
             made.setdefault(str(item.get("file")), []).append(str(item["url"]))
+        left: dict[str, list[str]] = {}
+        for skip in unpublished:
+            left.setdefault(str(skip["file"]), []).append(str(skip["reason"]))
 
         def linked(value: Any) -> Any:
             if isinstance(value, list):
                 return [linked(v) for v in value]
-            if isinstance(value, dict) and value.get("href") in made:
-                return {**value, "items": made[value["href"]]}
+            if isinstance(value, dict) and (value.get("href") in made or
+                                            value.get("href") in left):
+                href = value["href"]
+                return {**value, **({"items": made[href]} if href in made else {}),
+                        **({"unpublished": left[href]} if href in left else {})}
             return value
 
         return {name: linked(value) for name, value in result.items()}
+
+    @staticmethod
+    def unpublished_note(unpublished: list[dict[str, Any]], published: list[dict[str, Any]]
+                         ) -> str | None:
+        """The job's message when files it was asked to publish (of a format the catalog
+        describes) became no item: which, and why."""
+        made = {str(item.get("file")) for item in published}
+        missed: dict[str, list[str]] = {}
+        for skip in unpublished:
+            if skip["file"] not in made and not skip.get("format"):
+                missed.setdefault(str(skip["file"]), []).append(str(skip["reason"]))
+        if not missed:
+            return None
+        return "finished; not published: " + "; ".join(
+            f"{href.rsplit('/', 1)[-1]} ({', '.join(reasons)})"
+            for href, reasons in missed.items())
 
     def provenance(self, published: list[dict[str, Any]]) -> dict[str, Any]:
         """What the job record keeps of what the job read and wrote."""
@@ -281,22 +305,29 @@ async def run_with_data(data: JobData, process: Process, limits: Plan,
             result = await data.store_results(outcome["result"], outcome.pop("files", {}))
             request = data.publish_request(process, INPUTS_MOUNT if sandboxed else
                                            str(data.outputs))
-            published = await _published(data, request, limits, about, hide,
-                                         supervise(publishing))
+            published, unpublished = await _published(data, request, limits, about, hide,
+                                                      supervise(publishing))
         except StagingError as e:
             return {"error": Scrubber(hide)(str(e))}, data.provenance([])
-        return {**outcome, "result": data.with_items(result, published)}, \
-            data.provenance(published)
+        note = data.unpublished_note(unpublished, published)
+        return {**outcome, "result": data.with_items(result, published, unpublished),
+                **({"note": note} if note else {})}, data.provenance(published)
     finally:
         await data.close()
 
 
 async def _published(data: JobData, request: dict[str, Any] | None, limits: Plan,
                      about: dict[str, Any], hide: list[str], supervisor: Supervisor
-                     ) -> list[dict[str, Any]]:
-    """The job's files published as items (when its request asks): the items."""
-    if request is None or not request["files"]:
-        return []
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The job's files published as items (when its request asks): the items, and what
+    was not published (`{"file", "reason"}`)."""
+    if request is None:
+        return [], []
+    skipped = [{"file": w["href"], "format": True, "reason": "not a format the catalog "
+                "describes (NetCDF, Parquet)"} for w in data.written
+               if w["type"] not in PUBLISHED_TYPES]
+    if not request["files"]:
+        return [], skipped
     publisher = data.config.publisher
     if publisher is None:
         raise StagingError("This service does not publish results (no publisher).")
@@ -306,4 +337,7 @@ async def _published(data: JobData, request: dict[str, Any] | None, limits: Plan
         raise StagingError("The job's files are stored; publishing them failed: "
                            f"{outcome.get('error') or 'the publisher stopped'}")
     found = outcome["result"]
-    return [*found.get("created", []), *found.get("updated", [])]
+    skipped += [{"file": s["file"], "reason": f"{s['variable']}: {s['reason']}"}
+                for s in found.get("skipped", [])]
+    skipped += [{"file": w["file"], "reason": w["message"]} for w in found.get("warnings", [])]
+    return [*found.get("created", []), *found.get("updated", [])], skipped

@@ -390,7 +390,8 @@ class JobWorker:
                     job_id, "failed", f"The process returned results that do not match its "
                     f"outputs schema: {e.message}", resources=applied)
             try:
-                return await self.store.finish(job_id, "successful", "finished",
+                return await self.store.finish(job_id, "successful",
+                                               outcome.get("note") or "finished",
                                                outcome["result"], resources=applied,
                                                provenance=provenance)
             except psycopg.DataError:  # e.g. half of a UTF-16 pair: its files stay its own

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stac_ext.content.formats import Format
+from stac_ext.publish.longitudes import lon_extent
 
 MEDIA_TYPES = {Format.netcdf: "application/netcdf", Format.zarr: "application/vnd+zarr",
                Format.parquet: "application/vnd.apache.parquet", Format.csv: "text/csv"}
@@ -75,10 +76,9 @@ def describe_xarray(ds: Any, href: str, fmt: Format) -> Description:
         values = ds[name].values
         if values.size:
             ranges[role] = (values.min(), values.max())
-    if "lat" in ranges and "lon" in ranges:
-        (south, north), (west, east) = ranges["lat"], ranges["lon"]
-        west, east = (float(w) - 360 if float(w) > 180 else float(w) for w in (west, east))
-        description.bbox = [float(west), float(south), float(east), float(north)]
+    if "lat" in ranges and (lons := lon_extent(ds[roles["lon"]].values)) is not None:
+        (south, north), (west, east) = ranges["lat"], lons
+        description.bbox = [west, float(south), east, float(north)]
     if "time" in ranges and np.issubdtype(ds[roles["time"]].dtype, np.datetime64):
         description.start, description.end = (_iso(t) for t in ranges["time"])
     for dim in ds.sizes:
@@ -135,9 +135,11 @@ def describe_parquet(parquet_file: Any, href: str) -> Description:
                 dimensions=["row"]))
     extent = {role: (min(stats[name]), max(stats[name])) for role, name in roles.items()
               if stats.get(name)}
-    if "lat" in extent and "lon" in extent:
-        description.bbox = [float(extent["lon"][0]), float(extent["lat"][0]),
-                            float(extent["lon"][1]), float(extent["lat"][1])]
+    if "lat" in extent and "lon" in extent:  # a table's points: its columns' extremes
+        west, east = (float(v) for v in extent["lon"])
+        if east > 180:  # on 0..360, where along the circle is not known from two numbers
+            west, east = -180.0, 180.0
+        description.bbox = [west, float(extent["lat"][0]), east, float(extent["lat"][1])]
     if "time" in extent:
         description.start, description.end = (_iso(t) for t in extent["time"])
     return description
@@ -154,5 +156,6 @@ def describe_csv(stream: Any, href: str) -> Description:
 
 
 def valid_bbox(bbox: list[float] | None) -> bool:
+    """A STAC bbox: west > east is one across the antimeridian."""
     return bbox is not None and all(math.isfinite(v) for v in bbox) and \
-        -180 <= bbox[0] <= bbox[2] <= 180 and -90 <= bbox[1] <= bbox[3] <= 90
+        -180 <= bbox[0] <= 180 and -180 <= bbox[2] <= 180 and -90 <= bbox[1] <= bbox[3] <= 90

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from stac_ext.content.formats import Format
 from stac_ext.data_api.collection_ids import STANDARD_NAME, collection_id
 from stac_ext.publish.inspect import MEDIA_TYPES, Description, Variable, valid_bbox
+from stac_ext.publish.longitudes import footprint
 
 CONVENTION = "climate_forecast"
 
@@ -91,8 +92,7 @@ def _item(description: Description, variable: Variable, title_prefix: str | None
         "type": "Feature", "stac_version": "1.0.0",
         "id": item_id(description.href, variable.name),
         "bbox": [west, south, east, north],
-        "geometry": {"type": "Polygon", "coordinates": [[
-            [west, south], [east, south], [east, north], [west, north], [west, south]]]},
+        "geometry": footprint([west, south, east, north]),
         "properties": properties,
         "assets": {"data": {"href": description.href,
                             "type": MEDIA_TYPES[description.format],

@@ -501,3 +501,73 @@ async def test_an_assets_relative_href_is_read_against_its_item(loop_service) ->
     assert (job["status"], job["message"]) == ("failed", (
         f"{resolved}: The address cannot be reached from here: give a public http(s) or S3 "
         "address (the service's OUTBOUND_ALLOW names the private networks it may reach)."))
+
+
+def global_tos(with_time: bool = True) -> bytes:
+    """A global sea surface temperature on 0..360 longitudes, as CDO's `-const,290,r36x18`
+    writes it (without its time coordinate: a file that cannot become an item)."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    lon = ("lon", np.arange(0.0, 360.0, 10.0), {"units": "degrees_east",
+                                                 "standard_name": "longitude"})
+    lat = ("lat", np.arange(-85.0, 90.0, 10.0), {"units": "degrees_north",
+                                                  "standard_name": "latitude"})
+    attrs = {"standard_name": "sea_surface_temperature", "units": "K"}
+    if with_time:
+        ds = xr.Dataset({"tos": (("time", "lat", "lon"), np.full((1, 18, 36), 290.0), attrs)},
+                        coords={"time": pd.to_datetime(["2024-01-01"]), "lat": lat,
+                                "lon": lon})
+    else:
+        ds = xr.Dataset({"tos": (("lat", "lon"), np.full((18, 36), 290.0), attrs)},
+                        coords={"lat": lat, "lon": lon})
+    return bytes(ds.to_netcdf(engine="h5netcdf"))
+
+
+@pytest.mark.slow
+async def test_publishing_says_what_it_did_not_publish_and_takes_global_grids(
+        loop_service, s3_endpoint) -> None:
+    """A global grid on 0..360 longitudes became "no latitude/longitude extent" (west 0,
+    east -10), and its job ended successful with no item and no word of it; a published
+    private item's asset answered 403 to its owner's data token ("This API needs a token
+    issued to the client 'geocatalog-processes'")."""
+    alice = loop_service["alice"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"grids-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="tos.nc", Body=global_tos())
+    s3.put_object(Bucket=bucket, Key="timeless.nc", Body=global_tos(with_time=False))
+    process = f"copy-{run}"
+    assert (await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        process, "import shutil, sys\nshutil.copy(sys.argv[1], 'out.nc')",
+        {"data": "File"}, {"grid": "{type: File, outputBinding: {glob: out.nc}}"}))
+            ).status_code == 201
+    outcomes = {}
+    for name in ("tos.nc", "timeless.nc"):
+        r = await execute(alice, process, {"data": {"href": f"s3://{bucket}/{name}"},
+                                           "s3": s3_section(s3_endpoint),
+                                           "publish": {"visibility": "private"}})
+        url = r.headers["Location"]
+        job = await wait_for(alice, url, "successful", "failed", seconds=120)
+        outcomes[name] = job, (await alice.get(f"{url}/results")).json()["grid"]
+    job, grid = outcomes["tos.nc"]
+    assert (job["status"], job["message"]) == ("successful", "finished")
+    item = (await loop_service["alice_data"].get(
+        grid["items"][0].removeprefix("http://testserver"))).json()
+    assert item["bbox"] == [-180.0, -85.0, 180.0, 85.0]
+    # the private item's asset, read with the token that reads the item (a data token: what
+    # STAC Browser and pystac-client send), as with hers for jobs; by nobody else
+    asset = item["assets"]["data"]["href"].removeprefix("http://testserver")
+    for reader, status in (("alice_data", 200), ("alice", 200), ("bob_data", 404),
+                           ("bob", 404), ("anonymous", 404)):
+        r = await loop_service[reader].get(asset)
+        assert r.status_code == status, (reader, r.text)
+        if status == 200:
+            assert len(r.content) == grid["size"]
+    job, grid = outcomes["timeless.nc"]
+    reason = "tos: no time coordinate (an item needs a datetime)"
+    assert (job["status"], job["message"]) == (
+        "successful", f"finished; not published: out.nc ({reason})")
+    assert (grid.get("items"), grid["unpublished"]) == (None, [reason])

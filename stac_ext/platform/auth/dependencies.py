@@ -49,9 +49,10 @@ class AuthDependencies:
 
     async def _authorized(self, request: Request,
                           credentials: HTTPAuthorizationCredentials | None, client_id: str,
-                          right: str | None) -> Principal:
+                          right: str | None, *also: str) -> Principal:
+        """The token's principal, when it was issued to `client_id` (or one of `also`)."""
         principal = await self._principal(credentials)
-        if client_id not in principal.clients:
+        if client_id not in principal.clients and not principal.clients & set(also):
             raise HTTPException(status_code=403, detail=f"This API needs a token issued "
                                 f"to the client '{client_id}'.")
         if right and not self.holds(principal, client_id, right):
@@ -70,9 +71,11 @@ class AuthDependencies:
 
         return dependency
 
-    def optional_client(self, client_id: str) -> Callable[[Request], Awaitable[Principal | None]]:
+    def optional_client(self, client_id: str, *also: str
+                        ) -> Callable[[Request], Awaitable[Principal | None]]:
         """A read's caller: None without a token (anonymous); with one, a valid token issued
-        to `client_id` (401 / 403 as for writes: a bad token is never read as anonymous).
+        to `client_id` or one of `also` (401 / 403 as for writes: a bad token is never read
+        as anonymous).
         The header is read here, not through HTTPBearer's dependency: every read runs this,
         and its cost showed on a single item's read (the OpenAPI document declares the
         scheme, `complete_openapi`)."""
@@ -85,7 +88,7 @@ class AuthDependencies:
             if scheme.lower() != "bearer" or not token.strip():
                 raise _unauthorized("only a Bearer token is accepted")
             return await self._authorized(request, HTTPAuthorizationCredentials(
-                scheme=scheme, credentials=token.strip()), client_id, None)
+                scheme=scheme, credentials=token.strip()), client_id, None, *also)
 
         return caller
 
