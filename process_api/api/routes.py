@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
-import jsonschema
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
@@ -19,6 +17,7 @@ from process_api.api.documents import (
     summary,
 )
 from process_api.api.errors import OgcError, no_such_job
+from process_api.api.input_errors import in_words
 from process_api.api.job_list import job_query
 from process_api.api.models import ExecuteRequest
 from process_api.api.openapi30 import OPENAPI30_MEDIA_TYPE
@@ -49,16 +48,10 @@ CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/callback",
+    # Part 3: a deployed process's file input may be a collection of this catalog, with
+    # `bbox`, `datetime`, `filter` and `q` choosing its items (`data.file_inputs`)
+    "http://www.opengis.net/spec/ogcapi-processes-3/0.0/conf/collection-input",
 ]
-
-
-def _schema_error(error: jsonschema.ValidationError) -> str:
-    """Where and which rule, never the value (it may be a password)."""
-    where = "/".join(map(str, error.absolute_path)) or "(root)"
-    if error.validator in ("required", "additionalProperties"):
-        return f"{where}: {error.message}"
-    rule = json.dumps(error.validator_value)
-    return f"{where}: must satisfy {error.validator} {rule[:120]}"
 
 
 async def _check_subscriber(subscriber: dict[str, str]) -> None:
@@ -156,7 +149,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
         errors = sorted(process.inputs_validator.iter_errors(inputs),
                         key=lambda e: list(e.absolute_path))
         if errors:
-            listed = "; ".join(_schema_error(e) for e in errors)
+            listed = "; ".join(in_words(e) for e in errors)
             raise OgcError(400, "invalid-input", f"processInputs do not match the process's "
                            f"inputs schema: {listed}")
         if problems := resource_problems(inputs.get("resources"), service.engine.ceilings):

@@ -25,7 +25,8 @@ class InputRefused(Exception):
 
 #: The largest file given by its contents, in characters.
 FILE_CHARS = 1 << 20
-_URL = {"type": "string", "maxLength": 8192, "pattern": r"^(https?|s3)://\S+$"}
+_URL = {"type": "string", "maxLength": 8192, "pattern": r"^(https?|s3)://\S+$",
+        "description": "an http(s) or s3:// URL"}
 _ASSETS = {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": 256},
            "description": "the item assets to read (default: those with the role `data`)"}
 BY_CONTENTS = {

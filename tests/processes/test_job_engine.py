@@ -256,9 +256,11 @@ async def test_job_processes_see_no_worker_secrets(alice_processes: httpx.AsyncC
 
 @pytest.mark.parametrize(("resources", "detail"), [
     ({"limits": {"cpu": "9" * 400}}, "processInputs do not match the process's inputs "
-     "schema: resources/limits/cpu: must satisfy pattern"),
+     "schema: resources/limits/cpu: is not in the form expected (Kubernetes CPU quantity: "
+     "`2`, `0.5`, `500m`)"),
     ({"requests": {"memory": "9" * 400}}, "processInputs do not match the process's inputs "
-     "schema: resources/requests/memory: must satisfy pattern"),
+     "schema: resources/requests/memory: is not in the form expected (Kubernetes memory "
+     "quantity: `512Mi`, `4Gi`, `1G`)"),
     ({"limits": {"memory": "1000000000Ti"}}, "processInputs ask for more than a job may "
      "have: resources/limits/memory: at most 16Gi (JOB_MEMORY_MAX)"),
     # the operator's most memory (JOB_MEMORY_MAX); and 0 is not "no limit"

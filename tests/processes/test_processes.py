@@ -51,6 +51,7 @@ async def test_landing_and_conformance(anon: httpx.AsyncClient) -> None:
     part2 = "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/"
     assert classes == [spec + name for name in (
         "core", "json", "job-list", "dismiss", "oas30", "callback")] + [
+        "http://www.opengis.net/spec/ogcapi-processes-3/0.0/conf/collection-input"] + [
         part2 + name for name in ("deploy-replace-undeploy", "ogcapppkg", "cwl")] + [
         spec + "html"]
 
@@ -330,3 +331,26 @@ async def test_a_short_job_ends_while_a_long_one_runs(alice_processes: httpx.Asy
     assert (await wait_for(alice_processes, short, "successful"))["status"] == "successful"
     assert (await alice_processes.get(long)).json()["status"] == "running"
     assert (await alice_processes.delete(long)).json()["status"] == "dismissed"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("inputs", "detail"), [
+    ({"files": [{"href": "the item's page"}]},
+     "files/0/href: is not in the form expected (an http(s) or s3:// URL)"),
+    ({"files": [{"hrfe": "https://example.org/x.nc"}]},
+     "files/0: must be given by `contents`, or `href`, or `collection`"),
+    ({"files": [{"collection": "https://example.org/data/collections/c", "bbox": [1, 2]}]},
+     "files/0/bbox: must hold at least 4 entries"),
+    ({"files": [{"contents": 3}]}, "files/0/contents: must be text"),
+])
+def test_inputs_that_fail_the_schema_are_said_in_words(inputs: dict, detail: str) -> None:
+    """A file input that failed the schema answered a truncated JSON Schema dump
+    ("files/0: must satisfy oneOf [{"type": ...)."""
+    import jsonschema
+
+    from process_api.api.input_errors import in_words
+    from process_api.data.file_inputs import FILE_INPUT
+
+    schema = {"type": "object", "properties": {"files": {"type": "array", "items": FILE_INPUT}}}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(inputs))
+    assert [in_words(e) for e in errors] == [detail]

@@ -536,7 +536,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     page.locator("#execute").get_by_label("seconds").fill("99999")  # over its maximum
     s.provoked = {400}
     page.locator("#execute").get_by_role("button", name="Run").click()
-    expect(page.locator("#execute-error")).to_contain_text("seconds: must satisfy maximum 3600")
+    expect(page.locator("#execute-error")).to_contain_text("seconds: must be at most 3600")
     s.provoked = set()
     s.shot("form-error")
     assert urlsplit(page.url).path == "/ui/processes/sleep"  # no job: nothing half-done
