@@ -150,6 +150,8 @@ class NegotiationMiddleware:
             await RedirectResponse(location, status_code=303, headers={"Vary": "Accept"})(
                 scope, receive, send)
             return
+        # the page comes back here after a sign-in (`templating.page_address`)
+        scope.setdefault("state", {})["asked_path"] = scope["path"]
         scope = {**scope, "path": path, "raw_path": path.encode(), "query_string": query}
         await self.app(scope, receive, send)
 

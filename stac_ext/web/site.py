@@ -10,14 +10,14 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from stac_ext.web import stac_browser
-from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, search, session
+from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, search
 
 STATIC = Path(__file__).parent / "static"
 
 
 @dataclass(frozen=True)
 class SignIn:
-    """The OIDC provider the browser signs in with, as a public client (code + PKCE)."""
+    """The OIDC provider the service signs browsers in with (`platform.sessions`)."""
 
     issuer: str  # discovery at `{issuer}/.well-known/openid-configuration`
     client_id: str
@@ -29,7 +29,7 @@ class WebFace:
     title: str
     data_prefix: str  # "/data"
     processes_prefix: str  # "/processes"
-    stac_browser_dir: Path  # the built STAC Browser: `dist/` and `vendor/`
+    stac_browser_dir: Path  # the built STAC Browser: `dist/`
     swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn
     catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
@@ -41,12 +41,10 @@ def add_web_face(app: FastAPI, face: WebFace) -> None:
     browsers there; the composition root adds it among the middleware)."""
     app.state.web = face
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="web_static")
-    app.mount("/ui/vendor", StaticFiles(directory=face.stac_browser_dir / "vendor",
-                                        check_dir=False), name="web_vendor")
     app.mount("/ui/swagger-ui", StaticFiles(directory=face.swagger_ui_dir, check_dir=False),
               name="web_swagger_ui")
     api_docs.add_data_docs(api_docs.router, f"{face.data_prefix}/api.html")
-    for module in (landing, session, processes, jobs, catalogs, search, api_docs):
+    for module in (landing, processes, jobs, catalogs, search, api_docs):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
                        include_in_schema=False)

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
+from stac_ext.platform.sessions.signed_in import signed_in
 from stac_ext.web.facets import variable_words
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -34,24 +35,34 @@ def base_of(request: Request) -> str:
     return str(request.base_url)
 
 
-def client_settings(request: Request) -> dict[str, str]:
-    """What the pages' scripts need: the APIs' addresses and the sign-in's (no secret)."""
+def client_settings(request: Request) -> dict[str, Any]:
+    """What the pages' scripts need: the APIs' addresses, and who the browser's session
+    signed in (`user`: name, groups, rights; never a token)."""
     face = request.app.state.web
     base = base_of(request)
+    user = signed_in(request)
     return {"base": base, "data": f"{base}{face.data_prefix.strip('/')}/",
             "processes": f"{base}{face.processes_prefix.strip('/')}/", "ui": f"{base}ui/",
-            "issuer": face.sign_in.issuer, "clientId": face.sign_in.client_id,
             "localSignIn": "yes" if face.sign_in.local else "",
-            "adminRight": face.admin_right}
+            "adminRight": face.admin_right, "user": user.public() if user else None}
+
+
+def page_address(request: Request) -> str:
+    """The address the browser asked for (the API's, where the negotiation served a page
+    for it), to come back to after signing in."""
+    path = getattr(request.state, "asked_path", None) or request.url.path
+    query = request.url.query
+    return f"{str(request.base_url).rstrip('/')}{path}{'?' + query if query else ''}"
 
 
 def content_security_policy(request: Request) -> str:
     """Scripts only from our own files (no inline script, so nothing a user stored can run);
-    fetches to this service and the identity provider only."""
+    fetches to this service only; forms to this service, and on to the identity provider
+    (signing in and out go there)."""
     issuer = urlsplit(request.app.state.web.sign_in.issuer)
     provider = f"{issuer.scheme}://{issuer.netloc}"
     return ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            f"connect-src 'self' {provider}; form-action 'self' {provider}; "
+            f"connect-src 'self'; form-action 'self' {provider}; "
             "frame-ancestors 'none'; base-uri 'self'; object-src 'none'")
 
 
@@ -59,7 +70,7 @@ def page(request: Request, name: str, context: dict[str, Any] | None = None,
          status_code: int = 200) -> HTMLResponse:
     face = request.app.state.web
     values = {"title": face.title, "client": client_settings(request), "base": base_of(request),
-              **(context or {})}
+              "page_address": page_address(request), **(context or {})}
     return templates.TemplateResponse(
         request, name, values, status_code=status_code,
         headers={"Content-Security-Policy": content_security_policy(request),

@@ -43,3 +43,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA processes, procrast
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA processes, procrastinate
     TO geocatalog_api, geocatalog_worker;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA procrastinate TO geocatalog_api, geocatalog_worker;
+
+-- Browser sessions (their tokens, sealed): the API alone; workers and jobs never see them.
+GRANT USAGE ON SCHEMA sessions TO geocatalog_api;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA sessions TO geocatalog_api;
