@@ -99,6 +99,8 @@ def page_for(path: str, data: tuple[str, ...],
             return "page", f"/ui/processes/{quote(rest[1], safe='')}"
         if len(rest) in (2, 3) and rest[0] == "jobs" and rest[2:] in ((), ("results",)):
             return "page", f"/ui/jobs/{quote(rest[1], safe='')}"
+        if len(rest) == 3 and rest[0] == "jobs" and rest[2] == "prov":
+            return "page", f"/ui/jobs/{quote(rest[1], safe='')}/prov"
     return None
 
 
