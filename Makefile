@@ -108,7 +108,8 @@ $(SWAGGER)/.built:
 	cp $(SWAGGER).build/package/swagger-ui-bundle.js $(SWAGGER).build/package/swagger-ui.css \
 	  $(SWAGGER).build/package/LICENSE $(SWAGGER)/
 	rm -rf $(SWAGGER).build && touch $@
-# Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in.
+# Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in;
+# a link section's heading by its relation (a flat key `fields.<rel>`: a URI holds dots).
 $(WEB)/.built: stac_ext/web/stac_browser_texts.json
 	@$(call debian,npm,nodejs npm,Node.js for STAC Browser's build)
 	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
@@ -117,8 +118,7 @@ $(WEB)/.built: stac_ext/web/stac_browser_texts.json
 	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
 	  && npm install --no-audit --no-fund --loglevel=error \
 	  && SB_pathPrefix=./ npm run --silent build:minimal >/dev/null
-	mkdir -p $(WEB)/vendor && mv $(WEB).build/package/dist $(WEB)/dist
-	cp $(WEB).build/package/node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js $(WEB)/vendor/
+	mkdir -p $(WEB) && mv $(WEB).build/package/dist $(WEB)/dist
 	rm -rf $(WEB).build && touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; its own download is unavailable).

@@ -318,7 +318,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id,
                        local=not settings.oidc_issuer and bool(settings.local_issuer)),
-        catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right))
+        catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right,
+        deploy_right=settings.deploy_right))
     complete_openapi(app, STAC_ERROR, data_protected, token_reads=True)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)

@@ -45,7 +45,7 @@ def _numbered(name: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def read(document: Any) -> dict[str, Any]:
+def read_document(document: Any) -> dict[str, Any]:
     """What the page shows of a PROV-JSON document (anything else: nothing)."""
     if not isinstance(document, dict):
         document = {}

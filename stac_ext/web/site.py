@@ -34,6 +34,7 @@ class WebFace:
     sign_in: SignIn
     catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
     admin_right: str = "manageCollections"  # pages show administrators every form
+    deploy_right: str = "deployProcess"  # pages offer the deploy form to its holders
 
 
 def add_web_face(app: FastAPI, face: WebFace) -> None:

@@ -26,8 +26,30 @@ def prose(text: object) -> Markup:
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))
 
 
+def readers(visibility: object, project: object = None) -> str:
+    """Who reads an item or a catalog, in words (its `visibility`, and `project` beside it)."""
+    if visibility == "private":
+        return "only its owner"
+    if visibility == "project":
+        return f"project {project}" if project else "its project"
+    return "anyone"
+
+
+#: An error's heading in words, by status (the APIs' `code` is an exception's class name)
+ERROR_HEADINGS = {400: "Not understood", 401: "Sign in first", 403: "Not allowed",
+                  404: "Not found", 409: "Already there", 503: "Not available now"}
+
+
+def error_heading(error: object, status: int = 0) -> str:
+    """The heading of an error page: OGC's `title`, else the status in words."""
+    title = error.get("title") if isinstance(error, dict) else None
+    return str(title or ERROR_HEADINGS.get(status, "Error"))
+
+
 templates.env.filters["prose"] = prose
 templates.env.filters["variable_words"] = variable_words
+templates.env.filters["readers"] = readers
+templates.env.globals["error_heading"] = error_heading
 
 
 def base_of(request: Request) -> str:
@@ -70,7 +92,8 @@ def page(request: Request, name: str, context: dict[str, Any] | None = None,
          status_code: int = 200) -> HTMLResponse:
     face = request.app.state.web
     values = {"title": face.title, "client": client_settings(request), "base": base_of(request),
-              "page_address": page_address(request), **(context or {})}
+              "page_address": page_address(request), "status": status_code,
+              **(context or {})}
     return templates.TemplateResponse(
         request, name, values, status_code=status_code,
         headers={"Content-Security-Policy": content_security_policy(request),

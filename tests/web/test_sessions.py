@@ -6,77 +6,27 @@ new tabs and after reloads: tests/web/test_session_browser.py."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
-import pytest
 
 from stac_ext.app import create_app
 from stac_ext.platform.sessions.middleware import FORGED
 from stac_ext.settings import Settings
+from tests.support.sessions import SAME_ORIGIN, cookie_of, no_cookies, sign_in
 from tests.support.stac import unique
+from tests.web.conftest import LOCAL_BASE
 
-BASE = "http://127.0.0.1:8080"
-SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
-
-
-@pytest.fixture
-async def local(settings: Settings, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    """The service with its development issuer, at its own address (a client keeping no
-    cookies: each test sends the ones it means to)."""
-    app = create_app(settings.model_copy(update={
-        "oidc_issuer": None, "geocatalog_data_dir": tmp_path}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url=BASE,
-            cookies=no_cookies()) as client:
-        yield client
+BASE = LOCAL_BASE
 
 
-def no_cookies() -> CookieJar:
-    """A jar that keeps nothing: each request carries only the cookies a test gives it."""
-    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
-
-
-def cookie_of(response: httpx.Response, name: str) -> str:
-    """The value a `Set-Cookie` of the answer gives `name`."""
-    for header in response.headers.get_list("set-cookie"):
-        if header.startswith(f"{name}="):
-            return header.split(";", 1)[0].split("=", 1)[1]
-    raise AssertionError(f"no {name} in {response.headers.get_list('set-cookie')}")
-
-
-async def sign_in(client: httpx.AsyncClient, user: str = "alice", groups: str = "",
-                  rights: str = "", back: str = "/ui/jobs") -> tuple[str, httpx.Response]:
-    """The whole sign-in as a browser goes: the session's cookie, and the callback's answer."""
-    start = await client.get("/ui/session/sign-in", params={"return": back})
-    assert start.status_code == 303, start.text
-    flight = cookie_of(start, "geocatalog-sign-in")
-    authorize = urlsplit(start.headers["location"])
-    assert f"{authorize.scheme}://{authorize.netloc}{authorize.path}" == f"{BASE}/auth/authorize"
-    asked = {k: v[0] for k, v in parse_qs(authorize.query).items()}
-    assert asked["redirect_uri"] == f"{BASE}/ui/session/callback"
-    assert asked["code_challenge_method"] == "S256" and asked["response_type"] == "code"
-    form = await client.post("/auth/authorize", data={
-        "client_id": asked["client_id"], "redirect_uri": asked["redirect_uri"],
-        "code_challenge": asked["code_challenge"], "state": asked["state"],
-        "username": user, "groups": groups, "rights": rights})
-    assert form.status_code == 303
-    back_here = urlsplit(form.headers["location"])
-    callback = await client.get(f"{back_here.path}?{back_here.query}",
-                                headers={"Cookie": f"geocatalog-sign-in={flight}"})
-    assert callback.status_code == 303, callback.text
-    return cookie_of(callback, "geocatalog-session"), callback
-
-
-async def test_a_session_from_sign_in_to_sign_out(local: httpx.AsyncClient,
+async def test_a_session_from_sign_in_to_sign_out(signing_in: httpx.AsyncClient,
                                                   settings: Settings) -> None:
-    r = await local.get("/ui/session")
+    r = await signing_in.get("/ui/session")
     assert (r.status_code, r.json()) == (200, {"signedIn": False})
-    cookie, callback = await sign_in(local, "alice", "ocean-lab", "updateCatalog")
+    cookie, callback = await sign_in(signing_in, "alice", "ocean-lab", "updateCatalog")
     # back where she asked, with the cookie: exactly these flags (no Secure over http)
     assert callback.headers["location"] == f"{BASE}/ui/jobs"
     assert callback.headers.get_list("set-cookie") == [
@@ -87,7 +37,7 @@ async def test_a_session_from_sign_in_to_sign_out(local: httpx.AsyncClient,
         "geocatalog-sign-in=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"]
     assert len(cookie) >= 43
     session = {"Cookie": f"geocatalog-session={cookie}"}
-    r = await local.get("/ui/session", headers=session)
+    r = await signing_in.get("/ui/session", headers=session)
     body = r.json()
     assert body.pop("expires").endswith("Z")
     assert body == {"signedIn": True, "username": "alice", "groups": ["ocean-lab"],
@@ -96,22 +46,22 @@ async def test_a_session_from_sign_in_to_sign_out(local: httpx.AsyncClient,
 
     # the APIs read and write as her, with nothing but the cookie (and the browser's word
     # that the page is this service's own)
-    assert (await local.get("/processes/jobs")).status_code == 401
-    r = await local.get("/processes/jobs", headers=session)
+    assert (await signing_in.get("/processes/jobs")).status_code == 401
+    r = await signing_in.get("/processes/jobs", headers=session)
     assert r.status_code == 200, r.text
     assert (r.headers["cache-control"], "Cookie" in r.headers["vary"]) == ("private", True)
     catalog = unique("session-")
-    r = await local.post("/data/catalogs", headers={**session, **SAME_ORIGIN}, json={
+    r = await signing_in.post("/data/catalogs", headers={**session, **SAME_ORIGIN}, json={
         "id": catalog, "type": "Catalog", "description": "d", "visibility": "private"})
     assert r.status_code == 201, r.text
     assert r.json()["owner"] == "alice"
-    assert (await local.get(f"/data/catalogs/{catalog}")).status_code == 404
-    assert (await local.get(f"/data/catalogs/{catalog}", headers=session)).status_code == 200
+    assert (await signing_in.get(f"/data/catalogs/{catalog}")).status_code == 404
+    assert (await signing_in.get(f"/data/catalogs/{catalog}", headers=session)).status_code == 200
     # a page knows who she is (no token in it)
-    page = await local.get("/ui/jobs", headers={**session, "Accept": "text/html"})
+    page = await signing_in.get("/ui/jobs", headers={**session, "Accept": "text/html"})
     assert '"username": "alice"' in page.text and "Signed in as alice" in page.text
     # a bearer token of the request's own wins over the session
-    token = await local.get("/processes/jobs", headers={
+    token = await signing_in.get("/processes/jobs", headers={
         **session, "Authorization": "Bearer not-a-token"})
     assert token.status_code == 401
 
@@ -126,11 +76,11 @@ async def test_a_session_from_sign_in_to_sign_out(local: httpx.AsyncClient,
     assert all(row["tokens"].count(".") == 4 for row in rows)  # JWE compact, sealed
 
     # signing out: only from the service's own pages
-    refused = await local.post("/ui/session/sign-out", headers={
+    refused = await signing_in.post("/ui/session/sign-out", headers={
         **session, "Sec-Fetch-Site": "cross-site"})
     assert refused.status_code == 403
-    assert (await local.get("/ui/session", headers=session)).json()["signedIn"] is True
-    out = await local.post("/ui/session/sign-out", headers={**session, **SAME_ORIGIN})
+    assert (await signing_in.get("/ui/session", headers=session)).json()["signedIn"] is True
+    out = await signing_in.post("/ui/session/sign-out", headers={**session, **SAME_ORIGIN})
     assert out.status_code == 303
     where = urlsplit(out.headers["location"])
     assert where.path == "/auth/logout"
@@ -139,51 +89,51 @@ async def test_a_session_from_sign_in_to_sign_out(local: httpx.AsyncClient,
     assert out.headers.get_list("set-cookie") == [
         "geocatalog-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"]
     # the old cookie signs nobody in, and the browser is told to forget it
-    after = await local.get("/ui/session", headers=session)
+    after = await signing_in.get("/ui/session", headers=session)
     assert after.json() == {"signedIn": False}
     assert after.headers.get_list("set-cookie") == [
         "geocatalog-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"]
-    assert (await local.get("/processes/jobs", headers=session)).status_code == 401
+    assert (await signing_in.get("/processes/jobs", headers=session)).status_code == 401
 
 
-async def test_requests_from_other_sites_are_refused(local: httpx.AsyncClient) -> None:
+async def test_requests_from_other_sites_are_refused(signing_in: httpx.AsyncClient) -> None:
     """A change the cookie would sign in is taken only from the service's own pages: the
     browser's Fetch Metadata, else its `Origin`; in the API's own error format."""
-    cookie, _ = await sign_in(local, "carol")
+    cookie, _ = await sign_in(signing_in, "carol")
     session = {"Cookie": f"geocatalog-session={cookie}"}
     body = {"id": unique("forged-"), "type": "Catalog", "description": "d"}
     for headers in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
                     {"Origin": "https://evil.example"}, {"Origin": "null"},
                     {"Sec-Fetch-Site": "cross-site", "Origin": BASE}):
-        r = await local.post("/data/catalogs", json=body, headers={**session, **headers})
+        r = await signing_in.post("/data/catalogs", json=body, headers={**session, **headers})
         assert (r.status_code, r.json()) == (403, {"code": "Forbidden",
                                                    "description": FORGED}), headers
-        r = await local.post("/processes/processes/echo/execution", headers={
+        r = await signing_in.post("/processes/processes/echo/execution", headers={
             **session, **headers}, json={"processInputs": {"message": "hi"}})
         assert r.status_code == 403 and r.json()["detail"] == FORGED, headers
-    assert (await local.get(f"/data/catalogs/{body['id']}", headers=session)).status_code \
+    assert (await signing_in.get(f"/data/catalogs/{body['id']}", headers=session)).status_code \
         == 404  # nothing was done
     # reads are safe: a link from anywhere opens as her
-    r = await local.get("/processes/jobs", headers={**session, "Sec-Fetch-Site": "cross-site"})
+    r = await signing_in.get("/processes/jobs", headers={**session, "Sec-Fetch-Site": "cross-site"})
     assert r.status_code == 200
     # from her own pages: by Fetch Metadata, or (a browser without it) by Origin
-    r = await local.post("/data/catalogs", json=body, headers={**session, **SAME_ORIGIN})
+    r = await signing_in.post("/data/catalogs", json=body, headers={**session, **SAME_ORIGIN})
     assert r.status_code == 201, r.text
-    r = await local.post("/data/catalogs", headers={**session, "Origin": BASE}, json={
+    r = await signing_in.post("/data/catalogs", headers={**session, "Origin": BASE}, json={
         **body, "id": unique("origin-")})
     assert r.status_code == 201, r.text
 
 
 async def test_the_token_is_refreshed_and_a_dead_session_ends(
-        local: httpx.AsyncClient, settings: Settings) -> None:
-    cookie, _ = await sign_in(local, "dave")
+        signing_in: httpx.AsyncClient, settings: Settings) -> None:
+    cookie, _ = await sign_in(signing_in, "dave")
     session = {"Cookie": f"geocatalog-session={cookie}"}
     conn = await asyncpg.connect(settings.database_url)
     try:
         # its access token about to expire: the next request refreshes it first
         await conn.execute("UPDATE sessions.sessions SET access_expires = now() "
                            "WHERE username = 'dave'")
-        r = await local.get("/processes/jobs", headers=session)
+        r = await signing_in.get("/processes/jobs", headers=session)
         assert r.status_code == 200, r.text
         left = await conn.fetchval("SELECT access_expires - now() FROM sessions.sessions "
                                    "WHERE username = 'dave'")
@@ -191,7 +141,7 @@ async def test_the_token_is_refreshed_and_a_dead_session_ends(
         # nothing left to refresh with: the session ends, the browser forgets it
         await conn.execute("UPDATE sessions.sessions SET access_expires = now(), "
                            "refresh_expires = now() WHERE username = 'dave'")
-        r = await local.get("/processes/jobs", headers=session)
+        r = await signing_in.get("/processes/jobs", headers=session)
         assert r.status_code == 401
         assert r.headers.get_list("set-cookie") == [
             "geocatalog-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"]
@@ -201,32 +151,32 @@ async def test_the_token_is_refreshed_and_a_dead_session_ends(
         await conn.close()
 
 
-async def test_a_sign_in_is_finished_only_where_it_started(local: httpx.AsyncClient) -> None:
-    start = await local.get("/ui/session/sign-in", params={"return": "https://evil.example/"})
+async def test_a_sign_in_is_finished_only_where_it_started(signing_in: httpx.AsyncClient) -> None:
+    start = await signing_in.get("/ui/session/sign-in", params={"return": "https://evil.example/"})
     asked = {k: v[0] for k, v in parse_qs(urlsplit(start.headers["location"]).query).items()}
-    form = await local.post("/auth/authorize", data={
+    form = await signing_in.post("/auth/authorize", data={
         "client_id": asked["client_id"], "redirect_uri": asked["redirect_uri"],
         "code_challenge": asked["code_challenge"], "state": asked["state"],
         "username": "mallory"})
     back = urlsplit(form.headers["location"])
     callback = f"{back.path}?{back.query}"
     # another browser (no sign-in cookie): the code is useless there (login CSRF)
-    r = await local.get(callback)
+    r = await signing_in.get(callback)
     assert r.status_code == 400
     assert "This sign-in was started in another browser" in r.text
     assert "set-cookie" not in {k.lower() for k in r.headers if "geocatalog-session" in
                                 r.headers.get(k, "")}
     # another sign-in's cookie: refused as well
-    other = await local.get("/ui/session/sign-in")
-    r = await local.get(callback, headers={
+    other = await signing_in.get("/ui/session/sign-in")
+    r = await signing_in.get(callback, headers={
         "Cookie": f"geocatalog-sign-in={cookie_of(other, 'geocatalog-sign-in')}"})
     assert r.status_code == 400 and "This answer belongs to another sign-in." in r.text
     # its own: signed in, and sent back to this service only (never to the address asked)
-    r = await local.get(callback, headers={
+    r = await signing_in.get(callback, headers={
         "Cookie": f"geocatalog-sign-in={cookie_of(start, 'geocatalog-sign-in')}"})
     assert (r.status_code, r.headers["location"]) == (303, f"{BASE}/")
     # the identity provider's refusal, in words
-    r = await local.get("/ui/session/callback", params={
+    r = await signing_in.get("/ui/session/callback", params={
         "state": asked["state"], "error": "access_denied",
         "error_description": "<b>no</b>"}, headers={
         "Cookie": f"geocatalog-sign-in={cookie_of(start, 'geocatalog-sign-in')}"})

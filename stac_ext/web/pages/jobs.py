@@ -42,4 +42,4 @@ async def provenance_page(request: Request, job_id: str = Path(max_length=200),
             "job_id": job_id, "error": words or f"The provenance could not be read ({status})."},
             status_code=status)
     return page(request, "job_provenance.html", {"job_id": job_id, "error": None,
-                                                 "prov": provenance.read(body)})
+                                                 "prov": provenance.read_document(body)})
