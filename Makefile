@@ -130,10 +130,14 @@ browser-deps:
 telemetry-deps:
 	@$(call debian,prometheus promtool,prometheus,prometheus for the metrics tests)
 
-# Debian's GDAL (`ogrinfo`), a real OGC API Features client, for the docs' examples.
-gis-deps:
+# The clients the scientists' pages use in their examples: Debian's GDAL (`ogrinfo`, an OGC
+# API Features client) and CDO (which the catalog-to-job example's tool runs on the worker),
+# and pystac-client and OWSLib in .venv. `make run` leaves them out; the pages name this.
+gis-deps: | $(BIN)/python
 	@$(call debian,ogrinfo,gdal-bin,GDAL for the docs' examples)
 	@$(call debian,cdo,cdo,CDO for the catalog-to-job example)
+	@$(BIN)/python -c "import owslib, pystac_client" 2>/dev/null \
+	  || $(BIN)/pip install --quiet $(LOCK) owslib pystac-client
 
 # podman (with runc) for deployed tools' containers, with the containers.conf line this kind
 # of machine needs (podman's default ulimits ask for more than it allows), and the tests'

@@ -78,7 +78,8 @@ def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.
         assert r.status_code == 201, r.text
         r = httpx.post(f"{base}/processes/processes", content=cdo_mean("sst-mean"),
                        headers={"Authorization": f"Bearer {jobs}",
-                                "Content-Type": "application/cwl+yaml"})
+                                "Content-Type": "application/cwl+yaml"},
+                       timeout=120)  # its package is checked in a process of its own
         assert r.status_code == 201, r.text
         job = run(base, jobs, "sst-mean", {
             "files": [{"href": f"{base}/data/search?collections={SST}&datetime="
