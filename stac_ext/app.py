@@ -100,7 +100,7 @@ from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import NegotiationMiddleware
-from stac_ext.web.site import SignIn, WebFace, add_web_face
+from stac_ext.web.site import STATIC_PATHS, SignIn, WebFace, add_web_face
 
 logger = logging.getLogger("geocatalog")
 
@@ -333,7 +333,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                        processes_prefix=settings.processes_prefix)
     # a browser session's cookie: the session's token for every request it makes
     app.add_middleware(SessionMiddleware, keeper=sessions,
-                       ogc_prefix=settings.processes_prefix)
+                       ogc_prefix=settings.processes_prefix, static=STATIC_PATHS)
     app.add_middleware(UnexpectedErrorMiddleware, ogc_prefix=settings.processes_prefix)
     app.add_middleware(RequestIdMiddleware)
     if settings.metrics:

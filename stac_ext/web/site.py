@@ -13,6 +13,10 @@ from stac_ext.web import stac_browser
 from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, search
 
 STATIC = Path(__file__).parent / "static"
+#: Where the web face serves files that are the same for everyone (our scripts and styles,
+#: Swagger UI's, STAC Browser's built assets)
+STATIC_PATHS = ("/ui/static/", "/ui/swagger-ui/", "/browser/js/", "/browser/css/",
+                "/browser/img/", "/favicon.ico")
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ async def test_a_session_from_sign_in_to_sign_out(signing_in: httpx.AsyncClient,
     # a page knows who she is (no token in it)
     page = await signing_in.get("/ui/jobs", headers={**session, "Accept": "text/html"})
     assert '"username": "alice"' in page.text and "Signed in as alice" in page.text
+    # the pages' own files are everyone's: served without looking the session up
+    script = await signing_in.get("/ui/static/session.js", headers=session)
+    assert script.status_code == 200 and "Cookie" not in script.headers.get("vary", "")
     # a bearer token of the request's own wins over the session
     token = await signing_in.get("/processes/jobs", headers={
         **session, "Authorization": "Bearer not-a-token"})

@@ -45,15 +45,19 @@ def from_own_pages(scope: Scope) -> bool:
 
 
 class SessionMiddleware:
-    """`ogc_prefix`: the process API's mount (its refusals are OGC exceptions)."""
+    """`ogc_prefix`: the process API's mount (its refusals are OGC exceptions);
+    `static`: path prefixes of files that are the same for everyone (a page's scripts and
+    styles), served without looking the session up."""
 
-    def __init__(self, app: ASGIApp, keeper: SessionKeeper, ogc_prefix: str) -> None:
+    def __init__(self, app: ASGIApp, keeper: SessionKeeper, ogc_prefix: str,
+                 static: tuple[str, ...] = ()) -> None:
         self.app = app
         self.keeper = keeper
         self.ogc_prefix = ogc_prefix
+        self.static = static
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"].startswith(self.static):
             await self.app(scope, receive, send)
             return
         headers = scope["headers"]
