@@ -108,7 +108,8 @@ $(SWAGGER)/.built:
 	cp $(SWAGGER).build/package/swagger-ui-bundle.js $(SWAGGER).build/package/swagger-ui.css \
 	  $(SWAGGER).build/package/LICENSE $(SWAGGER)/
 	rm -rf $(SWAGGER).build && touch $@
-# Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in.
+# Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in;
+# a link section's heading by its relation (a flat key `fields.<rel>`: a URI holds dots).
 $(WEB)/.built: stac_ext/web/stac_browser_texts.json
 	@$(call debian,npm,nodejs npm,Node.js for STAC Browser's build)
 	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
@@ -117,8 +118,7 @@ $(WEB)/.built: stac_ext/web/stac_browser_texts.json
 	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
 	  && npm install --no-audit --no-fund --loglevel=error \
 	  && SB_pathPrefix=./ npm run --silent build:minimal >/dev/null
-	mkdir -p $(WEB)/vendor && mv $(WEB).build/package/dist $(WEB)/dist
-	cp $(WEB).build/package/node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js $(WEB)/vendor/
+	mkdir -p $(WEB) && mv $(WEB).build/package/dist $(WEB)/dist
 	rm -rf $(WEB).build && touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; its own download is unavailable).
@@ -130,10 +130,14 @@ browser-deps:
 telemetry-deps:
 	@$(call debian,prometheus promtool,prometheus,prometheus for the metrics tests)
 
-# Debian's GDAL (`ogrinfo`), a real OGC API Features client, for the docs' examples.
-gis-deps:
+# The clients the scientists' pages use in their examples: Debian's GDAL (`ogrinfo`, an OGC
+# API Features client) and CDO (which the catalog-to-job example's tool runs on the worker),
+# and pystac-client and OWSLib in .venv. `make run` leaves them out; the pages name this.
+gis-deps: | $(BIN)/python
 	@$(call debian,ogrinfo,gdal-bin,GDAL for the docs' examples)
 	@$(call debian,cdo,cdo,CDO for the catalog-to-job example)
+	@$(BIN)/python -c "import owslib, pystac_client" 2>/dev/null \
+	  || $(BIN)/pip install --quiet $(LOCK) owslib pystac-client
 
 # podman (with runc) for deployed tools' containers, with the containers.conf line this kind
 # of machine needs (podman's default ulimits ask for more than it allows), and the tests'

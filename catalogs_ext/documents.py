@@ -27,9 +27,17 @@ def catalog_url(api_root: str, path: str | None) -> str:
     return f"{api_root}catalogs" + (f"/{quote(path, safe='/')}" if path else "")
 
 
-def _child(api_root: str, path: str, title: str | None) -> dict[str, Any]:
+def _child(api_root: str, path: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A sub-catalog's link: its title, and who reads it where that is not anyone
+    (`visibility`, and `project` beside it, as on the catalog itself)."""
     link = {"rel": "child", "type": JSON, "href": catalog_url(api_root, path)}
-    return link | ({"title": title} if title else {})
+    if row.get("title"):
+        link["title"] = row["title"]
+    if row.get("visibility", "public") != "public":
+        link["visibility"] = row["visibility"]
+        if row.get("project") is not None:
+            link["project"] = row["project"]
+    return link
 
 
 def root_document(api_root: str, top_level: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -41,7 +49,7 @@ def root_document(api_root: str, top_level: Sequence[Mapping[str, Any]]) -> dict
             {"rel": "self", "type": JSON, "href": catalog_url(api_root, None)},
             {"rel": "root", "type": JSON, "href": catalog_url(api_root, None)},
             {"rel": "parent", "type": JSON, "href": api_root, "title": "STAC API"},
-            *(_child(api_root, row["id"], row["title"]) for row in top_level),
+            *(_child(api_root, row["id"], row) for row in top_level),
         ],
     }
 
@@ -60,7 +68,7 @@ def catalog_document(api_root: str, row: Mapping[str, Any], paths: DataPaths
         {"rel": "search", "type": GEOJSON, "method": "POST", "title": "Items of this subtree",
          "href": f"{catalog_url(api_root, path)}/_search"},
     ]
-    links += [_child(api_root, f"{path}/{c['id']}", c.get("title")) for c in row["children"]]
+    links += [_child(api_root, f"{path}/{c['id']}", c) for c in row["children"]]
     for target in row["links"]:
         if target["item"] is None:
             link = {"rel": "child", "type": JSON,

@@ -5,14 +5,17 @@ one table, whatever the number of partitions).
 JSON parameters are sent as text and cast (`$n::text::jsonb`), as stac-fastapi-pgstac does.
 """
 
-#: The catalog at a path ($1) with its sub-catalogs and live collection/item links, as the
+#: The catalog at a path ($1) with its sub-catalogs (and who reads each) and live
+#: collection/item links (titled as the link, else as the collection or item is), as the
 #: reader ($2, JSON) reads them: none if it, or a catalog above it, is hidden from them; its
 #: hidden sub-catalogs and items left out (as links to items removed by other means, e.g. a
 #: direct pgstac load, are).
 GET_CATALOG = """
 SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.visibility,
        c.extra, c.extra_links, c.created, c.updated,
-       coalesce((SELECT jsonb_agg(jsonb_build_object('id', s.id, 'title', s.title)
+       coalesce((SELECT jsonb_agg(jsonb_build_object('id', s.id, 'title', s.title,
+                                                     'visibility', s.visibility,
+                                                     'project', s.project)
                                   ORDER BY s.id)
                  FROM catalogs.catalogs s
                  WHERE s.parent_pk = c.pk
@@ -21,23 +24,25 @@ SELECT c.pk, c.id, c.path, c.title, c.description, c.owner, c.project, c.visibil
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'collection', l.collection_id, 'item', l.item_id,
                      'title', coalesce(l.title, CASE WHEN l.item_id IS NULL
-                                                     THEN col.content->>'title' END))
+                                                     THEN col.content->>'title'
+                                                     ELSE i.content->'properties'->>'title'
+                                                END))
                      ORDER BY l.position)
                  FROM catalogs.links l JOIN pgstac.collections col ON col.id = l.collection_id
+                 LEFT JOIN geocatalog.search_items i
+                   ON i.collection = l.collection_id AND i.id = l.item_id
                  WHERE l.catalog_pk = c.pk
-                   AND (l.item_id IS NULL OR EXISTS (
-                        SELECT 1 FROM geocatalog.search_items i
-                        WHERE i.collection = l.collection_id AND i.id = l.item_id
-                          AND geocatalog.may_read(i.content->'properties',
-                                                  $2::text::jsonb)))),
+                   AND (l.item_id IS NULL OR (
+                        i.id IS NOT NULL
+                        AND geocatalog.may_read(i.content->'properties', $2::text::jsonb)))),
                 '[]') AS links
 FROM catalogs.catalogs c
 WHERE c.pk = catalogs.readable_pk($1, $2::text::jsonb)
 """
 
-#: The top-level catalogs the reader ($1, JSON) reads.
+#: The top-level catalogs the reader ($1, JSON) reads, and who reads each.
 TOP_LEVEL = """
-SELECT id, title FROM catalogs.catalogs
+SELECT id, title, visibility, project FROM catalogs.catalogs
 WHERE parent_pk IS NULL AND catalogs.may_read(visibility, owner, project, $1::text::jsonb)
 ORDER BY id
 """

@@ -11,6 +11,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -85,6 +86,13 @@ from stac_ext.platform.service.openapi import (
     processes_protected,
     serve_openapi_as,
 )
+from stac_ext.platform.sessions.keeper import SessionKeeper
+from stac_ext.platform.sessions.middleware import SessionMiddleware
+from stac_ext.platform.sessions.provider import Provider, in_process
+from stac_ext.platform.sessions.routes import session_router
+from stac_ext.platform.sessions.sealing import Seal
+from stac_ext.platform.sessions.settings import key_bytes
+from stac_ext.platform.sessions.store import SessionStore
 from stac_ext.platform.telemetry.exposition import metrics_router
 from stac_ext.platform.telemetry.http_metrics import RequestMetricsMiddleware, RouteRecorder
 from stac_ext.platform.telemetry.readings import Readings, sampling
@@ -93,7 +101,7 @@ from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import NegotiationMiddleware
-from stac_ext.web.site import SignIn, WebFace, add_web_face
+from stac_ext.web.site import STATIC_PATHS, SignIn, WebFace, add_web_face
 
 logger = logging.getLogger("geocatalog")
 
@@ -112,6 +120,24 @@ def build_auth(settings: Settings) -> tuple[AuthDependencies, LocalIssuer | None
         source = RemoteJwks(issuer=settings.oidc_issuer, jwks_url=settings.jwks_url)
         authenticator = Authenticator(source, settings.oidc_issuer)
     return AuthDependencies(authenticator, settings.admin_right), local
+
+
+def browser_sessions(settings: Settings, auth: AuthDependencies, app: FastAPI
+                     ) -> tuple[SessionKeeper, Seal]:
+    """The web face's sign-in, kept server-side (the identity provider's, or the local
+    development issuer's: this app, asked in-process), its sessions in the API's database."""
+    key = key_bytes(settings.session_key) if settings.session_key \
+        else load_or_create_key(settings.session_key_file)
+    seal = Seal(key)
+    local = not settings.oidc_issuer
+    provider = Provider(
+        settings.oidc_issuer or settings.local_issuer or "", settings.web_client_id,
+        settings.web_client_secret.get_secret_value() if settings.web_client_secret else None,
+        transport=in_process(app, settings.base_url) if local else None)
+    store = SessionStore(lambda: app.state.writepool, seal, timeout=settings.db_timeout)
+    keeper = SessionKeeper(provider, auth.authenticator, store,
+                           timedelta(hours=settings.session_hours))
+    return keeper, seal
 
 
 def catalog_access(policy: DataPolicy) -> CatalogAccess:
@@ -289,6 +315,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         app.include_router(local_issuer.router(sign_in_router(
             local_issuer, settings.web_client_id,
             audiences=[settings.data_client_id, settings.process_client_id])))
+    sessions, seal = browser_sessions(settings, auth, app)
+    app.include_router(session_router(sessions, seal), include_in_schema=False)
     add_web_face(app, WebFace(
         title=settings.stac_fastapi_title, data_prefix=settings.prefix_path,
         processes_prefix=settings.processes_prefix,
@@ -296,7 +324,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id,
                        local=not settings.oidc_issuer and bool(settings.local_issuer)),
-        catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right))
+        catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right,
+        deploy_right=settings.deploy_right))
     complete_openapi(app, STAC_ERROR, data_protected, token_reads=True)
     serve_openapi_as(app)
     complete_openapi(process_app, OGC_ERROR, processes_protected)
@@ -308,6 +337,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     # `f`, HTML for browsers, every HTML answer protected
     app.add_middleware(NegotiationMiddleware, data_prefix=settings.prefix_path,
                        processes_prefix=settings.processes_prefix)
+    # a browser session's cookie: the session's token for every request it makes
+    app.add_middleware(SessionMiddleware, keeper=sessions,
+                       ogc_prefix=settings.processes_prefix, static=STATIC_PATHS)
     app.add_middleware(UnexpectedErrorMiddleware, ogc_prefix=settings.processes_prefix)
     app.add_middleware(RequestIdMiddleware)
     if settings.metrics:

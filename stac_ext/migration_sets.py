@@ -5,6 +5,7 @@ from __future__ import annotations
 import catalogs_ext
 import process_api
 from stac_ext import data_api
+from stac_ext.platform import sessions
 from stac_ext.platform.database.migrations import Bootstrap, MigrationSet
 
 #: Partitions put into the search index per transaction (each takes a few locks).
@@ -17,6 +18,7 @@ MIGRATIONS = [
         functions=data_api.FUNCTIONS_DIR),
     MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR),
     MigrationSet("processes", process_api.MIGRATIONS_DIR, functions=process_api.FUNCTIONS_DIR),
+    MigrationSet("sessions", sessions.MIGRATIONS_DIR),
 ]
 
 #: Schemas of libraries, installed before ours: the job engine's queue.

@@ -32,6 +32,7 @@ from stac_ext.data_api.settings import (
 from stac_ext.platform.auth.settings import AuthSettings
 from stac_ext.platform.database.settings import DatabaseSettings
 from stac_ext.platform.service.settings import ServiceSettings
+from stac_ext.platform.sessions.settings import SessionSettings
 from stac_ext.platform.telemetry.settings import TelemetrySettings
 from stac_ext.publish.settings import PublishSettings
 from stac_ext.web.settings import WebSettings
@@ -194,11 +195,11 @@ class ProcessSettings(BaseSettings):
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    PublishSettings, ProcessSettings, TelemetrySettings, WebSettings)
+    PublishSettings, ProcessSettings, TelemetrySettings, WebSettings, SessionSettings)
 
 
 class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
-               ProcessSettings, TelemetrySettings, WebSettings):
+               ProcessSettings, TelemetrySettings, WebSettings, SessionSettings):
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 
@@ -238,6 +239,11 @@ class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
     def issuer_url_file(self) -> Path:
         """Where `serve` notes the development issuer's URL, for `geocatalog token`."""
         return self.data_dir / "issuer-url"
+
+    @property
+    def session_key_file(self) -> Path:
+        """The browser sessions' key where SESSION_KEY is unset."""
+        return self.data_dir / "session.key"
 
     @property
     def job_secrets_key_file(self) -> Path:

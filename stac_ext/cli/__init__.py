@@ -104,15 +104,29 @@ def _embedded(settings: Settings) -> Cluster:
     return settings.cluster
 
 
-@db_app.command("start")
-def db_start() -> None:
-    """Initialise (first time) and start the embedded cluster."""
-    cluster = _embedded(_settings())
+def _start(settings: Settings) -> Cluster:
+    """The embedded cluster started: on its port, or on a free one when another holds it
+    (said in a line: the data dir remembers it)."""
+    wanted = settings.cluster
+    cluster = settings.cluster_to_start()
+    if cluster.port != wanted.port:
+        typer.echo(f"port {wanted.port} is in use (another PostgreSQL, perhaps another "
+                   f"checkout's embedded database): the embedded database starts on port "
+                   f"{cluster.port}, which {cluster.port_file} remembers "
+                   "(GEOCATALOG_PG_PORT chooses another)", err=True)
     try:
         cluster.start()
     except ClusterError as e:
         raise _fail(str(e)) from e
-    typer.echo(cluster.status())
+    return cluster
+
+
+@db_app.command("start")
+def db_start() -> None:
+    """Initialise (first time) and start the embedded cluster."""
+    settings = _settings()
+    _embedded(settings)
+    typer.echo(_start(settings).status())
 
 
 @db_app.command("stop")
@@ -143,10 +157,7 @@ def migrate_all(settings: Settings) -> None:
 def ensure_database(settings: Settings) -> None:
     """Start the embedded cluster when there is no DATABASE_URL."""
     if settings.embedded:
-        try:
-            settings.cluster.start()
-        except ClusterError as e:
-            raise _fail(str(e)) from e
+        _start(settings)
 
 
 @app.command("migrate")

@@ -99,6 +99,8 @@ def page_for(path: str, data: tuple[str, ...],
             return "page", f"/ui/processes/{quote(rest[1], safe='')}"
         if len(rest) in (2, 3) and rest[0] == "jobs" and rest[2:] in ((), ("results",)):
             return "page", f"/ui/jobs/{quote(rest[1], safe='')}"
+        if len(rest) == 3 and rest[0] == "jobs" and rest[2] == "prov":
+            return "page", f"/ui/jobs/{quote(rest[1], safe='')}/prov"
     return None
 
 
@@ -150,6 +152,8 @@ class NegotiationMiddleware:
             await RedirectResponse(location, status_code=303, headers={"Vary": "Accept"})(
                 scope, receive, send)
             return
+        # the page comes back here after a sign-in (`templating.page_address`)
+        scope.setdefault("state", {})["asked_path"] = scope["path"]
         scope = {**scope, "path": path, "raw_path": path.encode(), "query_string": query}
         await self.app(scope, receive, send)
 

@@ -10,14 +10,18 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from stac_ext.web import stac_browser
-from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, search, session
+from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, search
 
 STATIC = Path(__file__).parent / "static"
+#: Where the web face serves files that are the same for everyone (our scripts and styles,
+#: Swagger UI's, STAC Browser's built assets)
+STATIC_PATHS = ("/ui/static/", "/ui/swagger-ui/", "/browser/js/", "/browser/css/",
+                "/browser/img/", "/favicon.ico")
 
 
 @dataclass(frozen=True)
 class SignIn:
-    """The OIDC provider the browser signs in with, as a public client (code + PKCE)."""
+    """The OIDC provider the service signs browsers in with (`platform.sessions`)."""
 
     issuer: str  # discovery at `{issuer}/.well-known/openid-configuration`
     client_id: str
@@ -29,11 +33,12 @@ class WebFace:
     title: str
     data_prefix: str  # "/data"
     processes_prefix: str  # "/processes"
-    stac_browser_dir: Path  # the built STAC Browser: `dist/` and `vendor/`
+    stac_browser_dir: Path  # the built STAC Browser: `dist/`
     swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn
     catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
     admin_right: str = "manageCollections"  # pages show administrators every form
+    deploy_right: str = "deployProcess"  # pages offer the deploy form to its holders
 
 
 def add_web_face(app: FastAPI, face: WebFace) -> None:
@@ -41,12 +46,10 @@ def add_web_face(app: FastAPI, face: WebFace) -> None:
     browsers there; the composition root adds it among the middleware)."""
     app.state.web = face
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="web_static")
-    app.mount("/ui/vendor", StaticFiles(directory=face.stac_browser_dir / "vendor",
-                                        check_dir=False), name="web_vendor")
     app.mount("/ui/swagger-ui", StaticFiles(directory=face.swagger_ui_dir, check_dir=False),
               name="web_swagger_ui")
     api_docs.add_data_docs(api_docs.router, f"{face.data_prefix}/api.html")
-    for module in (landing, session, processes, jobs, catalogs, search, api_docs):
+    for module in (landing, processes, jobs, catalogs, search, api_docs):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
                        include_in_schema=False)

@@ -1,7 +1,11 @@
 """STAC Browser at `/browser/`: the build's files, and its `index.html` for every other path
-(history mode), given at serve time a `<base>` (assets are linked relatively) and its
-configuration (`config.js`: this service's `/data/` URL, title, OIDC sign-in, and the
-sign-in of our pages read on every load: one sign-in for both)."""
+(history mode), given at serve time a `<base>` (assets are linked relatively), its
+configuration (`config.js`: this service's `/data/` URL and title) and the bar over it.
+
+STAC Browser has no sign-in of its own here: the browser's session is the service's
+(`platform.sessions`), so its requests to this service read as the signed-in user, in every
+tab and after every reload, and the bar says who that is, with Sign in and Sign out.
+(Its own OIDC sign-in kept a user per tab, which a link opened in a new tab lost.)"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
+from stac_ext.platform.sessions.signed_in import SignedIn, signed_in
 from stac_ext.web.templating import base_of, client_settings
 
 NOT_BUILT = ("STAC Browser is not built here: `make web` builds it (Node.js and npm), "
@@ -32,56 +37,22 @@ def browser_config(request: Request) -> dict:
     return {
         "catalogUrl": settings["data"], "catalogTitle": face.title,
         "pathPrefix": urlsplit(base_of(request)).path + "browser/",
-        # tokens go to this service only; a link elsewhere opens as a plain link
+        # this service's session goes with its requests; a link elsewhere opens as a link
         "allowExternalAccess": False, "socialSharing": [],
-        "authConfig": {
-            "type": "openIdConnect",
-            "openIdConnectUrl": f"{face.sign_in.issuer}/.well-known/openid-configuration",
-            # the code comes back in the query: STAC Browser's router drops a fragment before
-            # its sign-in reads it (the access log shows the code as ***)
-            "oidcConfig": {"client_id": face.sign_in.client_id},
-        },
+        "authConfig": None,  # the service's session, not a sign-in of its own
     }
 
 
 def browser_policy(request: Request) -> str:
-    """STAC Browser's Content-Security-Policy: its own scripts only; fetches to this service
-    and the identity provider; images from anywhere (thumbnails, the basemap's tiles);
-    inline styles (its components set them)."""
+    """STAC Browser's Content-Security-Policy: its own scripts only; fetches to this service;
+    images from anywhere (thumbnails, the basemap's tiles); inline styles (its components
+    set them); the bar's sign-out form, on to the identity provider."""
     issuer = urlsplit(request.app.state.web.sign_in.issuer)
     provider = f"{issuer.scheme}://{issuer.netloc}"
     return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-            f"img-src * data: blob:; font-src 'self' data:; connect-src 'self' {provider}; "
+            "img-src * data: blob:; font-src 'self' data:; connect-src 'self'; "
             "worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'self'; "
             f"object-src 'none'; form-action 'self' {provider}")
-
-
-#: One sign-in for our pages and STAC Browser, whichever signed in (the same issuer and
-#: client: oidc-client-ts keeps the user in this tab's session storage under one key):
-#: every load of STAC Browser, a reload or a typed address too, reads with that user's token
-#: until it expires or they sign out (STAC Browser 4.0.1 itself forgets its sign-in on a
-#: load), and the bar says who is signed in (STAC Browser's own Log in is then not offered:
-#: signing out is on our pages).
-_SIGNED_IN = """(function () {
-  var user = null;
-  try { user = JSON.parse(window.sessionStorage.getItem(KEY) || "null"); } catch (e) {}
-  if (!user || !user.access_token || (user.expires_at && user.expires_at * 1000 < Date.now())) {
-    return;
-  }
-  window.STAC_BROWSER_CONFIG.requestHeaders = {Authorization: "Bearer " + user.access_token};
-  // no "Log in" offered to one signed in (nor the sign-in it kept from an earlier load)
-  window.STAC_BROWSER_CONFIG.authConfig = null;
-  window.sessionStorage.removeItem("authConfig");
-  var who = document.getElementById("geocatalog-bar-user");
-  if (who && user.profile) { who.textContent = "Signed in as " + user.profile.preferred_username; }
-})();
-"""
-
-
-def _user_key(request: Request) -> str:
-    """Where oidc-client-ts keeps the signed-in user of this service's web client."""
-    sign_in = request.app.state.web.sign_in
-    return f"oidc.user:{sign_in.issuer}:{sign_in.client_id}"
 
 
 #: The way back to the service's own pages, above STAC Browser (which links only within
@@ -91,15 +62,29 @@ _BAR_STYLE = ("display:flex;gap:1.2em;align-items:center;padding:.35em 1em;"
 _LINK_STYLE = "color:#fff;text-decoration:none"
 
 
-def _bar(base: str) -> str:
+_BUTTON_STYLE = ("color:#fff;background:none;border:1px solid #8aa;border-radius:3px;"
+                 "font:inherit;cursor:pointer;padding:.1em .5em")
+
+
+def _bar(base: str, user: SignedIn | None) -> str:
+    """The bar: the service's pages, and the session (who, Sign out; or Sign in, which comes
+    back to the page it was clicked on: its `Referer`)."""
     home = html.escape(base)
     links = [(home, "<b>geocatalog</b>"), (f"{home}ui/catalogs", "Catalogs"),
              (f"{home}ui/processes", "Processes"), (f"{home}ui/jobs", "Jobs")]
+    if user is None:
+        session = (f'<a id="geocatalog-bar-sign-in" style="{_LINK_STYLE}" '
+                   f'href="{home}ui/session/sign-in">Sign in</a>')
+    else:
+        session = (f'<span id="geocatalog-bar-user" style="color:#fff">Signed in as '
+                   f'{html.escape(user.username)}</span>'
+                   f'<form method="post" action="{home}ui/session/sign-out" style="margin:0">'
+                   f'<button type="submit" style="{_BUTTON_STYLE}">Sign out</button></form>')
     return (f'<nav id="geocatalog-bar" aria-label="geocatalog" style="{_BAR_STYLE}">'
             + "".join(f'<a style="{_LINK_STYLE}" href="{href}">{text}</a>'
                       for href, text in links)
-            + '<span id="geocatalog-bar-user" style="color:#fff;margin-left:auto"></span>'
-            + "</nav>")
+            + f'<span style="margin-left:auto;display:flex;gap:1em;align-items:center">'
+              f'{session}</span></nav>')
 
 
 def router(dist: Path) -> APIRouter:
@@ -111,8 +96,7 @@ def router(dist: Path) -> APIRouter:
 
     @routes.get("/browser/config.js")
     async def config(request: Request) -> Response:
-        script = (f"window.STAC_BROWSER_CONFIG = {json.dumps(browser_config(request))};\n"
-                  + _SIGNED_IN.replace("KEY", json.dumps(_user_key(request))))
+        script = f"window.STAC_BROWSER_CONFIG = {json.dumps(browser_config(request))};\n"
         return Response(script, media_type="text/javascript",
                         headers={"Cache-Control": "no-store"})
 
@@ -129,8 +113,9 @@ def router(dist: Path) -> APIRouter:
                                                    "immutable" if hashed else "no-cache"})
         head = (f'<head><base href="{html.escape(base_of(request))}browser/">'
                 '<script defer="defer" src="config.js"></script>')
+        bar = _bar(base_of(request), signed_in(request))
         page = _index(dist).replace("<head>", head, 1).replace(
-            '<div id="stac-browser">', _bar(base_of(request)) + '<div id="stac-browser">', 1)
+            '<div id="stac-browser">', bar + '<div id="stac-browser">', 1)
         return HTMLResponse(page,
                             headers={"Cache-Control": "no-store",
                                      "Content-Security-Policy": browser_policy(request)})

@@ -38,13 +38,17 @@ ITEMS = [
     ("a10", AIR, "Reanalysis", "Gridded air temperatures over the Arctic", ["model"]),
 ]
 
-#: The words an item holds, as a reader would list them (independent of migration 007)
-REFERENCE_WORDS = """
-    to_tsvector('english', coalesce(i.content->'properties'->>'title', '') || ' '
-                || coalesce(i.content->'properties'->>'keywords', '') || ' '
-                || coalesce(i.content->'properties'->>'description', '') || ' '
+#: `-`, `_` and `.` within a word as a space: a file name's words (`sst-2022-01.nc`)
+SPLIT = r"regexp_replace({}, '([[:alnum:]])[-_.]+(?=[[:alnum:]])', '\1 ', 'g')"
+#: The words an item holds, as a reader would list them (independent of migration 007):
+#: its fields as written, and again with their file names split
+_TEXT = """coalesce(i.content->'properties'->>'title', '') || ' '
+           || coalesce(i.content->'properties'->>'keywords', '') || ' '
+           || coalesce(i.content->'properties'->>'description', '')"""
+REFERENCE_WORDS = f"""
+    to_tsvector('english', {_TEXT} || ' '
                 || replace(replace(i.collection, '_', ' '), '-', ' ') || ' '
-                || coalesce(c.content->>'title', ''))
+                || coalesce(c.content->>'title', '') || ' ' || {SPLIT.format(_TEXT)})
 """
 
 
@@ -53,7 +57,8 @@ def reference_ids(url: str, q: str) -> list[str]:
     alternative; each in web search syntax), newest first as pgstac's default order."""
     alternatives = [t for t in q.split(",") if t.strip()]
     condition = " OR ".join(
-        f"{REFERENCE_WORDS} @@ websearch_to_tsquery('english', %s)" for _ in alternatives)
+        f"{REFERENCE_WORDS} @@ websearch_to_tsquery('english', {SPLIT.format('%s')})"
+        for _ in alternatives)
     with psycopg.connect(url) as conn:
         rows = conn.execute(
             f"SELECT i.id FROM pgstac.items i JOIN pgstac.collections c "
@@ -105,6 +110,7 @@ QUERIES = [
     "the",                             # only a stop word: nothing
     "nonexistentword",
     "salinity arctic",
+    "sea_water",                       # an id's words
     "-salinity",                       # everything but
     '"sea water"',                     # a phrase of the variable's name
     "Sea Water Salinity",              # the collection's title, any case
@@ -217,3 +223,18 @@ def test_words_are_read_from_their_index(database: str) -> None:
             f"EXPLAIN SELECT id FROM geocatalog.search_items WHERE {where} "
             "ORDER BY datetime DESC LIMIT 10"))
     assert "Bitmap Index Scan on search_items_words_idx" in plan, plan
+
+
+async def test_file_names_are_words(app, admin_data: httpx.AsyncClient, collection: str) -> None:
+    """A published file's item is found by the parts of its name: `-`, `_` and `.` split
+    words (PostgreSQL's parser read `sst-2022-01.nc` as one host name)."""
+    item = make_item("sst-2022-01-nc", collection_id=collection)
+    item["properties"]["title"] = "Sea surface temperature - sst-2022-01.nc"
+    assert (await admin_data.post(f"/data/collections/{collection}/items",
+                                  json=item)).status_code == 201
+    for q in ("sst", "nc", "sst-2022", "sst 2022 01", "sst-2022-01.nc", "sst_2022",
+              "temperature sst", '"sea surface temperature"'):
+        assert await found(admin_data, "/data/search", q=q, collections=collection) == [
+            "sst-2022-01-nc"], q
+    for q in ("sst-2023", "nc -sst", "ncx"):
+        assert await found(admin_data, "/data/search", q=q, collections=collection) == [], q

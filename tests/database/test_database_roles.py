@@ -16,6 +16,7 @@ RIGHTS = [
     (roles.API, "SELECT count(*) FROM catalogs.links", True),
     (roles.API, "SELECT count(*) FROM processes.jobs", True),
     (roles.API, "SELECT count(*) FROM procrastinate.procrastinate_jobs", True),
+    (roles.API, "SELECT count(*) FROM sessions.sessions", True),
     (roles.API, "DROP TABLE catalogs.links", False),
     (roles.API, "CREATE TABLE geocatalog.intruder (i int)", False),
     (roles.API, "DELETE FROM geocatalog.schema_migrations", False),
@@ -26,11 +27,13 @@ RIGHTS = [
     (roles.WORKER, "SELECT count(*) FROM pgstac.items", False),
     (roles.WORKER, "SELECT count(*) FROM catalogs.catalogs", False),
     (roles.WORKER, "DROP TABLE processes.jobs", False),
+    (roles.WORKER, "SELECT count(*) FROM sessions.sessions", False),  # browsers' tokens
     (roles.JOB, "SELECT count(*) FROM pgstac.items", True),
     (roles.JOB, "SELECT count(*) FROM catalogs.catalogs", True),
     (roles.JOB, "SELECT count(*) FROM processes.jobs", False),
     (roles.JOB, "SELECT count(*) FROM procrastinate.procrastinate_jobs", False),
     (roles.JOB, "DROP TABLE catalogs.catalogs", False),
+    (roles.JOB, "SELECT count(*) FROM sessions.sessions", False),
 ]
 
 

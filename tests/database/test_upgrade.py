@@ -128,6 +128,8 @@ def _previous_release(tmp_path: Path) -> list[MigrationSet]:
     functions were defined in its migrations then)."""
     sets = []
     for current in MIGRATIONS:
+        if current.schema not in PREVIOUS_RELEASE:  # a schema added since (sessions)
+            continue
         shipped = PREVIOUS_SQL / current.schema
         assert current.latest > PREVIOUS_RELEASE[current.schema] == max(
             int(path.name[:3]) for path in shipped.glob("*.sql"))

@@ -264,9 +264,9 @@ def test_load_with_workers_loads_every_item_once_and_reports_in_file_order(
 @pytest.mark.slow
 def test_a_port_in_use_is_named_and_the_data_dir_remembers_its_port(
         world_readable_dir: Path) -> None:
-    """Another checkout's database on the port: one line saying so and what to set; once
-    started on another port, every later command of that data dir finds the cluster there
-    without being told."""
+    """Another checkout's database on the port asked for: one line saying so and what to
+    set; once started on another port, every later command of that data dir finds the
+    cluster there without being told; a port not asked for and taken: a free one."""
     data = world_readable_dir / "data"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -290,6 +290,27 @@ def test_a_port_in_use_is_named_and_the_data_dir_remembers_its_port(
         assert migrated.returncode == 0, migrated.stderr
     finally:
         run_cli("db", "stop", env=env)
+    # not asked for a port, and its port taken meanwhile: it starts on a free one, says so,
+    # and the data dir remembers that one (`make run` on a machine where 5439 is taken)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        (data / "pg.port").write_text(f"{busy}\n")
+        try:
+            out = run_cli("db", "start", env=env)
+            moved = int((data / "pg.port").read_text())
+            assert out.returncode == 0, out.stderr
+            assert moved != busy
+            assert out.stderr.strip() == (
+                f"port {busy} is in use (another PostgreSQL, perhaps another checkout's "
+                f"embedded database): the embedded database starts on port {moved}, which "
+                f"{data / 'pg.port'} remembers (GEOCATALOG_PG_PORT chooses another)")
+            status = run_cli("db", "status", env=env)
+            assert status.stdout.strip() == f"running: {(data / 'pg').resolve()} on " \
+                                            f"127.0.0.1:{moved}"
+        finally:
+            run_cli("db", "stop", env=env)
 
 
 def test_a_refused_connection_is_one_line_naming_the_database(database_url: str,

@@ -5,8 +5,8 @@ as README's first screen sets it up (`geocatalog serve` on a fresh database with
 data, the local development issuer, `geocatalog demo-s3`) and prints what the `output`
 block after it says. So neither can drift from the service.
 
-In an `output` block, each line must appear in the example's output, in that order; `…`
-stands for any text within a line, and a line holding only `…` for any lines.
+An `output` block is the example's whole output, line by line (trailing spaces aside): `…`
+stands for any text within a line, and a line holding only `…` for any lines (none too).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -67,25 +68,36 @@ def examples(text: str) -> list[Example]:
 
 
 def matches(expected: str, output: str) -> bool:
-    """Each expected line in the output, in order (`…`: any text; a lone `…`: any lines)."""
-    lines = [line.strip() for line in output.splitlines()]
-    at = 0
-    for wanted in (line.strip() for line in expected.strip().splitlines()):
-        if wanted == "…":
-            continue
-        pattern = re.compile(".*".join(re.escape(part) for part in wanted.split("…")))
-        while at < len(lines) and not pattern.fullmatch(lines[at]):
-            at += 1
-        if at == len(lines):
-            return False
-        at += 1
-    return True
+    """The output is the expected block, whole (`…`: any text; a lone `…`: any lines)."""
+    wanted = [line.rstrip() for line in expected.strip("\n").splitlines()]
+    lines = [line.rstrip() for line in output.rstrip("\n").splitlines()]
+    patterns = [None if line.strip() == "…" else
+                re.compile(".*".join(re.escape(part) for part in line.split("…")))
+                for line in wanted]
+
+    @cache
+    def fits(at: int, line: int) -> bool:
+        """Whether `wanted[at:]` is the output from `lines[line]` to its end."""
+        if at == len(patterns):
+            return line == len(lines)
+        pattern = patterns[at]
+        if pattern is None:
+            return any(fits(at + 1, later) for later in range(line, len(lines) + 1))
+        return line < len(lines) and bool(pattern.fullmatch(lines[line])) \
+            and fits(at + 1, line + 1)
+
+    return fits(0, 0)
 
 
+@pytest.mark.unit
 def test_the_matcher() -> None:
     assert matches("a\n…\nc…e", "a\nb\ncde\n")
+    assert matches("a\n…", "a\nb\nc\n") and matches("a\n…\nb", "a\nb\n")
     assert not matches("c\na", "a\nc\n")
     assert not matches("a…z", "abc")
+    assert not matches("a\nb", "a\nb\nc\n")  # a line more than it says
+    assert not matches("a\nb", "x\na\nb\n")
+    assert not matches("  a", "a")  # indentation is output too
 
 
 @pytest.fixture(scope="module")

@@ -31,9 +31,11 @@ def http_client(app, token: str | None = None) -> httpx.AsyncClient:
 
 
 @contextmanager
-def uvicorn_serving(settings: Settings, port: int | None = None, **env: str) -> Iterator[str]:
+def uvicorn_serving(settings: Settings, port: int | None = None,
+                    options: tuple[str, ...] = (), **env: str) -> Iterator[str]:
     """The app in a real uvicorn process on `port` (default: a free one), without a job
-    worker unless `env` asks for one; its base URL."""
+    worker unless `env` asks for one (`options`: uvicorn's, e.g. `--workers 2`); its base
+    URL."""
     port = port or free_port()
     database_url = env.get("DATABASE_URL", settings.database_url or "")
     environ = {**os.environ, "DATABASE_URL": database_url, **role_env(database_url),
@@ -43,18 +45,20 @@ def uvicorn_serving(settings: Settings, port: int | None = None, **env: str) -> 
                "SYNC_WAIT_SECONDS": "10",
                "PROCESS_DEFINITIONS": ",".join(map(str, settings.process_definitions)),
                **env}
-    with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz"):
+    with uvicorn_process("stac_ext.app:create_app", port, environ, "/healthz", *options):
         yield f"http://127.0.0.1:{port}"
 
 
 @contextmanager
-def signing_in_locally(settings: Settings, data_dir: Path, **env: str
-                       ) -> Iterator[tuple[str, LocalIssuer]]:
-    """The app served (`uvicorn_serving`, with `env`) with its own local development issuer,
-    its keys in `data_dir`: its base URL, and that issuer (to mint its users' tokens)."""
+def signing_in_locally(settings: Settings, data_dir: Path, options: tuple[str, ...] = (),
+                       **env: str) -> Iterator[tuple[str, LocalIssuer]]:
+    """The app served (`uvicorn_serving`, with `options` and `env`) with its own local
+    development issuer, its keys in `data_dir`: its base URL, and that issuer (to mint its
+    users' tokens)."""
     port = free_port()
-    with uvicorn_serving(settings, port=port, OIDC_ISSUER="", GEOCATALOG_PORT=str(port),
-                         GEOCATALOG_DATA_DIR=str(data_dir), **env) as base:
+    with uvicorn_serving(settings, port=port, options=options, OIDC_ISSUER="",
+                         GEOCATALOG_PORT=str(port), GEOCATALOG_DATA_DIR=str(data_dir),
+                         **env) as base:
         yield base, LocalIssuer(data_dir / "issuer-key.json", f"{base}/auth")
 
 

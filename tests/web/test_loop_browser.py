@@ -1,18 +1,22 @@
 """The loop from the catalog to a job and back, as a person sees it in a browser: the job's
 page lists its result files (one in her storage, one to download from the service) and
 links the item its NetCDF became; that item's page in STAC Browser shows what it was
-derived from and the job that made it."""
+derived from, the job that made it and its provenance, each opening in a new tab signed in
+(the service's session), where the job is dismissed, once confirmed."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from process_api import HAS_PROVENANCE
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
 from tests.support.browser import BROWSER_TESTS, chromium
@@ -20,9 +24,11 @@ from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.cwl import cdo_mean
 from tests.support.http import free_port, signing_in_locally
+from tests.support.paths import ROOT
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
 SST = "climate_forecast-sea_surface_temperature"
+SHOTS = ROOT / ".artifacts" / "web"
 
 pytestmark = BROWSER_TESTS
 
@@ -72,7 +78,8 @@ def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.
         assert r.status_code == 201, r.text
         r = httpx.post(f"{base}/processes/processes", content=cdo_mean("sst-mean"),
                        headers={"Authorization": f"Bearer {jobs}",
-                                "Content-Type": "application/cwl+yaml"})
+                                "Content-Type": "application/cwl+yaml"},
+                       timeout=120)  # its package is checked in a process of its own
         assert r.status_code == 201, r.text
         job = run(base, jobs, "sst-mean", {
             "files": [{"href": f"{base}/data/search?collections={SST}&datetime="
@@ -111,4 +118,55 @@ def test_the_job_page_and_the_item_it_made(finished_job, browser: Browser) -> No
     derived = page.locator("a", has_text="sst-2021-0")
     expect(derived).to_have_count(3)
     expect(page.get_by_text("The job that made this item")).to_be_visible()
+    # the provenance link's section, in words
+    expect(page.get_by_role("heading", name="Provenance", exact=True)).to_be_visible()
+    expect(page.get_by_text(HAS_PROVENANCE)).to_have_count(0)
+
+    # its provenance, in a new tab: signed in there too, the page in words
+    with page.context.expect_page() as opened:
+        page.get_by_text("The job's provenance (W3C PROV)").click()
+    prov = opened.value
+    prov.wait_for_load_state()
+    assert urlsplit(prov.url).path == f"/processes/jobs/{job}/prov"
+    for _ in range(2):  # and again after a reload
+        expect(prov.get_by_role("heading", name=f"Provenance of job {job}")).to_be_visible()
+        expect(prov.locator("#signed-in-as")).to_have_text("Signed in as alice")
+        expect(prov.locator("#provenance-summary")).to_contain_text(
+            "alice ran the process sst-mean (revision 1)")
+        inputs = prov.locator("#provenance-inputs tbody tr")
+        expect(inputs).to_have_count(3)
+        for row in inputs.all():
+            expect(row).to_contain_text(re.compile(r"sst-2021-0\d"))
+            expect(row.locator(".checksum")).to_have_text(re.compile(r"^sha256:[0-9a-f]{64}$"))
+        expect(prov.locator("#provenance-outputs")).to_contain_text("mean.nc")
+        expect(prov.locator("#provenance-published li")).to_have_count(1)
+        prov.reload()
+    prov.screenshot(path=SHOTS / "provenance.png", full_page=True)
+    assert "eyJ" not in prov.content()  # no token in the page
+    prov.close()
+
+    # the job that made it, in a new tab: the job, not "Sign in to see this job"
+    with page.context.expect_page() as opened:
+        page.get_by_text("The job that made this item").click()
+    made = opened.value
+    made.wait_for_load_state()
+    expect(made.locator("#job-status")).to_have_text("successful")
+    expect(made.locator("#job-process")).to_have_text("sst-mean")
+    expect(made.get_by_text("Sign in to see this job.")).to_be_hidden()
+    expect(made.locator("#job-progress")).to_have_attribute("value", "100")
+    expect(made.locator("#job-provenance")).to_be_visible()
+    # dismissed from its page, once confirmed: the item it made stays
+    made.get_by_role("button", name="Dismiss").click()
+    expect(made.locator("#dismiss-question")).to_contain_text(
+        "Items published from them and files in your own storage stay.")
+    made.get_by_role("button", name="Keep it").click()
+    expect(made.locator("#dismiss-confirm")).to_be_hidden()
+    expect(made.locator("#job-status")).to_have_text("successful")
+    made.get_by_role("button", name="Dismiss").click()
+    made.get_by_role("button", name="Dismiss the job").click()
+    expect(made.locator("#job-status")).to_have_text("dismissed")
+    expect(made.locator("#results")).to_be_hidden()
+    made.close()
+    page.reload()
+    expect(page.get_by_text("Derived from", exact=False).first).to_be_visible(timeout=30000)
     page.close()

@@ -393,8 +393,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#results")).to_contain_text(DRAFT_TITLE)
     expect(page.locator("#matched")).to_have_text("3 items match; 3 on this page.")
     s.shot("private-signed-in")
-    # one sign-in: STAC Browser opens it with hers, and so again after a reload and at a
-    # typed address; its bar says who reads
+    # one sign-in, the service's: STAC Browser opens it with hers, and so again after a
+    # reload and at a typed address; its bar says who reads
     page.locator("#results").get_by_role("link", name=DRAFT_TITLE).click()
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()
     page.reload()
@@ -418,8 +418,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     # her public catalog as she reads it: the private sub-catalog and item link only she
     # reads are there, and its forms keep and count them (the page again with her token)
     s.goto("/ui/catalogs/field-trip")
-    expect(page.locator("#sub-catalogs")).to_have_text(RAW)
-    expect(page.locator("#linked-items")).to_have_text(f"{SST} / {DRAFT}")
+    expect(page.locator("#sub-catalogs")).to_have_text(f"{RAW} only its owner")
+    expect(page.locator("#linked-items")).to_have_text(DRAFT_TITLE)  # the item's title
     expect(page.locator("#links")).to_have_value(f"{SST}/{DRAFT}\n")
     expect(page.locator("#subtree")).to_have_text("field-trip/raw")
     expect(page.locator("#catalog-actions")).to_be_visible()
@@ -446,8 +446,7 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     create.get_by_role("button", name="Create sub-catalog").click()
     expect(page.get_by_role("heading", name="Sea surface", exact=True)).to_be_visible()
     expect(page.locator("#linked-collections")).to_have_text("Sea surface temperature")
-    expect(page.locator("#linked-items")).to_have_text(
-        f"{SST} / sea_surface_temperature-north-sea-2022")
+    expect(page.locator("#linked-items")).to_have_text(NORTH_SEA_2022)
     expect(page.locator(".meta").get_by_text("project ocean-lab")).to_be_visible()  # inherited
     s.shot("catalog-child")
     # a duplicate id: the API's 409, next to the form
@@ -564,6 +563,9 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     page.locator("#execute").get_by_role("button", name="Run").click()
     expect(page.locator("#job-status")).to_have_text(re.compile("accepted|running"))
     page.get_by_role("button", name="Dismiss").click()
+    expect(page.locator("#dismiss-question")).to_have_text(re.compile(
+        r"^(Dismiss this job\? It will not run\.|Stop this job and dismiss it\? .*)$"))
+    page.get_by_role("button", name="Dismiss the job").click()
     expect(page.locator("#job-status")).to_have_text("dismissed")
     s.shot("sleep-dismissed")
 
@@ -658,7 +660,8 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
                             "project's, sign in to see it.")).to_be_visible()
     expect(page.get_by_text("contact the service operator")).to_have_count(0)
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_have_count(0)
-    expect(page.locator("#geocatalog-bar-user")).to_have_text("")
+    expect(page.locator("#geocatalog-bar-user")).to_have_count(0)
+    expect(page.locator("#geocatalog-bar").get_by_role("link", name="Sign in")).to_be_visible()
     s.provoked = set()
     s.shot("private-signed-out")
     s.goto("/ui/catalogs")
@@ -676,16 +679,18 @@ def test_a_person_in_a_browser(web_server: str, browser: Browser) -> None:
     expect(page.locator("#linked-items")).to_have_text("none")
     expect(page.locator("#catalog-actions")).to_be_hidden()
 
-    # STAC Browser's own Log in: the same issuer and client, and our pages see the session
-    s.goto("/browser/")
-    page.get_by_role("button", name="Log in").click()
+    # signing in from the bar over STAC Browser: back to the page it was on, signed in, and
+    # our pages see the same session (STAC Browser has no sign-in of its own)
+    s.goto("/browser/collections/" + SST)
+    expect(page.get_by_role("button", name="Log in")).to_have_count(0)
+    page.locator("#geocatalog-bar").get_by_role("link", name="Sign in").click()
     page.get_by_label("User name").fill("alice")
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("button", name="Log out")).to_be_visible()
-    assert urlsplit(page.url).path.startswith("/browser/")
+    expect(page.locator("#geocatalog-bar-user")).to_have_text("Signed in as alice")
+    assert urlsplit(page.url).path == f"/browser/collections/{SST}"
     s.shot("stac-browser-signed-in")
-    # signed in, STAC Browser reads with her token: her private item is found, and still
-    # after a page load (its own sign-in kept where our pages keep theirs)
+    # signed in, STAC Browser reads as her: her private item is found, and still after a
+    # page load
     page.get_by_role("link", name="Search").first.click()
     search_by_words(page, "draft")
     expect(page.get_by_role("heading", name=DRAFT_TITLE)).to_be_visible()

@@ -82,7 +82,7 @@ class LocalIssuer:
                     "end_session_endpoint": f"{self.issuer}/logout",
                     "response_types_supported": ["code"],
                     "response_modes_supported": ["query", "fragment"],
-                    "grant_types_supported": ["authorization_code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
                     "code_challenge_methods_supported": ["S256"],
                     "token_endpoint_auth_methods_supported": ["none"],
                     "scopes_supported": ["openid", "profile"],

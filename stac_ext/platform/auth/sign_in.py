@@ -1,11 +1,12 @@
 """Browser sign-in at the development issuer: OIDC authorization code flow with PKCE.
 
 `GET {issuer}/authorize` shows a development-only form (user name, groups, rights) to anyone
-who opens it; its POST redirects to the client's redirect URI with a code (in the query, or
-in the fragment with `response_mode=fragment`, as our pages and STAC Browser ask), and
+who opens it; its POST redirects to the client's redirect URI with a code (in the query, as
+the service's browser sessions ask, or in the fragment with `response_mode=fragment`), and
 `POST {issuer}/token` trades code + PKCE verifier for an access token (audiences: the data and
-process clients, so one token serves both APIs) and an ID token. This is the flow a public web
-client runs against Keycloak, so the pages and STAC Browser need nothing special here.
+process clients, so one token serves both APIs), an ID token and a refresh token, which it
+trades for new ones until REFRESH_SECONDS after the sign-in. This is the flow a web client
+runs against Keycloak, so the browser sessions need nothing special here.
 
 Codes are signed by the issuer's key and live a minute: no server-side state, so any API
 process can redeem one; a redeemed code is remembered by the process that redeemed it.
@@ -31,6 +32,8 @@ from stac_ext.platform.auth.local_issuer import LocalIssuer, subject
 
 CODE_SECONDS = 60
 TOKEN_SECONDS = 3600
+#: how long a sign-in's refresh tokens serve, counted from the sign-in
+REFRESH_SECONDS = 12 * 3600
 #: the development form's page runs no script and posts only to itself
 FORM_CSP = ("default-src 'none'; style-src 'self'; form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'")
@@ -120,14 +123,20 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
         separator = "&" if "?" in redirect_uri else "?"
         return RedirectResponse(f"{redirect_uri}{separator}{answer}", status_code=303)
 
-    @router.post("/token", summary="Token endpoint (authorization_code grant with PKCE)")
+    @router.post("/token", summary="Token endpoint (authorization_code grant with PKCE, "
+                 "refresh_token grant)")
     async def token(
-        grant_type: Annotated[str, Form()], code: Annotated[str, Form()],
-        redirect_uri: Annotated[str, Form()], client_id: Annotated[str, Form()],
-        code_verifier: Annotated[str, Form()],
+        grant_type: Annotated[str, Form()], client_id: Annotated[str, Form()],
+        code: Annotated[str, Form(max_length=8192)] = "",
+        redirect_uri: Annotated[str, Form(max_length=2000)] = "",
+        code_verifier: Annotated[str, Form(max_length=200)] = "",
+        refresh_token: Annotated[str, Form(max_length=8192)] = "",
     ) -> JSONResponse:
+        if grant_type == "refresh_token":
+            return _refreshed(refresh_token, client_id)
         if grant_type != "authorization_code":
-            return _token_error("unsupported_grant_type", "Only authorization_code.")
+            return _token_error("unsupported_grant_type",
+                                "Only authorization_code and refresh_token.")
         try:
             claims = issuer.verify(code)
         except (JoseError, ValueError):
@@ -145,6 +154,24 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
         if _challenge(code_verifier) != claims.get("code_challenge"):
             return _token_error("invalid_grant", "The code verifier does not match (PKCE).")
         redeemed[claims["jti"]] = claims["exp"]
+        return _tokens(claims, client_id)
+
+    def _refreshed(refresh_token: str, client_id: str) -> JSONResponse:
+        try:
+            claims = issuer.verify(refresh_token)
+        except (JoseError, ValueError):
+            return _token_error("invalid_grant", "This refresh token was not issued here.")
+        if claims.get("typ") != "refresh" or claims.get("exp", 0) < time.time() \
+                or claims.get("client_id") != client_id:
+            return _token_error("invalid_grant", "The refresh token expired or was issued "
+                                                 "to another client.")
+        return _tokens(claims, client_id)
+
+    def _tokens(claims: dict, client_id: str) -> JSONResponse:
+        """An access token, an ID token and a refresh token (signed, no server-side state:
+        it lives REFRESH_SECONDS from the sign-in) for the user a code or refresh token
+        names."""
+        now = int(time.time())
         username, groups, rights = claims["username"], claims["groups"], claims["rights"]
         access = issuer.mint(username, client_id, groups, rights, TOKEN_SECONDS,
                              audience=audiences)
@@ -155,8 +182,15 @@ def sign_in_router(issuer: LocalIssuer, web_client_id: str, audiences: list[str]
             "groups": [f"/{g.lstrip('/')}" for g in groups],
             **({"nonce": claims["nonce"]} if claims.get("nonce") else {}),
         })
+        until = int(claims.get("refresh_until") or now + REFRESH_SECONDS)
+        refresh = issuer.sign({
+            "typ": "refresh", "jti": uuid.uuid4().hex, "exp": until, "refresh_until": until,
+            "client_id": client_id, "username": username, "groups": groups,
+            "rights": rights})
         return JSONResponse({"access_token": access, "id_token": identity,
-                             "token_type": "Bearer", "expires_in": TOKEN_SECONDS,
+                             "refresh_token": refresh, "token_type": "Bearer",
+                             "expires_in": TOKEN_SECONDS,
+                             "refresh_expires_in": max(0, until - now),
                              "scope": "openid profile"},
                             headers={"Cache-Control": "no-store"})
 

@@ -186,6 +186,14 @@ class Cluster:
         if self.remembered_port() != self.port:
             self.port_file.write_text(f"{self.port}\n")
 
+    def on_a_free_port(self) -> Cluster:
+        """This cluster; or, when it does not run and something else holds its port (another
+        checkout's embedded database), the same on a free port, which its data dir
+        remembers once it has started there."""
+        if not _in_use(self.port) or self.running():
+            return self
+        return Cluster(datadir=self.datadir, port=_free_port(), settings=self.settings)
+
     def start_replica(self, datadir: Path, port: int) -> Cluster:
         """A streaming replica of this (running) cluster in `datadir`, started on `port`:
         `pg_basebackup -R`, then started read-only. (Tests use it; on real servers the
@@ -239,6 +247,13 @@ class Cluster:
                 verb = "ALTER" if exists else "CREATE"
                 conn.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
                     sql.Identifier(role), sql.Literal(password)))
+
+
+def _free_port() -> int:
+    """A port free on 127.0.0.1 now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _in_use(port: int) -> bool:

@@ -43,3 +43,13 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA processes, procrast
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA processes, procrastinate
     TO geocatalog_api, geocatalog_worker;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA procrastinate TO geocatalog_api, geocatalog_worker;
+
+-- Browser sessions (their tokens, sealed): the API alone; workers and jobs never see them.
+-- (Migrated by an earlier release's sets, a database has no such schema yet.)
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'sessions') THEN
+        GRANT USAGE ON SCHEMA sessions TO geocatalog_api;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA sessions TO geocatalog_api;
+    END IF;
+END $$;

@@ -43,7 +43,9 @@ class DatabaseSettings(BaseSettings):
     issuer's key and the job secrets key."""
     geocatalog_pg_port: int = 5439
     """Port of the embedded cluster (127.0.0.1 only). The data dir remembers the port its
-    cluster last started on (`pg.port`), which later commands use when this is unset."""
+    cluster last started on (`pg.port`), which later commands use when this is unset; unset
+    and taken by something else (another checkout's embedded database), the cluster starts
+    on a free port, which the data dir then remembers."""
     db_min_conn_size: int = 1
     """Connections each read and write pool of a process keeps open."""
     db_max_conn_size: int = 10
@@ -127,6 +129,13 @@ class DatabaseSettings(BaseSettings):
         if remembered is None or "geocatalog_pg_port" in self.model_fields_set:
             return cluster
         return Cluster(datadir=cluster.datadir, port=remembered)
+
+    def cluster_to_start(self) -> Cluster:
+        """The embedded cluster to start: on its port, or, when something else holds that
+        port and GEOCATALOG_PG_PORT does not name it, on a free one (remembered)."""
+        if "geocatalog_pg_port" in self.model_fields_set:
+            return self.cluster  # asked for: a port in use is said, not replaced
+        return self.cluster.on_a_free_port()
 
     @property
     def dsn(self) -> str:

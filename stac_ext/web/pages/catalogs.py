@@ -68,10 +68,11 @@ async def _top_level(request: Request, authorization: str | None = None
 
 
 @router.get("/ui/catalogs")
-async def top_level(request: Request) -> HTMLResponse:
-    """The catalogs anyone reads; signed in, its script shows the user's too
-    (`top_level_fragment`, with their token: private and project catalogs)."""
-    catalogs, status = await _top_level(request)
+async def top_level(request: Request,
+                    authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The catalogs the caller reads (the browser's session: private and project catalogs
+    too), each with who reads it."""
+    catalogs, status = await _top_level(request, authorization)
     return page(request, "catalogs.html", {"catalogs": catalogs}, status_code=status)
 
 
@@ -106,12 +107,12 @@ async def _catalog(request: Request, path: str, authorization: str | None = None
 
 
 @router.get("/ui/catalogs/{path:path}")
-async def catalog_page(path: str, request: Request) -> HTMLResponse:
-    """The catalog as anyone reads it. One that anyone may not read is a shell whose script,
-    signed in, fetches it with the user's token (`catalog_fragment`): a catalog shared with
-    them only. (A page anyone reads is not fetched again: its forms would be replaced under
-    a person already typing.)"""
-    context, body, status = await _catalog(request, path)
+async def catalog_page(path: str, request: Request,
+                       authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The catalog as the caller reads it (the browser's session: a catalog shared with
+    them only too). Its script fetches it again (`catalog_fragment`) before it offers the
+    forms, so that they are never replaced under a person already typing."""
+    context, body, status = await _catalog(request, path, authorization)
     if context is None:
         if status == 404 and re.fullmatch(request.app.state.web.catalog_path, path):
             return page(request, "catalog_hidden.html", {"path": path, "error": body},

@@ -1,11 +1,16 @@
-"""The caller's job list and a job's page. Jobs belong to the signed-in user, whose token only
-the browser holds: these pages are shells that the page's script fills through the API."""
+"""The caller's job list, a job's page and its provenance. The list and the job's page are
+shells their scripts fill through the API (the job's page follows it as it runs); the
+provenance is rendered here, as the API answers the browser's session."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Request
+from urllib.parse import quote
+
+from fastapi import APIRouter, Header, Path, Request
 from fastapi.responses import HTMLResponse
 
+from stac_ext.web import provenance
+from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import page
 
 router = APIRouter()
@@ -20,3 +25,21 @@ async def job_list(request: Request) -> HTMLResponse:
 @router.get("/ui/jobs/{job_id}")
 async def job_page(request: Request, job_id: str = Path(max_length=200)) -> HTMLResponse:
     return page(request, "job.html", {"job_id": job_id})
+
+
+@router.get("/ui/jobs/{job_id}/prov")
+async def provenance_page(request: Request, job_id: str = Path(max_length=200),
+                          authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """Who ran what on which inputs (with their checksums), what it wrote and published:
+    the API's PROV-JSON of the job, read as the caller."""
+    url = f"{request.app.state.web.processes_prefix}/jobs/{quote(job_id, safe='')}/prov"
+    status, body = await get_json(request, url, authorization=authorization)
+    if status != 200:
+        words = (body or {}).get("detail") if isinstance(body, dict) else None
+        if status == 401:
+            words = "Sign in to see this job's provenance."
+        return page(request, "job_provenance.html", {
+            "job_id": job_id, "error": words or f"The provenance could not be read ({status})."},
+            status_code=status)
+    return page(request, "job_provenance.html", {"job_id": job_id, "error": None,
+                                                 "prov": provenance.read_document(body)})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.facets import FACETS, facets
@@ -16,12 +16,17 @@ router = APIRouter()
 
 @router.get("/ui/home")
 @router.get("/ui/")
-async def home(request: Request) -> HTMLResponse:
+async def home(request: Request,
+               authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The landing page, as the caller sees the service: the processes they may run (their
+    own and their projects' deployed ones too), the variables and years of what they read."""
     prefix = request.app.state.web.data_prefix
     _, data = await get_json(request, f"{prefix}/")
-    _, processes = await get_json(request, f"{request.app.state.web.processes_prefix}/processes")
+    _, processes = await get_json(request, f"{request.app.state.web.processes_prefix}/processes",
+                                  authorization=authorization)
     _, counted = await get_json(request, f"{prefix}/aggregate",
-                                params={"aggregations": ",".join(FACETS)})
+                                params={"aggregations": ",".join(FACETS)},
+                                authorization=authorization)
     return page(request, "home.html", {
         "data_title": (data or {}).get("title", ""),
         "data_description": (data or {}).get("description", ""),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Header, Path, Request
 from fastapi.responses import HTMLResponse
 
+from stac_ext.platform.sessions.signed_in import signed_in
 from stac_ext.web.public_api import get_json
 from stac_ext.web.schema_form import form_fields
 from stac_ext.web.templating import page
@@ -18,12 +19,35 @@ def _mount(request: Request) -> str:
 
 
 @router.get("/ui/processes")
-async def process_list(request: Request) -> HTMLResponse:
-    """The processes anyone sees; signed in, its script shows the user's too
-    (`process_list_fragment`, with their token: deployed for them or their projects)."""
-    status, body = await get_json(request, f"{_mount(request)}/processes")
-    return page(request, "processes.html", {"processes": (body or {}).get("processes", [])},
+async def process_list(request: Request,
+                       authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The processes the caller may run (the browser's session: those deployed for them or
+    their projects too); to one who may deploy, the way to the deploy form."""
+    status, body = await get_json(request, f"{_mount(request)}/processes",
+                                  authorization=authorization)
+    return page(request, "processes.html", {"processes": (body or {}).get("processes", []),
+                                            "may_deploy": _may_deploy(request)},
                 status_code=status)
+
+
+def _may_deploy(request: Request) -> bool:
+    """Whether the signed-in user holds the right to deploy (administrators do): only to
+    offer the form; the API decides each request."""
+    face = request.app.state.web
+    user = signed_in(request)
+    return user is not None and bool({face.deploy_right, face.admin_right} & set(user.rights))
+
+
+@router.get("/ui/deploy")
+async def deploy_page(request: Request) -> HTMLResponse:
+    """Deploying a process (OGC API Processes Part 2): a CWL document or an OGC application
+    package, pasted or from a file, for its deployer, a project or (administrators) all;
+    the form posts it to the API in the browser, with the user's sign-in."""
+    face = request.app.state.web
+    user = signed_in(request)
+    return page(request, "deploy.html", {
+        "may_deploy": _may_deploy(request), "deploy_right": face.deploy_right,
+        "admin": user is not None and face.admin_right in user.rights})
 
 
 @router.get("/ui/fragments/processes")

@@ -25,6 +25,8 @@ def _row(feature: dict[str, Any]) -> dict[str, Any]:
     collection, item = str(feature.get("collection", "")), str(feature.get("id", ""))
     return {"title": properties.get("title") or item, "collection": collection,
             "datetime": properties.get("datetime") or properties.get("start_datetime") or "",
+            "visibility": properties.get("visibility", "public"),
+            "project": properties.get("project"), "owner": properties.get("owner"),
             "href": f"browser/collections/{quote(collection, safe='')}/items/"
                     f"{quote(item, safe='')}"}
 
@@ -109,15 +111,88 @@ async def _results(request: Request, typed: list[tuple[str, str]],
             f"{data.lstrip('/')}/search?{urlencode([*criteria, ('f', 'json')])}"}, 200
 
 
+#: The variables offered as completions (the first page of the non-empty collections)
+VARIABLES_SHOWN = 1000
+
+
+async def _variables(request: Request, authorization: str | None = None
+                     ) -> list[dict[str, str]]:
+    """The variables (non-empty collections) the caller reads: each id and its name in
+    words (its title, else its standard name)."""
+    data = "/" + request.app.state.web.data_prefix.strip("/")
+    status, body = await get_json(request, f"{data}/collections",
+                                  params={"limit": str(VARIABLES_SHOWN)},
+                                  authorization=authorization)
+    found = (body or {}).get("collections", []) if status == 200 else []
+    return [{"id": str(c.get("id", "")),
+             "words": str(c.get("title") or variable_words(c.get("id")))}
+            for c in found if isinstance(c, dict) and c.get("id")]
+
+
+def _folded(text: str) -> str:
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+
+
+def variable_ids(value: str, variables: list[dict[str, str]]) -> tuple[str, list[str]]:
+    """The Variables field as the API takes it: each comma-separated entry an id, or words
+    naming a variable (its title, or its standard name: "sea surface temperature"), which
+    become its id (every convention's); and the entries that name none."""
+    ids: list[str] = []
+    unknown: list[str] = []
+    known = {v["id"] for v in variables}
+    for entry in (e.strip() for e in value.split(",")):
+        if not entry:
+            continue
+        if entry in known:
+            ids.append(entry)
+            continue
+        wanted = _folded(entry)
+        named = [v["id"] for v in variables if wanted in (
+            _folded(v["words"]), _folded(variable_words(v["id"])), _folded(v["id"]))]
+        if named:
+            ids += [i for i in named if i not in ids]
+        else:
+            ids.append(entry)  # as typed: the API answers for it
+            unknown.append(entry)
+    return ",".join(ids), unknown
+
+
+def _with_ids(typed: list[tuple[str, str]], variables: list[dict[str, str]]
+              ) -> tuple[list[tuple[str, str]], list[str]]:
+    """The criteria typed, the Variables field as ids; and the words that named none."""
+    unknown: list[str] = []
+    out = []
+    for name, value in typed:
+        if name == "collections":
+            value, missing = variable_ids(value, variables)
+            unknown += missing
+        out.append((name, value))
+    return out, unknown
+
+
+#: What a collection id is made of (anything else in the Variables field is words)
+_ID = re.compile(r"[A-Za-z0-9_.:-]*")
+
+
+def _names_words(typed: list[tuple[str, str]]) -> bool:
+    """Whether the Variables field holds words, not only ids."""
+    return any(not _ID.fullmatch(entry.strip())
+               for name, value in typed if name == "collections" for entry in value.split(","))
+
+
 @router.get("/ui/search")
-async def search_page(request: Request) -> HTMLResponse:
-    """The results as anyone may read them; signed in, its script shows the user's
-    (`search_fragment`, with their token: private and project items too)."""
+async def search_page(request: Request,
+                      authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The results as the caller reads them (the browser's session: private and project
+    items too)."""
     typed = _typed(request)
-    criteria = _criteria(typed)
-    results, status = await _results(request, typed)
+    variables = await _variables(request, authorization)
+    with_ids, unknown = _with_ids(typed, variables)
+    criteria = _criteria(with_ids)
+    results, status = await _results(request, with_ids, authorization)
     return page(request, "search.html", {"criteria": _in_words(criteria),
-                                         "form": dict(typed),
+                                         "form": dict(typed), "variables": variables,
+                                         "unknown": unknown,
                                          "query": urlencode(criteria), **results},
                 status_code=status)
 
@@ -139,5 +214,8 @@ def _in_words(criteria: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
 @router.get("/ui/fragments/search")
 async def search_fragment(request: Request,
                           authorization: str | None = Header(default=None)) -> HTMLResponse:
-    results, status = await _results(request, _typed(request), authorization)
+    typed = _typed(request)
+    if _names_words(typed):  # words in the Variables field: their ids, as the caller
+        typed, _ = _with_ids(typed, await _variables(request, authorization))
+    results, status = await _results(request, typed, authorization)
     return page(request, "fragments/search_results.html", results, status_code=status)

@@ -1,5 +1,5 @@
 // A job's page: its status info and log polled until it ends, its results once successful,
-// dismiss.
+// its provenance once ended; dismissing it (running or ended), once confirmed.
 "use strict";
 (() => {
   const { api, apiText, download, message, showError, settings, ready } = window.geocatalog;
@@ -7,7 +7,17 @@
   const url = settings.processes + "jobs/" + encodeURIComponent(id);
   const error = document.getElementById("job-error");
   const dismiss = document.getElementById("dismiss");
+  const confirmBox = document.getElementById("dismiss-confirm");
   const ENDED = ["successful", "failed", "dismissed"];
+  // what dismissing does, said before it is done
+  const CONSEQUENCES = {
+    accepted: "Dismiss this job? It will not run.",
+    running: "Stop this job and dismiss it? What it has written so far is not kept.",
+    successful: "Dismiss this job? Its results, and their files in the service's store, "
+      + "are deleted, and it leaves your job list. Items published from them and files in "
+      + "your own storage stay.",
+    failed: "Dismiss this job? Its log goes, and it leaves your job list.",
+  };
   const text = (elementId, value) => { document.getElementById(elementId).textContent = value || ""; };
   const when = (value) => (value ? new Date(value).toLocaleString() : "");
   // Dismiss waits for a poll in flight and stops the next one: the job is gone for its owner
@@ -101,10 +111,9 @@
     text("job-created", when(job.created));
     text("job-started", when(job.started));
     text("job-finished", when(job.finished));
-    const progress = job.progress == null ? 0 : job.progress;
-    document.getElementById("job-progress").value = progress;
-    text("job-percent", progress + " %");
-    dismiss.hidden = ENDED.includes(job.status);
+    showProgress(job);
+    document.getElementById("job-links").hidden = !["successful", "failed"].includes(job.status);
+    dismiss.hidden = job.status === "dismissed" || !confirmBox.hidden;
     await showLog();
     if (job.status === "successful") {
       const results = await api(url + "/results");
@@ -116,7 +125,39 @@
     }
   }
 
-  dismiss.addEventListener("click", async () => {
+  // The bar shows what the job reported: a process that reports no progress runs under a
+  // moving bar (not a stuck 0 %); a job that did not finish shows none.
+  function showProgress(job) {
+    const bar = document.getElementById("job-progress");
+    const progress = job.progress || 0;
+    bar.hidden = !["running", "successful"].includes(job.status);
+    if (job.status === "running" && progress === 0) {
+      bar.removeAttribute("value");  // indeterminate
+      text("job-percent", "running");
+    } else if (job.status === "running" || job.status === "successful") {
+      bar.value = job.status === "successful" ? 100 : progress;
+      text("job-percent", bar.value + " %");
+    } else if (job.status === "accepted") {
+      text("job-percent", "waiting to start");
+    } else {
+      text("job-percent", progress > 0 ? "stopped at " + progress + " %" : "");
+    }
+  }
+
+  let statusNow = null;
+  dismiss.addEventListener("click", () => {
+    statusNow = document.getElementById("job-status").textContent;
+    text("dismiss-question", CONSEQUENCES[statusNow] || "Dismiss this job?");
+    confirmBox.hidden = false;
+    dismiss.hidden = true;
+    document.getElementById("dismiss-no").focus();
+  });
+  document.getElementById("dismiss-no").addEventListener("click", () => {
+    confirmBox.hidden = true;
+    dismiss.hidden = false;
+  });
+  document.getElementById("dismiss-yes").addEventListener("click", async () => {
+    confirmBox.hidden = true;
     dismissing = true;
     window.clearTimeout(timer);
     await polling;
@@ -125,10 +166,14 @@
     if (result.ok) {
       text("job-status", result.body.status);
       text("job-message", result.body.message);
+      showProgress(result.body);
+      document.getElementById("results").hidden = true;
+      document.getElementById("job-links").hidden = true;
       dismiss.hidden = true;
     } else {
       showError(error, message(result));
-      schedule();
+      dismiss.hidden = false;
+      if (!ENDED.includes(statusNow)) schedule();
     }
   });
 

@@ -31,7 +31,10 @@
       cell(row, link);
       cell(row, job.processID);
       cell(row, job.status);
-      cell(row, job.progress == null ? "" : job.progress + " %");
+      // a figure only where the job reported one: a deployed process reports none
+      cell(row, job.status === "successful" ? "100 %"
+        : job.status === "running" && job.progress ? job.progress + " %"
+          : job.status === "running" ? "running" : "");
       cell(row, job.created ? new Date(job.created).toLocaleString() : "");
       cell(row, job.message);
       body.append(row);

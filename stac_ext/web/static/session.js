@@ -1,24 +1,25 @@
-// The signed-in user, for every page: OIDC code flow + PKCE with oidc-client-ts, tokens in
-// this tab's session storage (shared with STAC Browser: same issuer and client), and `api()`,
-// which sends the token to this service's own origin only.
+// The signed-in user, for every page. The service keeps the sign-in (a session: its cookie
+// is HttpOnly, its tokens stay on the server), so every tab and every reload is signed in
+// alike, and no script here ever holds a token. The server writes who is signed in into the
+// page's settings (`user`: name, groups, rights).
+//
+// `authorized()` is the one place a page's requests go out with the user's sign-in: to this
+// service's own origin only, the session's cookie with them (the service sends them on with
+// the session's token). Pages call `api()`, `apiText()` and `download()`, which use it.
 "use strict";
 (() => {
   const settings = JSON.parse(document.getElementById("geocatalog-settings").textContent);
   const origin = new URL(settings.base).origin;
-  const manager = new oidc.UserManager({
-    authority: settings.issuer,
-    client_id: settings.clientId,
-    redirect_uri: settings.ui + "signed-in",
-    // the code comes back in the URL's fragment, which the browser never sends to a server
-    response_mode: "fragment",
-    post_logout_redirect_uri: settings.base,
-    scope: "openid profile",
-    userStore: new oidc.WebStorageStateStore({ store: window.sessionStorage }),
-  });
+  // what oidc-client-ts's user was to the pages: `profile.preferred_username`, its groups
+  const signedIn = settings.user ? {
+    username: settings.user.username,
+    profile: { preferred_username: settings.user.username, groups: settings.user.groups },
+    rights: settings.user.rights,
+    expires: settings.user.expires,
+  } : null;
 
   async function user() {
-    const found = await manager.getUser();
-    return found && !found.expired ? found : null;
+    return signedIn;
   }
 
   function sameOrigin(url) {
@@ -27,13 +28,13 @@
     return target;
   }
 
-  // The one place a token is attached: to this service's own origin only.
+  // The one place a request goes out with the user's sign-in: to this service's own origin
+  // only (the browser adds the session's cookie, and its Fetch Metadata, which the service
+  // checks before it acts on a change).
   async function authorized(url, options = {}) {
     const target = sameOrigin(url);
-    const signedIn = await user();
     const headers = Object.assign({ Accept: "application/json" }, options.headers || {});
-    if (signedIn) headers.Authorization = "Bearer " + signedIn.access_token;
-    return fetch(target, Object.assign({}, options, { headers }));
+    return fetch(target, Object.assign({}, options, { headers, credentials: "same-origin" }));
   }
 
   async function api(url, options = {}) {
@@ -75,37 +76,31 @@
     element.hidden = !text;
   }
 
-  function groups(signedIn) {
-    const claimed = (signedIn && signedIn.profile && signedIn.profile.groups) || [];
+  function groups(who) {
+    const claimed = (who && who.profile && who.profile.groups) || [];
     return claimed.map((g) => String(g).replace(/^\//, ""));
   }
 
-  // The rights the access token grants (realm and client roles), read from its payload:
-  // only to decide which forms a page offers; the API checks every request itself.
-  function rights(signedIn) {
-    try {
-      const part = signedIn.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-      const claims = JSON.parse(atob(part));
-      const roles = (claims.realm_access && claims.realm_access.roles) || [];
-      const clients = Object.values(claims.resource_access || {}).flatMap((c) => c.roles || []);
-      return [...roles, ...clients];
-    } catch (error) {
-      return [];
-    }
+  // The rights the sign-in grants (realm and client roles): only to decide which forms a
+  // page offers; the API checks every request itself.
+  function rights(who) {
+    return (who && who.rights) || [];
   }
 
+  // Sign-in and sign-out are the service's: a page goes there and comes back.
   function signIn() {
-    return manager.signinRedirect({ state: { returnTo: window.location.href } });
+    const url = new URL(settings.ui + "session/sign-in");
+    url.searchParams.set("return", window.location.href);
+    window.location.assign(url.href);
   }
 
-  async function signOut() {
-    const signedIn = await user();
-    if (signedIn) await manager.signoutRedirect();
+  function signOut() {
+    document.getElementById("sign-out-form").requestSubmit();
   }
 
-  function fillProjects(root, signedIn) {
+  function fillProjects(root, who) {
     for (const select of root.querySelectorAll("select[name=project]")) {
-      for (const group of groups(signedIn)) {
+      for (const group of groups(who)) {
         const option = document.createElement("option");
         option.value = group;
         option.textContent = group;
@@ -115,7 +110,7 @@
   }
 
   // Parts of a page only the signed-in user may see: rendered by the server (escaped, no
-  // script) from what the API answers to the user's token, fetched here with it.
+  // script) from what the API answers to the user, fetched here with their sign-in.
   async function loadFragment(element) {
     const response = await authorized(element.dataset.fragment,
                                       { headers: { Accept: "text/html" } });
@@ -123,26 +118,19 @@
     element.dispatchEvent(new CustomEvent("geocatalog:fragment", { bubbles: true }));
   }
 
-  const ready = user().then(async (signedIn) => {
-    const name = document.getElementById("signed-in-as");
-    document.getElementById("sign-in").hidden = !!signedIn;
-    document.getElementById("sign-out").hidden = !signedIn;
-    name.hidden = !signedIn;
-    name.textContent = signedIn ? "Signed in as " + signedIn.profile.preferred_username : "";
-    // the parts read with the token first: a form is shown only once it is the one the user
-    // keeps (never replaced under a person typing)
-    if (signedIn) {
+  const ready = user().then(async (who) => {
+    // the parts read with the sign-in first: a form is shown only once it is the one the
+    // user keeps (never replaced under a person typing)
+    if (who) {
       await Promise.all([...document.querySelectorAll("[data-fragment]")].map(
         (element) => loadFragment(element)));
     }
-    for (const el of document.querySelectorAll(".signed-in-only")) el.hidden = !signedIn;
-    for (const el of document.querySelectorAll(".needs-sign-in")) el.hidden = !!signedIn;
-    fillProjects(document, signedIn);
-    return signedIn;
+    for (const el of document.querySelectorAll(".signed-in-only")) el.hidden = !who;
+    for (const el of document.querySelectorAll(".needs-sign-in")) el.hidden = !!who;
+    fillProjects(document, who);
+    return who;
   });
-  document.getElementById("sign-in").addEventListener("click", () => signIn());
-  document.getElementById("sign-out").addEventListener("click", () => signOut());
 
-  window.geocatalog = { settings, manager, user, api, apiText, download, message, showError, sameOrigin, ready,
-    groups, rights };
+  window.geocatalog = { settings, user, api, apiText, download, message, showError, sameOrigin,
+    ready, groups, rights, signIn, signOut };
 })();
