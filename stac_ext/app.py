@@ -99,6 +99,7 @@ from stac_ext.platform.telemetry.readings import Readings, sampling
 from stac_ext.platform.telemetry.traces import configured_provider, instrument_app
 from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
+from stac_ext.web.addresses import api_address
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import NegotiationMiddleware
 from stac_ext.web.site import STATIC_PATHS, SignIn, WebFace, add_web_face
@@ -260,7 +261,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     auth, local_issuer = build_auth(settings)
     tracer_provider = tracer_provider or configured_provider()
     engine = build_engine(settings, processes, tracer_provider=tracer_provider)
-    catalog = CallerReads(settings.prefix_path)  # reads the data API as a job's caller
+    # reads the data API as a job's caller, pages of ours pasted as references included
+    catalog = CallerReads(settings.prefix_path,
+                          pages=partial(api_address, data_prefix=settings.prefix_path))
     process_app = create_process_app(ProcessesConfig(
         engine=engine, catalog=catalog,
         user=auth.client(settings.process_client_id),

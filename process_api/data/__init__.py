@@ -2,5 +2,5 @@
 the worker and out of the sandbox, the results store, and the job's provenance (PROV,
 RO-Crate).
 
-Third-party imports: `fsspec`.
+Third-party imports: `aiohttp`, `fsspec`.
 """

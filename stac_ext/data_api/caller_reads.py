@@ -10,7 +10,7 @@ client can set an ASGI scope key, so none can read as another user this way.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -52,8 +52,13 @@ class CallerReads:
     """`process_api.data.file_inputs.Catalog` over the service's own app (`app`, set once the
     composition root has built it), whose data API is at `prefix`."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str,
+                 pages: Callable[[str, str], str | None] = lambda url, service: None
+                 ) -> None:
         self.prefix = prefix.rstrip("/")
+        # the data API's address of what a page of the service shows (a reference pasted
+        # from the browser's bar), given (url, service url); None: not such a page
+        self.pages = pages
         self.app: ASGIApp | None = None
         self._item = re.compile(rf"^{re.escape(self.prefix)}/collections/([^/]+)/items/([^/]+)$")
         self._collection = re.compile(rf"^{re.escape(self.prefix)}/collections/([^/]+)$")
@@ -64,6 +69,7 @@ class CallerReads:
                     limit: int) -> list[dict[str, Any]] | None:
         href = str(reference.get("collection") or reference.get("href"))
         root = service_url.rstrip("/")
+        href = self.pages(href, root) or href
         if not href.startswith(f"{root}{self.prefix}/") or self.app is None:
             return None
         path = urlsplit(href).path[len(urlsplit(root).path):]

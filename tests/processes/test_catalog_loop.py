@@ -571,3 +571,29 @@ async def test_publishing_says_what_it_did_not_publish_and_takes_global_grids(
     assert (job["status"], job["message"]) == (
         "successful", f"finished; not published: out.nc ({reason})")
     assert (grid.get("items"), grid["unpublished"]) == (None, [reason])
+
+
+@pytest.mark.slow
+async def test_a_pages_address_pasted_as_an_input_is_what_the_page_shows(
+        loop_service, s3_endpoint) -> None:
+    """The item's address copied from STAC Browser's bar (`/browser/collections/.../items/
+    ...`) was taken as a file's URL: the worker fetched STAC Browser's index.html, and CDO
+    said "Unsupported file type"."""
+    alice = loop_service["alice"]
+    _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    item = (await published(alice, {"source": f"s3://{bucket}/sst.nc",
+                                    "s3": s3_section(s3_endpoint)}))["created"][0]
+    page = f"http://testserver/browser/collections/{item['collection']}/items/{item['id']}"
+    search = (f"http://testserver/ui/search?q=&collections={item['collection']}"
+              f"&ids={item['id']}&datetime=2023&limit=10")  # a year, as the page takes it
+    for reference in ({"href": page}, {"href": search}):
+        r = await execute(alice, process, {"files": [reference],
+                                           "s3": s3_section(s3_endpoint)})
+        assert r.status_code == 201, r.text
+        url = r.headers["Location"]
+        job = await wait_for(alice, url, "successful", "failed", seconds=120)
+        assert job["status"] == "successful", job.get("message")
+        prov = (await alice.get(f"{url}/prov")).json()
+        read = [e["geocatalog:item"] for name, e in prov["entity"].items()
+                if name.startswith("job:inputs/")]
+        assert item["url"] in read, (reference, read)

@@ -77,15 +77,23 @@ def typed_datetime(value: str) -> str:
     return "/".join([first[0] if first else start, last[1] if last else end])
 
 
-def _typed(request: Request) -> list[tuple[str, str]]:
-    """The criteria as the person typed them (a field left empty: no criterion)."""
-    return [(k, v) for k, v in parse_qsl(request.url.query, keep_blank_values=True)
+def typed_criteria(query: str) -> list[tuple[str, str]]:
+    """The criteria of a query string as the person typed them (a field left empty: no
+    criterion)."""
+    return [(k, v) for k, v in parse_qsl(query, keep_blank_values=True)
             if k != "f" and (v or k not in FORM_FIELDS)]
 
 
-def _criteria(typed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _typed(request: Request) -> list[tuple[str, str]]:
+    return typed_criteria(request.url.query)
+
+
+def api_criteria(typed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The criteria as the API reads them."""
     return [(k, typed_datetime(v) if k == "datetime" else v) for k, v in typed]
+
+
+
 
 
 async def _results(request: Request, typed: list[tuple[str, str]],
@@ -94,7 +102,7 @@ async def _results(request: Request, typed: list[tuple[str, str]],
     `authorization`, else anyone), with their facets, as the results' template shows it;
     and the status to answer."""
     data = "/" + request.app.state.web.data_prefix.strip("/")
-    criteria = _criteria(typed)
+    criteria = api_criteria(typed)
     counted = urlencode([*counted_criteria(criteria), ("aggregations", ",".join(FACETS))])
     # the search and its counts at once: neither waits for the other
     (status, body), (_, buckets) = await asyncio.gather(
@@ -188,7 +196,7 @@ async def search_page(request: Request,
     typed = _typed(request)
     variables = await _variables(request, authorization)
     with_ids, unknown = _with_ids(typed, variables)
-    criteria = _criteria(with_ids)
+    criteria = api_criteria(with_ids)
     results, status = await _results(request, with_ids, authorization)
     return page(request, "search.html", {"criteria": _in_words(criteria),
                                          "form": dict(typed), "variables": variables,
