@@ -26,6 +26,7 @@ from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_DEFINITIONS, TEST_PROCESSES
 from tests.support.roles import role_settings
 from tests.support.s3 import secured_s3_server
+from tests.support.slurm import SlurmCluster, start_slurm
 from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collection, unique
 
 #: The S3 and HTTP servers of the tests are on loopback: let the processes reach them (the
@@ -184,6 +185,16 @@ def secured_s3() -> Iterator[tuple[str, dict]]:
 
     with secured_s3_server("secured", {"data/sst.nc": netcdf_bytes()}) as (endpoint, keys):
         yield endpoint, {**keys, "secretAccessKey": "wrong-secret"}
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    """A one-node Slurm of the tests' own, shared by every module that runs jobs on it."""
+    cluster = start_slurm()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")

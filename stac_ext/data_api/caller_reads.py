@@ -10,7 +10,8 @@ client can set an ASGI scope key, so none can read as another user this way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -48,16 +49,19 @@ def _assets(item: dict[str, Any], wanted: list[str] | None) -> list[tuple[str, d
                     if not NOT_DATA & set(a.get("roles") or [])]
 
 
+#: The data API's address of what a page of the service shows, from (the page's URL, the
+#: service's URL, a reader of the data API as the caller: path -> its JSON, or None).
+Pages = Callable[[str, str, Callable[[str], Awaitable[Any]]], Awaitable[str | None]]
+
+
 class CallerReads:
     """`process_api.data.file_inputs.Catalog` over the service's own app (`app`, set once the
     composition root has built it), whose data API is at `prefix`."""
 
-    def __init__(self, prefix: str,
-                 pages: Callable[[str, str], str | None] = lambda url, service: None
-                 ) -> None:
+    def __init__(self, prefix: str, pages: Pages | None = None) -> None:
         self.prefix = prefix.rstrip("/")
         # the data API's address of what a page of the service shows (a reference pasted
-        # from the browser's bar), given (url, service url); None: not such a page
+        # from the browser's bar); None: not such a page
         self.pages = pages
         self.app: ASGIApp | None = None
         self._item = re.compile(rf"^{re.escape(self.prefix)}/collections/([^/]+)/items/([^/]+)$")
@@ -69,16 +73,19 @@ class CallerReads:
                     limit: int) -> list[dict[str, Any]] | None:
         href = str(reference.get("collection") or reference.get("href"))
         root = service_url.rstrip("/")
-        href = self.pages(href, root) or href
-        if not href.startswith(f"{root}{self.prefix}/") or self.app is None:
+        if self.app is None or not href.startswith(f"{root}/"):
             return None
-        path = urlsplit(href).path[len(urlsplit(root).path):]
         # the submitter as a reader of the data: their own and their projects' items (a
         # right of the process API is no right of the data API's)
         reader = None if caller is None else \
             Caller(caller.username, frozenset(caller.groups)).reader
         async with httpx.AsyncClient(transport=httpx.ASGITransport(
                 app=_AsReader(self.app, reader)), base_url=root) as client:
+            if self.pages is not None:
+                href = await self.pages(href, root, partial(_read, client)) or href
+            if not href.startswith(f"{root}{self.prefix}/"):
+                return None
+            path = urlsplit(href).path[len(urlsplit(root).path):]
             items = await self._items(client, reference, href, path, limit)
         wanted = reference.get("assets")
         files = []
@@ -136,6 +143,12 @@ class CallerReads:
                 page = _answer(await client.get(following["href"]))
             items += page.get("features") or []
         return items
+
+
+async def _read(client: httpx.AsyncClient, path: str) -> Any:
+    """What the data API answers at `path` as the caller reads it (None: not a 200)."""
+    response = await client.get(path)
+    return response.json() if response.status_code == 200 else None
 
 
 def _answer(response: httpx.Response) -> dict[str, Any]:

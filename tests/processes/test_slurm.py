@@ -27,20 +27,16 @@ from tests.support.jobs import execute, until, wait_for
 from tests.support.paths import ROOT
 from tests.support.processes import TEST_PROCESSES
 from tests.support.roles import role_env
-from tests.support.slurm import SlurmCluster, start_slurm
+from tests.support.slurm import SlurmCluster
 
 pytestmark = pytest.mark.slow
 CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 ENDED = ("successful", "failed", "dismissed")
 
 
-@pytest.fixture(scope="module")
-def slurm() -> Iterator[SlurmCluster]:
-    cluster = start_slurm()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+@pytest.fixture
+def slurm(slurm_cluster: SlurmCluster) -> SlurmCluster:
+    return slurm_cluster
 
 
 @pytest.fixture

@@ -165,7 +165,7 @@ def variable_ids(value: str, variables: list[dict[str, str]]) -> tuple[str, list
     return ",".join(ids), unknown
 
 
-def _with_ids(typed: list[tuple[str, str]], variables: list[dict[str, str]]
+def with_ids(typed: list[tuple[str, str]], variables: list[dict[str, str]]
               ) -> tuple[list[tuple[str, str]], list[str]]:
     """The criteria typed, the Variables field as ids; and the words that named none."""
     unknown: list[str] = []
@@ -195,9 +195,9 @@ async def search_page(request: Request,
     items too)."""
     typed = _typed(request)
     variables = await _variables(request, authorization)
-    with_ids, unknown = _with_ids(typed, variables)
-    criteria = api_criteria(with_ids)
-    results, status = await _results(request, with_ids, authorization)
+    by_ids, unknown = with_ids(typed, variables)
+    criteria = api_criteria(by_ids)
+    results, status = await _results(request, by_ids, authorization)
     return page(request, "search.html", {"criteria": _in_words(criteria),
                                          "form": dict(typed), "variables": variables,
                                          "unknown": unknown,
@@ -224,6 +224,6 @@ async def search_fragment(request: Request,
                           authorization: str | None = Header(default=None)) -> HTMLResponse:
     typed = _typed(request)
     if _names_words(typed):  # words in the Variables field: their ids, as the caller
-        typed, _ = _with_ids(typed, await _variables(request, authorization))
+        typed, _ = with_ids(typed, await _variables(request, authorization))
     results, status = await _results(request, typed, authorization)
     return page(request, "fragments/search_results.html", results, status_code=status)
