@@ -29,6 +29,7 @@ from stac_ext.data_api.settings import (
     DataApiSettings,
     comma_separated,
 )
+from stac_ext.governance.settings import GovernanceSettings
 from stac_ext.platform.auth.settings import AuthSettings
 from stac_ext.platform.database.settings import DatabaseSettings
 from stac_ext.platform.service.settings import ServiceSettings
@@ -184,11 +185,11 @@ class ProcessSettings(BaseSettings):
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    PublishSettings, ProcessSettings, TelemetrySettings, WebSettings)
+    GovernanceSettings, PublishSettings, ProcessSettings, TelemetrySettings, WebSettings)
 
 
-class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
-               ProcessSettings, TelemetrySettings, WebSettings):
+class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSettings,
+               AuthSettings, ProcessSettings, TelemetrySettings, WebSettings):
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 

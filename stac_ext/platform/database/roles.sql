@@ -43,3 +43,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA processes, procrast
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA processes, procrastinate
     TO geocatalog_api, geocatalog_worker;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA procrastinate TO geocatalog_api, geocatalog_worker;
+
+-- Governance: the API and publishing jobs read the vocabularies and write proposals and
+-- the items held in them; vocabularies are loaded by their owner (`geocatalog vocabulary`).
+GRANT USAGE ON SCHEMA governance TO geocatalog_api, geocatalog_job;
+GRANT SELECT ON ALL TABLES IN SCHEMA governance TO geocatalog_api, geocatalog_job;
+GRANT INSERT, UPDATE, DELETE ON governance.proposals, governance.held_items
+    TO geocatalog_api, geocatalog_job;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA governance TO geocatalog_api, geocatalog_job;

@@ -1,0 +1,106 @@
+"""A collection's standard name looked up in its convention's vocabulary: a name, an alias
+of the current name, or unknown (with the nearest names), and why it is refused, in the
+words every caller (the API, proposals, publishing) answers with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import asyncpg
+
+from stac_ext.governance import queries
+from stac_ext.governance.tables import words
+
+#: How many nearest names a refusal suggests.
+SUGGESTIONS = 3
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A name of a convention's vocabulary, as a collection stands for it."""
+
+    convention: str
+    name: str  # the table's spelling
+    description: str
+    units: str
+    vocabulary: str  # the table's title
+    version: str
+    retired_in: str | None = None
+
+    @property
+    def collection_id(self) -> str:
+        return f"{self.convention}-{self.name.lower()}"
+
+    @property
+    def title(self) -> str:
+        return words(self.name)
+
+    def where(self) -> str:
+        return f"the {self.vocabulary} (version {self.version})"
+
+
+Kind = Literal["name", "alias", "unknown", "ungoverned"]
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What a vocabulary says of `<convention>-<key>`: `variable` is the name, or the
+    current name of an alias; `ungoverned`: the convention has no vocabulary here."""
+
+    convention: str
+    key: str
+    kind: Kind
+    variable: Variable | None = None
+    alias: str | None = None
+    nearest: list[str] = field(default_factory=list)
+    conventions: list[str] = field(default_factory=list)  # known ones, for `ungoverned`
+    vocabulary: str = ""
+    version: str = ""
+
+    def problem(self, require_vocabulary: bool = True) -> str | None:
+        """Why a collection may not stand for this name, or None when it may."""
+        collection = f"{self.convention}-{self.key}"
+        if self.kind == "name":
+            return None
+        if self.kind == "ungoverned":
+            if not require_vocabulary:
+                return None
+            known = ", ".join(f"`{c}`" for c in self.conventions) or "none"
+            return (f"Collection {collection}: the convention `{self.convention}` has no "
+                    f"vocabulary here (conventions known: {known}).")
+        if self.kind == "alias":
+            assert self.variable is not None
+            return (f"Collection {collection}: `{self.alias}` is an alias of "
+                    f"`{self.variable.name}` in {self.variable.where()}: use the collection "
+                    f"{self.variable.collection_id}.")
+        where = f"the {self.vocabulary} (version {self.version})"
+        hint = ""
+        if self.nearest:
+            names = [f"`{n}`" for n in self.nearest]
+            hint = " Did you mean " + (", ".join(names[:-1]) + " or " + names[-1]
+                                       if len(names) > 1 else names[0]) + "?"
+        return f"Collection {collection}: `{self.key}` is not a standard name of {where}." \
+            + hint
+
+
+async def look_up(conn: asyncpg.Connection, collection_id: str) -> Lookup:
+    """The vocabulary's word on a collection id (`<convention>-<standard_name>`)."""
+    convention, _, key = collection_id.partition("-")
+    key = key.lower()
+    row = await conn.fetchrow(queries.RESOLVE, convention, key)
+    if row is None:
+        known = [r["convention"] for r in await conn.fetch(queries.KNOWN_CONVENTIONS)]
+        return Lookup(convention, key, "ungoverned", conventions=known)
+    if row["name"] is not None:
+        return Lookup(convention, key, "name", Variable(
+            convention, row["name"], row["description"], row["units"], row["title"],
+            row["version"], row["retired_in"]))
+    if row["target"] is not None:
+        return Lookup(convention, key, "alias", Variable(
+            convention, row["target"], row["target_description"], row["target_units"],
+            row["title"], row["version"]), alias=row["alias"])
+    nearest = [r["name"] for r in await conn.fetch(queries.NEAREST, convention, key,
+                                                   SUGGESTIONS)]
+    return Lookup(convention, key, "unknown", nearest=nearest, vocabulary=row["title"],
+                  version=row["version"])
