@@ -152,3 +152,40 @@ SUBTREE_BODY = "catalogs.scope($1::text::jsonb, $2)"
 
 #: For the data API's item delete: run in the same transaction as the delete itself.
 UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"
+
+#: The rules of the generated `variables` tree in force (an administrator's, else the
+#: shipped ones), whether they are the shipped ones, who changed them last and when.
+FAMILY_RULES = """
+SELECT coalesce(custom, shipped) AS rules, custom IS NULL AS shipped, updated, updated_by
+FROM catalogs.family_rules
+"""
+
+_PRESENT = """
+EXISTS (SELECT 1 FROM geocatalog.populated_collections p
+        WHERE p.collection = f.collection_id
+          AND (k.keys IS NULL OR p.readers = ANY (ARRAY['public'] || k.keys)))
+"""
+
+#: How many collections each family holds that hold items the reader ($1, JSON) reads.
+FAMILY_COUNTS = f"""
+WITH k AS (SELECT geocatalog.reader_keys($1::text::jsonb) AS keys)
+SELECT f.family, count(DISTINCT f.collection_id) AS collections
+FROM catalogs.collection_families f, k WHERE {_PRESENT}
+GROUP BY f.family
+"""
+
+#: The collections of a family ($1; of its sub-family $2 only, when not NULL) that hold
+#: items the reader ($3, JSON) reads, by sub-family ('': the family's own) and id.
+FAMILY_MEMBERS = f"""
+WITH k AS (SELECT geocatalog.reader_keys($3::text::jsonb) AS keys)
+SELECT f.subfamily, f.collection_id
+FROM catalogs.collection_families f, k
+WHERE f.family = $1 AND ($2::text IS NULL OR f.subfamily = $2) AND {_PRESENT}
+ORDER BY f.subfamily, f.collection_id
+"""
+
+#: The generated tree's title (none before `migrate` put its rules).
+FAMILIES_TITLE = "SELECT coalesce(custom, shipped)->>'title' FROM catalogs.family_rules"
+
+#: An administrator's rules ($1, JSON; NULL: the shipped ones) by $2, applied at once.
+SET_FAMILY_RULES = "SELECT catalogs.set_family_rules($1::text::jsonb, $2)"

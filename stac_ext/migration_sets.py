@@ -16,7 +16,11 @@ MIGRATIONS = [
         ("partitions put into the search index",
          f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),),
         functions=data_api.FUNCTIONS_DIR),
-    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR),
+    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR,
+                 steps=(("variable families made",
+                         # the shipped rules, as a dollar-quoted literal
+                         "SELECT catalogs.refresh_families($rules$"
+                         f"{catalogs_ext.SHIPPED_RULES.read_text()}$rules$::jsonb)"),)),
     MigrationSet("processes", process_api.MIGRATIONS_DIR, functions=process_api.FUNCTIONS_DIR),
     # the conventions' vocabularies (CF's table loaded when missing) and proposals
     MigrationSet("governance", governance.MIGRATIONS_DIR, loads=(load_shipped_cf,)),

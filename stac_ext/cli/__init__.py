@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from stac_ext.cli.demo_s3 import DEMO_DIR, demo_s3
 from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_path
+from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
 from stac_ext.platform.database.cluster import Cluster, ClusterError
@@ -37,6 +38,7 @@ db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is
                      no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(images_app, name="images")
+app.add_typer(vocabulary_app, name="vocabulary")
 
 
 

@@ -4,12 +4,13 @@ collections checked against them and filled from them (`collection_rule`), and c
 proposals of collections and descriptions that administrators accept or reject, with the
 items that wait for them (`/data/proposals`).
 
-Of ours, imports the data API (its item rules, named SQL, policy) and the platform; the
-composition root hands the data API the collection rule and registers the proposals
-routes; publishing holds items in proposals through `held`.
+Of ours, imports the data API (its item writers, named SQL, policy), `catalogs_ext`'s
+public exports (links of released items) and the platform; the composition root hands the
+data API the collection rule and registers the proposals routes; publishing holds items in
+proposals (`Proposals.hold`).
 
-Third-party imports: `asyncpg`, `attr`, `fastapi`, `psycopg`, `pydantic`, `stac_fastapi`,
-`starlette`.
+Third-party imports: `asyncpg`, `attr`, `fastapi`, `psycopg`, `pydantic`, `pydantic_settings`,
+`stac_fastapi`.
 """
 
 from pathlib import Path

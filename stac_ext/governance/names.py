@@ -60,28 +60,31 @@ class Lookup:
 
     def problem(self, require_vocabulary: bool = True) -> str | None:
         """Why a collection may not stand for this name, or None when it may."""
-        collection = f"{self.convention}-{self.key}"
+        why = self.why(require_vocabulary)
+        return f"Collection {self.convention}-{self.key}: {why}" if why else None
+
+    def why(self, require_vocabulary: bool = True) -> str | None:
+        """Why the name is not one of its convention's names, or None when it is."""
         if self.kind == "name":
             return None
         if self.kind == "ungoverned":
             if not require_vocabulary:
                 return None
             known = ", ".join(f"`{c}`" for c in self.conventions) or "none"
-            return (f"Collection {collection}: the convention `{self.convention}` has no "
-                    f"vocabulary here (conventions known: {known}).")
+            return (f"the convention `{self.convention}` has no vocabulary here "
+                    f"(conventions known: {known}).")
         if self.kind == "alias":
             assert self.variable is not None
-            return (f"Collection {collection}: `{self.alias}` is an alias of "
-                    f"`{self.variable.name}` in {self.variable.where()}: use the collection "
+            return (f"`{self.alias}` is an alias of `{self.variable.name}` in "
+                    f"{self.variable.where()}: use the collection "
                     f"{self.variable.collection_id}.")
-        where = f"the {self.vocabulary} (version {self.version})"
         hint = ""
         if self.nearest:
             names = [f"`{n}`" for n in self.nearest]
             hint = " Did you mean " + (", ".join(names[:-1]) + " or " + names[-1]
                                        if len(names) > 1 else names[0]) + "?"
-        return f"Collection {collection}: `{self.key}` is not a standard name of {where}." \
-            + hint
+        return (f"`{self.key}` is not a standard name of the {self.vocabulary} (version "
+                f"{self.version}).{hint}")
 
 
 async def look_up(conn: asyncpg.Connection, collection_id: str) -> Lookup:
