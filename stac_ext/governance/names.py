@@ -4,6 +4,9 @@ words every caller (the API, proposals, publishing) answers with."""
 
 from __future__ import annotations
 
+import difflib
+import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -87,6 +90,50 @@ class Lookup:
                 f"{self.version}).{hint}")
 
 
+def _trigrams(key: str) -> frozenset[str]:
+    padded = f"  {key} "
+    return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
+
+
+class Nearest:
+    """The names of one version of a convention's vocabulary, for the ones most like an
+    unknown name: trigram likeness (through an index of trigrams) picks a few, difflib's
+    ratio orders them."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.sizes: list[int] = []
+        self.postings: dict[str, list[int]] = {}
+        for n, name in enumerate(names):
+            grams = _trigrams(name.lower())
+            self.sizes.append(len(grams))
+            for gram in grams:
+                self.postings.setdefault(gram, []).append(n)
+
+    def __call__(self, key: str, count: int = SUGGESTIONS) -> list[str]:
+        wanted = _trigrams(key)
+        shared = Counter(n for gram in wanted for n in self.postings.get(gram, ()))
+        liked = heapq.nlargest(4 * count, shared, key=lambda n: shared[n] / (
+            len(wanted) + self.sizes[n] - shared[n]))
+        return sorted((self.names[n] for n in liked), key=lambda name: -difflib.SequenceMatcher(
+            None, key, name.lower()).ratio())[:count]
+
+
+#: (convention, version) -> its names, kept while that version is the loaded one
+_NEAREST: dict[tuple[str, str], Nearest] = {}
+
+
+async def nearest_names(conn: asyncpg.Connection, convention: str, version: str,
+                        key: str) -> list[str]:
+    """The current names of the convention most like `key`, best first."""
+    nearest = _NEAREST.get((convention, version))
+    if nearest is None:
+        names = [r["name"] for r in await conn.fetch(queries.CURRENT_NAMES, convention)]
+        _NEAREST.clear()  # one version of one convention asked at a time, in practice
+        nearest = _NEAREST[(convention, version)] = Nearest(names)
+    return nearest(key)
+
+
 async def look_up(conn: asyncpg.Connection, collection_id: str) -> Lookup:
     """The vocabulary's word on a collection id (`<convention>-<standard_name>`)."""
     convention, _, key = collection_id.partition("-")
@@ -103,7 +150,6 @@ async def look_up(conn: asyncpg.Connection, collection_id: str) -> Lookup:
         return Lookup(convention, key, "alias", Variable(
             convention, row["target"], row["target_description"], row["target_units"],
             row["title"], row["version"]), alias=row["alias"])
-    nearest = [r["name"] for r in await conn.fetch(queries.NEAREST, convention, key,
-                                                   SUGGESTIONS)]
+    nearest = await nearest_names(conn, convention, row["version"], key)
     return Lookup(convention, key, "unknown", nearest=nearest, vocabulary=row["title"],
                   version=row["version"])

@@ -83,10 +83,9 @@ LEFT JOIN governance.names t ON t.convention = a.convention AND t.key = a.target
 WHERE c.convention = $1
 """
 
-#: The known names nearest a key ($2) in a convention ($1), at most $3 (trigram distance).
-NEAREST = """
-SELECT name FROM governance.names WHERE convention = $1 AND retired_in IS NULL
-ORDER BY key <-> $2, key LIMIT $3
+#: The current names of a convention ($1), for the nearest to an unknown one.
+CURRENT_NAMES = """
+SELECT name FROM governance.names WHERE convention = $1 AND retired_in IS NULL ORDER BY key
 """
 
 KNOWN_CONVENTIONS = "SELECT convention FROM governance.conventions ORDER BY convention"

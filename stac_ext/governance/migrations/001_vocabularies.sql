@@ -6,8 +6,6 @@
 -- lower-cased, as a collection id holds it, unique within a convention.
 
 CREATE SCHEMA governance;
--- nearest names for a "did you mean" (trigram distance on an index); trusted extension
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE TABLE governance.conventions (
     convention text PRIMARY KEY CHECK (convention ~ '^[a-z0-9_]+$'),
@@ -28,7 +26,6 @@ CREATE TABLE governance.names (
     retired_in text,
     PRIMARY KEY (convention, key)
 );
-CREATE INDEX names_trgm_idx ON governance.names USING gist (key gist_trgm_ops);
 
 CREATE TABLE governance.aliases (
     convention text NOT NULL REFERENCES governance.conventions ON DELETE CASCADE,
