@@ -141,6 +141,21 @@ async def collection(admin_data: httpx.AsyncClient) -> str:
     return collection_id
 
 
+#: The collections that tests publish into, made as an administrator does (publishing
+#: holds the items of a collection not made yet in its proposal).
+PUBLISHED_COLLECTIONS = ("climate_forecast-sea_surface_temperature",
+                         "climate_forecast-air_temperature")
+
+
+@pytest.fixture(scope="session")
+async def published_collections(app, issuer: TestIssuer) -> tuple[str, ...]:
+    async with http_client(app, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+        for collection_id in PUBLISHED_COLLECTIONS:
+            r = await admin.post("/data/collections", json=make_collection(collection_id))
+            assert r.status_code in (201, 409), r.text  # made already by another test
+    return PUBLISHED_COLLECTIONS
+
+
 @pytest.fixture(scope="session")
 def live_server(settings: Settings) -> Iterator[str]:
     """A real uvicorn process serving the app (the session database) on a free port."""
