@@ -14,8 +14,8 @@ from stac_ext.governance.loading import Loaded, Mode, load
 from stac_ext.governance.queries import CONVENTIONS
 from stac_ext.governance.tables import TableError, read_table, shipped_cf_table
 
-vocabulary_app = typer.Typer(help="The conventions' vocabularies (standard names) that "
-                             "collections are checked against.", no_args_is_help=True)
+vocabulary_app = typer.Typer(help="The standard names collections are checked against.",
+                             no_args_is_help=True)
 
 ConventionOption = Annotated[str | None, typer.Option(
     metavar="NAME", help="the convention of a CF-style XML table [default: climate_forecast]")]
