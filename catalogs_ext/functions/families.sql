@@ -58,7 +58,7 @@ END;
 $$;
 
 -- `migrate`'s step: the shipped rules noted; the memberships made again when the rules in
--- force are not the ones they were made by (how many; 0: nothing to do).
+-- force are not the ones they were made by (how many memberships; 0: none, or nothing to do).
 CREATE OR REPLACE FUNCTION catalogs.refresh_families(shipped jsonb) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -71,7 +71,7 @@ BEGIN
     IF found.applied IS NOT DISTINCT FROM coalesce(found.custom, found.shipped) THEN
         RETURN 0;
     END IF;
-    RETURN greatest(catalogs.apply_families(coalesce(found.custom, found.shipped)), 1);
+    RETURN catalogs.apply_families(coalesce(found.custom, found.shipped));
 END;
 $$;
 

@@ -139,18 +139,19 @@ class Writer:
         return bool(await self.conn.fetchval(queries.COLLECTION_EXISTS, collection))
 
     async def _place(self, collection: str, outcome: Outcome) -> Place:
-        """Where the items of a variable's collection go: the collection if it exists
-        (an alias's: its current name's, unless the alias's own is kept); else, for a
-        known name, made (a project that may) or its proposal; an unknown name is
-        skipped, saying the nearest names."""
-        if await self._exists(collection):
-            return Place("write", collection)
+        """Where the items of a variable's collection go: the collection of its current
+        name (an alias's successor) if it exists, else its own if it exists (one made
+        before the name was retired, or without a vocabulary); else, for a known name,
+        made (a project that may) or its proposal; an unknown name is skipped, saying
+        the nearest names."""
         lookup = await look_up(self.conn, collection)
-        if lookup.variable is None:
-            return Place("skip", collection, f"standard_name {lookup.why()}")
-        target = lookup.variable.collection_id
+        target = lookup.variable.collection_id if lookup.variable is not None else collection
         if target != collection and await self._exists(target):
             return Place("write", target)
+        if await self._exists(collection):
+            return Place("write", collection)
+        if lookup.variable is None:
+            return Place("skip", collection, f"standard_name {lookup.why()}")
         if not self.may_create_collections:
             return Place("hold", target)
         await self.conn.execute(queries.CREATE_COLLECTION, json.dumps(with_vocabulary(
