@@ -7,7 +7,8 @@ root hands it the writer dependency and the rights checks (`CatalogAccess`), whe
 API serves collections and items (`DataPaths`), and the database pools through
 stac-fastapi's `get_connection`.
 
-Third-party imports: `asyncpg`, `attr`, `fastapi`, `pydantic`, `stac_fastapi`, `starlette`.
+Third-party imports: `asyncpg`, `attr`, `fastapi`, `orjson`, `pydantic`, `stac_fastapi`,
+`starlette`.
 """
 
 from pathlib import Path

@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Body, Depends, HTTPException, Request
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stac_fastapi.types.requests import get_base_url
 
@@ -79,6 +81,11 @@ class FamilyRules(BaseModel):
         return self
 
 
+def _answer(document: dict[str, Any]) -> Response:
+    """A catalog as JSON (orjson: a sub-family's links run to a thousand)."""
+    return Response(orjson.dumps(document), media_type="application/json")
+
+
 def _title(collection_id: str) -> str:
     """A collection's standard name in words (the link's title)."""
     words = collection_id.partition("-")[2].replace("_", " ") or collection_id
@@ -133,16 +140,18 @@ def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> API
     router = APIRouter(prefix=f"{prefix}/{FAMILIES_ID}")
 
     @router.get("", summary="The variables tree: one child per family that holds items")
-    async def get_families(request: Request) -> dict[str, Any]:
+    async def get_families(request: Request) -> Response:
         api_root = get_base_url(request)
         async with request.app.state.get_connection(request, "r") as conn:
             rules = (await _rules(conn))["rules"]
-            counts = {r["family"]: r["collections"] for r in await conn.fetch(
-                queries.FAMILY_COUNTS, access.reader_json(request))}
-        families = [*rules["families"], rules["other"]]
-        return _document(api_root, FAMILIES_ID, rules["title"], rules["description"], [
-            _catalog_link(api_root, f"{FAMILIES_ID}/{f['id']}", f["title"])
-            for f in families if counts.get(f["id"])])
+            families = [*rules["families"], rules["other"]]
+            present = {r["family"] for r in await conn.fetch(
+                queries.PRESENT_FAMILIES, access.reader_json(request),
+                [f["id"] for f in families])}
+        return _answer(_document(
+            api_root, FAMILIES_ID, rules["title"], rules["description"], [
+                _catalog_link(api_root, f"{FAMILIES_ID}/{f['id']}", f["title"])
+                for f in families if f["id"] in present]))
 
     @router.get("/_rules", summary="The families' rules (shipped, or an administrator's)")
     async def get_rules(request: Request) -> dict[str, Any]:
@@ -171,12 +180,12 @@ def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> API
         return await set_rules(request, None, user)
 
     @router.get("/{family}", summary="A family: its sub-families and collections")
-    async def get_family(family: str, request: Request) -> dict[str, Any]:
-        return await _family(request, family, None)
+    async def get_family(family: str, request: Request) -> Response:
+        return _answer(await _family(request, family, None))
 
     @router.get("/{family}/{subfamily}", summary="A sub-family: its collections")
-    async def get_subfamily(family: str, subfamily: str, request: Request) -> dict[str, Any]:
-        return await _family(request, family, subfamily)
+    async def get_subfamily(family: str, subfamily: str, request: Request) -> Response:
+        return _answer(await _family(request, family, subfamily))
 
     async def _family(request: Request, family: str, subfamily: str | None
                       ) -> dict[str, Any]:
@@ -190,18 +199,19 @@ def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> API
             path = f"{FAMILIES_ID}/{family}" + (f"/{subfamily}" if subfamily else "")
             if found is None or (subfamily is not None and sub is None):
                 raise HTTPException(status_code=404, detail=f"Catalog {path} does not exist.")
-            members = await conn.fetch(queries.FAMILY_MEMBERS, family, subfamily,
-                                       access.reader_json(request))
+            members = await conn.fetch(
+                queries.FAMILY_MEMBERS, access.reader_json(request), family,
+                [s["id"] for s in found.get("subfamilies", [])], subfamily)
         shown = sub or found
         description = shown.get("description") or f"{shown['title']}: {rules['title']}."
         if sub is not None:
             return _document(api_root, path, sub["title"], description, _collection_links(
                 api_root, paths, [m["collection_id"] for m in members]))
-        held = {m["subfamily"] for m in members}
+        held = {m["subfamily"] for m in members if m["collection_id"] is None}
         children = [_catalog_link(api_root, f"{path}/{s['id']}", s["title"])
                     for s in found.get("subfamilies", []) if s["id"] in held]
-        children += _collection_links(api_root, paths, [m["collection_id"] for m in members
-                                                        if m["subfamily"] == ""])
+        children += _collection_links(api_root, paths, [
+            m["collection_id"] for m in members if m["collection_id"] is not None])
         return _document(api_root, path, found["title"], description, children)
 
     def refuse() -> None:

@@ -160,28 +160,37 @@ SELECT coalesce(custom, shipped) AS rules, custom IS NULL AS shipped, updated, u
 FROM catalogs.family_rules
 """
 
+_READER = "WITH k AS (SELECT geocatalog.reader_keys($1::text::jsonb) AS keys)"
+#: A membership `f` whose collection holds an item the reader (`k`) reads.
 _PRESENT = """
 EXISTS (SELECT 1 FROM geocatalog.populated_collections p
         WHERE p.collection = f.collection_id
           AND (k.keys IS NULL OR p.readers = ANY (ARRAY['public'] || k.keys)))
 """
 
-#: How many collections each family holds that hold items the reader ($1, JSON) reads.
-FAMILY_COUNTS = f"""
-WITH k AS (SELECT geocatalog.reader_keys($1::text::jsonb) AS keys)
-SELECT f.family, count(DISTINCT f.collection_id) AS collections
-FROM catalogs.collection_families f, k WHERE {_PRESENT}
-GROUP BY f.family
+#: Which of the families ($2) hold a collection with items the reader ($1, JSON) reads:
+#: each asked whether one does (the first found answers), not counted.
+PRESENT_FAMILIES = f"""
+{_READER}
+SELECT wanted.family FROM unnest($2::text[]) AS wanted(family), k
+WHERE EXISTS (SELECT 1 FROM catalogs.collection_families f
+              WHERE f.family = wanted.family AND {_PRESENT})
 """
 
-#: The collections of a family ($1; of its sub-family $2 only, when not NULL) that hold
-#: items the reader ($3, JSON) reads, by sub-family ('': the family's own) and id.
+#: In the family $2: which of its sub-families ($3) hold a collection with items the
+#: reader ($1, JSON) reads (a row each, no collection), and its own collections that do
+#: (subfamily '', by id); of its sub-family $4 only, when not NULL, those collections.
 FAMILY_MEMBERS = f"""
-WITH k AS (SELECT geocatalog.reader_keys($3::text::jsonb) AS keys)
-SELECT f.subfamily, f.collection_id
-FROM catalogs.collection_families f, k
-WHERE f.family = $1 AND ($2::text IS NULL OR f.subfamily = $2) AND {_PRESENT}
-ORDER BY f.subfamily, f.collection_id
+{_READER}
+SELECT wanted.subfamily, NULL AS collection_id
+FROM unnest($3::text[]) AS wanted(subfamily), k
+WHERE $4::text IS NULL AND EXISTS (
+    SELECT 1 FROM catalogs.collection_families f
+    WHERE f.family = $2 AND f.subfamily = wanted.subfamily AND {_PRESENT})
+UNION ALL
+(SELECT f.subfamily, f.collection_id FROM catalogs.collection_families f, k
+ WHERE f.family = $2 AND f.subfamily = coalesce($4::text, '') AND {_PRESENT}
+ ORDER BY f.collection_id)
 """
 
 #: The generated tree's title (none before `migrate` put its rules).
