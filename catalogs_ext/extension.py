@@ -11,6 +11,7 @@ from stac_fastapi.types.extension import ApiExtension
 
 from catalogs_ext.access import CatalogAccess
 from catalogs_ext.documents import DataPaths
+from catalogs_ext.families import families_router
 from catalogs_ext.routes import read_router, write_router
 from catalogs_ext.search import SubtreeSearch, search_router
 
@@ -44,6 +45,9 @@ class CatalogTreeExtension(ApiExtension):
         prefix = f"{app.state.router_prefix}/catalogs"
         if self.search is not None:  # before the catalogs' own `/{path}` routes
             app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
+        # the generated tree, before the catalogs' own `/{path}` routes too
+        app.include_router(families_router(prefix, self.paths, self.access),
+                           tags=["Catalogs"])
         app.include_router(read_router(prefix, self.paths, self.access), tags=["Catalogs"])
         app.include_router(write_router(prefix, self.paths, self.access, self.href_problem),
                            tags=["Catalogs"])

@@ -157,3 +157,49 @@ SUBTREE_BODY = "catalogs.scope($1::text::jsonb, $2)"
 
 #: For the data API's item delete: run in the same transaction as the delete itself.
 UNLINK_ITEM = "DELETE FROM catalogs.links WHERE collection_id = $1 AND item_id = $2"
+
+#: The rules of the generated `variables` tree in force (an administrator's, else the
+#: shipped ones), whether they are the shipped ones, who changed them last and when.
+FAMILY_RULES = """
+SELECT coalesce(custom, shipped) AS rules, custom IS NULL AS shipped, updated, updated_by
+FROM catalogs.family_rules
+"""
+
+_READER = "WITH k AS (SELECT geocatalog.reader_keys($1::text::jsonb) AS keys)"
+#: A membership `f` whose collection holds an item the reader (`k`) reads.
+_PRESENT = """
+EXISTS (SELECT 1 FROM geocatalog.populated_collections p
+        WHERE p.collection = f.collection_id
+          AND (k.keys IS NULL OR p.readers = ANY (ARRAY['public'] || k.keys)))
+"""
+
+#: Which of the families ($2) hold a collection with items the reader ($1, JSON) reads:
+#: each asked whether one does (the first found answers), not counted.
+PRESENT_FAMILIES = f"""
+{_READER}
+SELECT wanted.family FROM unnest($2::text[]) AS wanted(family), k
+WHERE EXISTS (SELECT 1 FROM catalogs.collection_families f
+              WHERE f.family = wanted.family AND {_PRESENT})
+"""
+
+#: In the family $2: which of its sub-families ($3) hold a collection with items the
+#: reader ($1, JSON) reads (a row each, no collection), and its own collections that do
+#: (subfamily '', by id); of its sub-family $4 only, when not NULL, those collections.
+FAMILY_MEMBERS = f"""
+{_READER}
+SELECT wanted.subfamily, NULL AS collection_id
+FROM unnest($3::text[]) AS wanted(subfamily), k
+WHERE $4::text IS NULL AND EXISTS (
+    SELECT 1 FROM catalogs.collection_families f
+    WHERE f.family = $2 AND f.subfamily = wanted.subfamily AND {_PRESENT})
+UNION ALL
+(SELECT f.subfamily, f.collection_id FROM catalogs.collection_families f, k
+ WHERE f.family = $2 AND f.subfamily = coalesce($4::text, '') AND {_PRESENT}
+ ORDER BY f.collection_id)
+"""
+
+#: The generated tree's title (none before `migrate` put its rules).
+FAMILIES_TITLE = "SELECT coalesce(custom, shipped)->>'title' FROM catalogs.family_rules"
+
+#: An administrator's rules ($1, JSON; NULL: the shipped ones) by $2, applied at once.
+SET_FAMILY_RULES = "SELECT catalogs.set_family_rules($1::text::jsonb, $2)"

@@ -12,6 +12,7 @@ from stac_fastapi.types.requests import get_base_url
 from catalogs_ext import queries
 from catalogs_ext.access import CatalogAccess, User
 from catalogs_ext.documents import DataPaths, catalog_document, catalog_url, root_document
+from catalogs_ext.families import FAMILIES_ID, GENERATED
 from catalogs_ext.links import split_links
 from catalogs_ext.models import CATALOG_PATH, CatalogIn
 from catalogs_ext.store import CatalogStore
@@ -33,7 +34,10 @@ def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRout
     async def get_root(request: Request) -> dict:
         async with request.app.state.get_connection(request, "r") as conn:
             rows = await CatalogStore(conn).top_level(access.reader_json(request))
-        return root_document(get_base_url(request), rows)
+            families = await conn.fetchval(queries.FAMILIES_TITLE)
+        # the generated variables tree first: the way in beside search
+        generated = [{"id": FAMILIES_ID, "title": families}] if families else []
+        return root_document(get_base_url(request), [*generated, *rows])
 
     @router.get("/{path:path}/_subtree", summary="The paths of a catalog's sub-catalogs, at "
                 "every depth", description="Those the caller reads, level by level and by id "
@@ -76,6 +80,8 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
 
     async def create(request: Request, body: CatalogIn, user: User,
                      parent_path: str | None) -> JSONResponse:
+        if parent_path is None and body.id == FAMILIES_ID:
+            raise _forbidden(GENERATED)
         _check_hrefs(body, href_problem)
         api_root = get_base_url(request)
         targets, others = split_links(body.links or [], api_root)

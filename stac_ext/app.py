@@ -58,6 +58,11 @@ from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.search.owner import OWNER_CONFORMANCE, OWNER_SPEC
 from stac_ext.data_api.spec_pages import SpecPages
 from stac_ext.data_api.urls import collection_path, item_path
+from stac_ext.governance import PROPOSALS
+from stac_ext.governance.collection_rule import CollectionRule
+from stac_ext.governance.routes import CONFORMANCE as PROPOSALS_CONFORMANCE
+from stac_ext.governance.routes import SPEC as PROPOSALS_SPEC
+from stac_ext.governance.routes import ProposalsExtension
 from stac_ext.migration_sets import MIGRATIONS
 from stac_ext.platform.access import Caller
 from stac_ext.platform.auth.authenticator import Authenticator
@@ -240,6 +245,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         policy=policy,
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
         aggregation_properties=settings.aggregation_properties,
+        collection_rule=CollectionRule(settings.require_vocabulary),
     )
     # a catalog's `_search` is the data API's search with the subtree's statement
     search = scoped_search(extensions, search_of(catalogs_ext.SUBTREE_BODY), scope_param="path")
@@ -248,7 +254,8 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
         paths=DataPaths(collection=collection_path, item=item_path,
                         search_conforms_to=search.conforms_to))
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,
-                            HTML: HtmlConformance(), **extensions.extra_map}
+                            HTML: HtmlConformance(), PROPOSALS: ProposalsExtension(policy),
+                            **extensions.extra_map}
     return extensions
 
 
@@ -305,7 +312,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     app = build_data_api(settings, extensions, lifespan).app
     # our classes' URIs resolve whichever extensions are on (`spec_pages.py`)
     SpecPages(classes={OWNER_CONFORMANCE: OWNER_SPEC,
-                       catalogs_ext.CONFORMANCE: catalogs_ext.SPEC}).register(app)
+                       catalogs_ext.CONFORMANCE: catalogs_ext.SPEC,
+                       PROPOSALS_CONFORMANCE: PROPOSALS_SPEC}).register(app)
     add_error_handlers(app, settings.processes_prefix)
     expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import catalogs_ext
 import process_api
-from stac_ext import data_api
+from stac_ext import data_api, governance
+from stac_ext.governance.loading import load_shipped_cf
 from stac_ext.platform import sessions
 from stac_ext.platform.database.migrations import Bootstrap, MigrationSet
 
@@ -16,9 +17,15 @@ MIGRATIONS = [
         ("partitions put into the search index",
          f"SELECT geocatalog.index_partitions({INDEX_BATCH})"),),
         functions=data_api.FUNCTIONS_DIR),
-    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR),
+    MigrationSet("catalogs", catalogs_ext.MIGRATIONS_DIR, functions=catalogs_ext.FUNCTIONS_DIR,
+                 steps=(("variable families made",
+                         # the shipped rules, as a dollar-quoted literal
+                         "SELECT catalogs.refresh_families($rules$"
+                         f"{catalogs_ext.SHIPPED_RULES.read_text()}$rules$::jsonb)"),)),
     MigrationSet("processes", process_api.MIGRATIONS_DIR, functions=process_api.FUNCTIONS_DIR),
     MigrationSet("sessions", sessions.MIGRATIONS_DIR),
+    # the conventions' vocabularies (CF's table loaded when missing) and proposals
+    MigrationSet("governance", governance.MIGRATIONS_DIR, loads=(load_shipped_cf,)),
 ]
 
 #: Schemas of libraries, installed before ours: the job engine's queue.

@@ -29,6 +29,7 @@ from stac_ext.data_api.settings import (
     DataApiSettings,
     comma_separated,
 )
+from stac_ext.governance.settings import GovernanceSettings
 from stac_ext.platform.auth.settings import AuthSettings
 from stac_ext.platform.database.settings import DatabaseSettings
 from stac_ext.platform.service.settings import ServiceSettings
@@ -195,11 +196,12 @@ class ProcessSettings(BaseSettings):
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    PublishSettings, ProcessSettings, TelemetrySettings, WebSettings, SessionSettings)
+    GovernanceSettings, PublishSettings, ProcessSettings, TelemetrySettings, WebSettings,
+    SessionSettings)
 
 
-class Settings(PublishSettings, ContentSettings, DatabaseSettings, AuthSettings,
-               ProcessSettings, TelemetrySettings, WebSettings, SessionSettings):
+class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSettings,
+               AuthSettings, ProcessSettings, TelemetrySettings, WebSettings, SessionSettings):
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 

@@ -32,6 +32,9 @@ from tests.support.stac import CHECKS_COLLECTION, checks_collection, make_collec
 #: The S3 and HTTP servers of the tests are on loopback: let the processes reach them (the
 #: job processes inherit this environment). Refusals are tested with a policy of their own.
 os.environ["OUTBOUND_ALLOW"] = "127.0.0.0/8"
+#: Tests make collections of conventions of their own (`test_conv-var_...`), which have no
+#: vocabulary; a convention with one (`climate_forecast`) is checked all the same.
+os.environ.setdefault("REQUIRE_VOCABULARY", "false")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -137,6 +140,21 @@ async def collection(admin_data: httpx.AsyncClient) -> str:
     r = await admin_data.post("/data/collections", json=make_collection(collection_id))
     assert r.status_code == 201, r.text
     return collection_id
+
+
+#: The collections that tests publish into, made as an administrator does (publishing
+#: holds the items of a collection not made yet in its proposal).
+PUBLISHED_COLLECTIONS = ("climate_forecast-sea_surface_temperature",
+                         "climate_forecast-air_temperature")
+
+
+@pytest.fixture(scope="session")
+async def published_collections(app, issuer: TestIssuer) -> tuple[str, ...]:
+    async with http_client(app, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+        for collection_id in PUBLISHED_COLLECTIONS:
+            r = await admin.post("/data/collections", json=make_collection(collection_id))
+            assert r.status_code in (201, 409), r.text  # made already by another test
+    return PUBLISHED_COLLECTIONS
 
 
 @pytest.fixture(scope="session")

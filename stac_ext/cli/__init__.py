@@ -1,6 +1,7 @@
 """`geocatalog` command line: database lifecycle, loading (`loading`), serving.
 
-Third-party imports: `boto3`, `moto`, `psycopg`, `pydantic`, `rich`, `typer`, `uvicorn`.
+Third-party imports: `asyncpg`, `boto3`, `moto`, `psycopg`, `pydantic`, `rich`, `typer`,
+`uvicorn`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from pydantic import ValidationError
 
 from stac_ext.cli.demo_s3 import DEMO_DIR, demo_s3
 from stac_ext.cli.images import images_app
-from stac_ext.cli.loading import LoadRefused, counted, load_path
+from stac_ext.cli.loading import LoadRefused, counted, load_demo_proposals, load_path
 from stac_ext.cli.results import results_app
+from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
 from stac_ext.platform.database.cluster import Cluster, ClusterError
@@ -39,6 +41,7 @@ db_app = typer.Typer(help="The embedded PostgreSQL cluster (when DATABASE_URL is
 app.add_typer(db_app, name="db")
 app.add_typer(images_app, name="images")
 app.add_typer(results_app, name="results")
+app.add_typer(vocabulary_app, name="vocabulary")
 
 
 
@@ -230,9 +233,11 @@ def demo_data(method: LoadMethodOption = LoadMethod.upsert) -> None:
     ensure_database(settings)
     loaded = [_loaded(settings, DEMO_DIR / name, method)
               for name in ("collections.json", "items.ndjson")]
+    proposals = load_demo_proposals(settings, DEMO_DIR / "proposals.json")
     typer.echo(f"loaded the demo data: {counted(sum(c for c, _ in loaded), 'collection')} "
                f"and {counted(sum(i for _, i in loaded), 'item')} (collections without "
-               "items are not listed by /data/collections)")
+               "items are not listed by /data/collections), and "
+               f"{counted(proposals, 'open proposal')}")
 
 
 def _catalog_is_empty(dsn: str) -> bool:

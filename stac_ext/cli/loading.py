@@ -79,3 +79,37 @@ def _load_items(settings: Settings, path: Path, collections: list[dict[str, Any]
         first = (str(e).strip().splitlines() or [""])[0]
         raise LoadRefused(f"{path}: the load failed: {type(e).__name__}: {first} (partitions "
                     "loaded before the failure stay: complete with --method upsert)") from None
+
+
+def load_demo_proposals(settings: Settings, path: Path) -> int:
+    """The demo's open proposals, each with the items its proposer published for it,
+    held as publishing holds them (a collection made since is left alone): how many."""
+    import asyncio
+    import json
+
+    import asyncpg
+
+    from stac_ext.data_api import queries
+    from stac_ext.governance.proposals import Proposals
+
+    rules = ItemRules.from_settings(settings)
+
+    async def hold() -> int:
+        conn = await asyncpg.connect(settings.dsn)
+        try:
+            held = 0
+            for proposal in json.loads(path.read_text()):
+                collection = proposal["collection"]
+                if await conn.fetchval(queries.COLLECTION_EXISTS, collection):
+                    continue
+                items = [rules.prepare(item, collection, proposal["proposer"])
+                         for item in proposal["items"]]
+                async with conn.transaction():
+                    await Proposals(conn).hold(collection, items, proposal["proposer"],
+                                               proposal["comment"])
+                held += 1
+            return held
+        finally:
+            await conn.close()
+
+    return asyncio.run(hold())

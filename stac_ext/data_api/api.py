@@ -42,7 +42,11 @@ from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.data_api.sortables import items_sort, search_sort
 from stac_ext.data_api.stock import instantiate_api
 from stac_ext.data_api.unknown_params import no_unknown_query_params
-from stac_ext.data_api.write_client import BulkTransactionsClient, TransactionsClient
+from stac_ext.data_api.write_client import (
+    BulkTransactionsClient,
+    CollectionRule,
+    TransactionsClient,
+)
 from stac_ext.data_api.write_routes import ItemTransactionExtension
 from stac_ext.platform.service.json_body import json_object_body
 
@@ -67,6 +71,8 @@ class DataExtensions(Extensions):
     aggregation_properties: list[str] = field(default_factory=list)
     #: SQL run in an item delete's transaction with ($1 collection, $2 item)
     on_item_delete: list[str] = field(default_factory=list)
+    #: What a collection's creation or replacement must also satisfy (its vocabulary)
+    collection_rule: CollectionRule | None = None
 
     def __post_init__(self) -> None:
         self.search_map = {"query": FullQueryExtension(), "free_text": search_free_text(),
@@ -92,7 +98,8 @@ class DataExtensions(Extensions):
         return [
             ItemTransactionExtension(
                 client=TransactionsClient(policy=self.policy, decorator=self.decorator,
-                                          on_item_delete=self.on_item_delete),
+                                          on_item_delete=self.on_item_delete,
+                                          collection_rule=self.collection_rule),
                 settings=self.settings, response_class=JSONResponse, route_dependencies=writer,
             ),
             BulkTransactionExtension(client=BulkTransactionsClient(policy=self.policy),

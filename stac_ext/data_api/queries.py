@@ -54,6 +54,8 @@ UPSERT_ITEMS = "SELECT geocatalog.upsert_items($1::text::jsonb)"
 
 CREATE_COLLECTION = "SELECT pgstac.create_collection($1::text::jsonb)"
 
+UPDATE_COLLECTION = "SELECT pgstac.update_collection($1::text::jsonb)"
+
 GET_COLLECTION = "SELECT pgstac.get_collection($1)"
 
 #: Item search (items pages, GET/POST /search), pgstac's answers over the search index: $1

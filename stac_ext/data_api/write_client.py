@@ -10,7 +10,7 @@ without `_force`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attr
@@ -95,6 +95,12 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
     return item
 
 
+#: The rule of collection writes beside the id's shape, handed in by the composition root
+#: (the conventions' vocabularies): (the writer's connection, the collection as JSON,
+#: whether it exists already) -> the collection to store; it raises the 400 itself.
+CollectionRule = Callable[[Connection, dict[str, Any], bool], Awaitable[dict[str, Any]]]
+
+
 NOT_OWNER = "Only the item's owner or an administrator may change it."
 
 #: What a write raises when the database refuses an item (not when it is away): items
@@ -130,6 +136,17 @@ class TransactionsClient(StockTransactionsClient):
     #: single-item POSTs to one collection, written together while others are in flight
     posts: GroupCommit[dict[str, Any], int] = attr.ib(
         kw_only=True, factory=lambda: GroupCommit(refusals=REFUSALS))
+    collection_rule: CollectionRule | None = attr.ib(kw_only=True, default=None)
+
+    async def _ruled(self, request: Request, collection: Collection, existing: bool
+                     ) -> Collection:
+        """The collection as the collection rule has it (the vocabulary's fields)."""
+        if self.collection_rule is None:
+            return collection
+        async with request.app.state.get_connection(request, "w") as conn:
+            ruled = await self.collection_rule(conn, collection.model_dump(mode="json"),
+                                               existing)
+        return Collection.model_validate(ruled)
 
     def _prepare(self, request: Request, item: ItemIn, collection_id: str, owner: str,
                  created: str | None = None, expected_id: str | None = None) -> dict[str, Any]:
@@ -225,7 +242,8 @@ class TransactionsClient(StockTransactionsClient):
     ) -> Any:
         self.policy.require_admin(request)
         check_collection_id(collection.id)
-        return await super().create_collection(_storable(collection), request, **kwargs)
+        collection = await self._ruled(request, _storable(collection), existing=False)
+        return await super().create_collection(collection, request, **kwargs)
 
     async def update_collection(  # type: ignore[override]
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
@@ -237,7 +255,8 @@ class TransactionsClient(StockTransactionsClient):
             raise HTTPException(status_code=400, detail=f"Collection id in the body "
                                 f"({collection.id}) differs from the path ({collection_id}).")
         await require_collection(request, collection_id)
-        return await super().update_collection(_storable(collection), request, **kwargs)
+        collection = await self._ruled(request, _storable(collection), existing=True)
+        return await super().update_collection(collection, request, **kwargs)
 
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any

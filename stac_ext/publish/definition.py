@@ -15,7 +15,8 @@ PUBLISH_DATASET = Process(
     id="publish-dataset", version="1.0.0", title="Publish a dataset",
     description="Describes the NetCDF, Zarr, Parquet and CSV files under an S3 prefix (or "
                 "an HTTPS URL) and publishes each variable with a CF standard_name as a STAC "
-                "item of the collection climate_forecast-<standard_name>, owned by the caller.",
+                "item of the collection climate_forecast-<standard_name>, owned by the caller; a "
+                "known name whose collection does not exist yet waits in its proposal.",
     inputs={
         "type": "object", "additionalProperties": False, "required": ["source"],
         "properties": {
@@ -36,6 +37,13 @@ PUBLISH_DATASET = Process(
         "properties": {
             "created": {"type": "array", "items": _ITEM_REF},
             "updated": {"type": "array", "items": _ITEM_REF},
+            "held": {"type": "array", "items": {
+                "type": "object", "required": ["id", "collection", "proposal"],
+                "properties": {"id": {"type": "string"}, "collection": {"type": "string"},
+                               "file": {"type": "string"}, "proposal": {"type": "string"}},
+                "description": "items of a known standard name whose collection does not "
+                               "exist yet: kept, read by you only, in the collection's "
+                               "proposal until an administrator decides it"}},
             "skipped": {"type": "array", "items": {"type": "object", "properties": {
                 "file": {"type": "string"}, "variable": {"type": "string"},
                 "reason": {"type": "string"}}}},

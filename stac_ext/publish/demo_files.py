@@ -34,6 +34,24 @@ def monthly_sst(year: int, month: int, days: int = 2) -> bytes:
     return bytes(ds.to_netcdf(engine="h5netcdf"))
 
 
+def variable_netcdf(standard_name: str, name: str, units: str, value: float = 1.0,
+                    day: str = "2024-03-01") -> bytes:
+    """One variable of a CF standard name over the Fram Strait on one day, CF-1 NetCDF."""
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    ds = xr.Dataset(
+        {name: (("time", "lat", "lon"), np.full((1, 2, 2), value, dtype="float32"),
+                {"standard_name": standard_name, "units": units,
+                 "long_name": standard_name.replace("_", " ").capitalize()})},
+        coords={"time": pd.to_datetime([day]),
+                "lat": ("lat", [78.0, 79.0], {"units": "degrees_north"}),
+                "lon": ("lon", [-5.0, 0.0], {"units": "degrees_east"})},
+        attrs={"Conventions": "CF-1.8"})
+    return bytes(ds.to_netcdf(engine="h5netcdf"))
+
+
 def sst_monthly(months: tuple[tuple[int, int], ...] = (
         (2021, 1), (2021, 2), (2021, 3), (2022, 1))) -> Iterator[tuple[str, bytes]]:
     """(key, bytes) of monthly sea surface temperature files."""

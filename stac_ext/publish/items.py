@@ -9,11 +9,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from stac_ext.content.formats import Format
-from stac_ext.data_api.collection_ids import STANDARD_NAME, collection_id
+from stac_ext.data_api.collection_ids import collection_id
 from stac_ext.publish.inspect import MEDIA_TYPES, Description, Variable, valid_bbox
 from stac_ext.publish.longitudes import footprint
 
 CONVENTION = "climate_forecast"
+#: A CF standard name's shape (CF's hold capitals: `..._13C_...`); the collection's id
+#: holds it lower-cased.
+STANDARD_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def build_items(description: Description, title_prefix: str | None
             skipped.append(Skip(variable.name, f"standard_name {variable.standard_name!r} "
                                 "is not a CF standard name"))
         else:
-            items.append((collection_id(CONVENTION, variable.standard_name),
+            items.append((collection_id(CONVENTION, variable.standard_name.lower()),
                           _item(description, variable, title_prefix)))
     return items, skipped
 

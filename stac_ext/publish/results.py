@@ -60,8 +60,8 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSe
     local = fsspec.filesystem("file")
     api = api_root(context.service_url or settings.base_url or "/", settings.prefix_path)
     catalog = inputs.get("catalog")
-    result: dict[str, Any] = {"created": [], "updated": [], "skipped": [], "warnings": [],
-                              "collectionsCreated": [], "catalog": catalog}
+    result: dict[str, Any] = {"created": [], "updated": [], "held": [], "skipped": [],
+                              "warnings": [], "collectionsCreated": [], "catalog": catalog}
     conn = await asyncpg.connect(os.environ[JOB_DATABASE_URL])
     try:
         writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),

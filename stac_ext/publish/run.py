@@ -123,8 +123,9 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSe
     fs, paths = list_files(source, s3)
     api = api_root(context.service_url or settings.base_url or "/", settings.prefix_path)
     title = (inputs.get("display") or {}).get("friendlyName")
-    result: dict[str, Any] = {"created": [], "updated": [], "skipped": [], "warnings": [],
-                              "collectionsCreated": [], "catalog": inputs.get("catalog")}
+    result: dict[str, Any] = {"created": [], "updated": [], "held": [], "skipped": [],
+                              "warnings": [], "collectionsCreated": [],
+                              "catalog": inputs.get("catalog")}
     # its own role's URL, which the worker hands the job (`Process.database`)
     conn = await asyncpg.connect(os.environ[JOB_DATABASE_URL])
     try:
@@ -171,6 +172,9 @@ def report(result: dict[str, Any], outcome: Outcome, api: str, href: str) -> Non
         result[key] += [{"id": item, "collection": collection, "file": href,
                          "url": api + item_path(collection, item)}
                         for collection, item in pairs]
+    result["held"] += [{"id": item, "collection": collection, "file": href,
+                        "proposal": f"{api}proposals/{proposal}"}
+                       for collection, item, proposal in outcome.held]
     result["skipped"] += [{"file": href, "variable": item, "reason": reason}
                           for item, reason in outcome.skipped]
     result["collectionsCreated"] += outcome.collections_created

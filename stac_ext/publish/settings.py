@@ -13,6 +13,7 @@ from stac_ext.platform.service.settings import ServiceSettings
 class PublishSettings(DataApiSettings, ServiceSettings):
     """Publishing"""
 
-    publish_collection_projects: CommaSeparated = Field(default_factory=lambda: ["*"])
-    """Projects whose `publish-dataset` jobs may create a missing `climate_forecast-*`
-    collection (`*`: any job, personal ones too; empty: never)."""
+    publish_collection_projects: CommaSeparated = Field(default_factory=list)
+    """Projects whose publishing jobs make the missing collection of a known CF standard
+    name at once (`*`: any job, personal ones too); empty (the default): none, the items
+    wait in the collection's proposal for an administrator's decision."""

@@ -25,6 +25,7 @@ from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.platform.database.cluster import Cluster
 from stac_ext.settings import Settings
 from tests.bench import (
+    cf_families,
     cf_items_curve,
     cf_scale,
     containers,
@@ -141,6 +142,8 @@ def main(
         results["cf_scale"] = cf_scale.run(data_dir, items=cf_items, collections=cf_collections,
                                            seconds=max(2.0, seconds * 2 / 3), warmup=warmup,
                                            connections=connections, only=only)
+    if cf:  # the variables tree at the CF set's number of collections
+        results["cf_families"] = cf_families.run(data_dir, collections=cf_collections)
     if curve_sizes:
         results["cf_items"] = cf_items_curve.run(
             data_dir, (cf_items, *curve_sizes), collections=cf_collections,
@@ -153,6 +156,8 @@ def main(
     if cf:
         print()
         print(cf_scale.table(results["cf_scale"]))
+        print()
+        print(cf_families.table(results["cf_families"]))
     if curve_sizes:
         print()
         print(cf_items_curve.table(results["cf_items"]))

@@ -39,7 +39,8 @@ def s3_section(endpoint: str) -> dict:
 
 
 @pytest.fixture
-async def loop_service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
+async def loop_service(settings, issuer: TestIssuer, published_collections
+                       ) -> AsyncIterator[dict]:
     """The service with a worker, staging at most 40 KiB and 8 files per job (three
     months' files fit, six demo NetCDFs do not); clients: alice (deploys, in ocean-lab),
     bob, anonymous, each with a data and a process token, and an administrator."""

@@ -42,8 +42,9 @@ async def item_count(app) -> int:
 
 
 @pytest.mark.slow
-async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_endpoint,
-                                  user_data, tmp_path: Path, caplog) -> None:
+async def test_publish_end_to_end(app, alice_processes, alice_data, admin_data, anon,
+                                  s3_endpoint, user_data, published_collections,
+                                  tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     catalog = unique("campaign-")
     assert (await alice_data.post("/data/catalogs", json={
@@ -55,9 +56,17 @@ async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_end
 
     published = {i["collection"]: i for i in result["created"]}
     assert set(published) == {"climate_forecast-sea_surface_temperature",
-                              "climate_forecast-eastward_wind",
                               "climate_forecast-air_temperature"}
-    assert "climate_forecast-eastward_wind" in result["collectionsCreated"]
+    # eastward wind has no collection yet: its item waits in the collection's proposal,
+    # which an administrator accepts
+    [wind] = result["held"]
+    assert (wind["collection"], result["collectionsCreated"]) == (
+        "climate_forecast-eastward_wind", [])
+    r = await admin_data.post(f"{wind['proposal']}/accept", json={"reason": "Wind data."})
+    assert (r.status_code, r.json()["released_items"]) == (200, 1)
+    published[wind["collection"]] = {
+        **wind, "url": f"http://testserver/data/collections/{wind['collection']}/items/"
+                       f"{wind['id']}"}
     assert {(s["variable"], s["reason"]) for s in result["skipped"]} == {
         ("flag", "no CF standard_name")}
     warned = {w["file"].rsplit("/", 1)[1] for w in result["warnings"]}
@@ -66,13 +75,13 @@ async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_end
 
     tree = (await anon.get(f"/data/catalogs/{catalog}")).json()
     linked = {link["href"] for link in tree["links"] if link["rel"] == "item"}
-    assert linked == {i["url"] for i in result["created"]}
+    assert linked == {i["url"] for i in published.values()}  # the released one too
 
     # idempotent: the same call updates the same items
     before = await item_count(app)
     rerun = await publish(alice_processes, inputs)
-    assert not rerun["created"]
-    assert {i["id"] for i in rerun["updated"]} == {i["id"] for i in result["created"]}
+    assert not rerun["created"] and not rerun["held"]
+    assert {i["id"] for i in rerun["updated"]} == {i["id"] for i in published.values()}
     assert await item_count(app) == before
 
     await check_example_opens_the_data(anon, sst, s3_endpoint, tmp_path)
@@ -86,7 +95,7 @@ async def test_publish_end_to_end(app, alice_processes, alice_data, anon, s3_end
 
 
 async def test_publish_private_items(alice_processes, alice_data, anon, s3_endpoint,
-                                    user_data) -> None:
+                                    user_data, published_collections) -> None:
     """`visibility: private`: the items are alice's to read; `project` needs the job's
     project (a job of none fails saying so, nothing written)."""
     inputs = {"source": f"s3://{user_data}/campaign/sst.nc", "s3": s3_inputs(s3_endpoint),
@@ -198,7 +207,8 @@ async def test_publish_with_wrong_keys(app, alice_processes, secured_s3) -> None
 
 def test_published_urls_follow_the_prefix_path() -> None:
     """Item URLs in the results are the data API's, wherever `PREFIX_PATH` puts it."""
-    result: dict = {"created": [], "updated": [], "skipped": [], "collectionsCreated": []}
+    result: dict = {"created": [], "updated": [], "held": [], "skipped": [],
+                    "collectionsCreated": []}
     outcome = Outcome(created=[("climate_forecast-x", "a b")],
                       updated=[("climate_forecast-x", "c")])
     report(result, outcome, api_root("https://svc.example/geo/", "/stac"), "s3://b/f.nc")

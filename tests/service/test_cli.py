@@ -33,8 +33,9 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     assert out.stdout.splitlines() == [
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
-        "geocatalog 016 (up to date)", "catalogs 004 (up to date)",
-        "processes 010 (up to date)",
+        "geocatalog 016 (up to date)", "catalogs 005 (up to date)",
+        "processes 010 (up to date)", "governance 002 (up to date)",
+        "vocabulary climate_forecast 93 (up to date)",
         "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 
 
@@ -208,7 +209,7 @@ def test_embedded_cluster_lifecycle_and_demo_data(world_readable_dir: Path) -> N
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip().endswith(
             "loaded the demo data: 5 collections and 48 items (collections without items "
-            "are not listed by /data/collections)")
+            "are not listed by /data/collections), and 1 open proposal")
         for name in ("pg", "pg.geocatalog_api", "pg.geocatalog_worker", "pg.geocatalog_job"):
             password = tmp_path / "data" / f"{name}.password"
             assert oct(password.stat().st_mode)[-3:] == "600"
@@ -334,15 +335,16 @@ def test_the_help_reads_like_a_tools() -> None:
     assert out.returncode == 0, out.stderr
     commands = out.stdout.split("Commands:\n", 1)[1]
     assert commands.splitlines() == [
-        "  migrate    Apply the database's migrations.",
-        "  load       Load collections and items in bulk, through pypgstac's loader.",
-        "  demo-data  Load the demo data set kept in the repository.",
-        "  token      Print a token of the local development issuer.",
-        "  worker     Run jobs from the queue.",
-        "  demo-s3    Serve demo files from a local S3 server (moto).",
-        "  serve      Serve the APIs and the web pages.",
-        "  db         The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
-        "  images     Container images of deployed processes (podman, this host)."]
+        "  migrate     Apply the database's migrations.",
+        "  load        Load collections and items in bulk, through pypgstac's loader.",
+        "  demo-data   Load the demo data set kept in the repository.",
+        "  token       Print a token of the local development issuer.",
+        "  worker      Run jobs from the queue.",
+        "  demo-s3     Serve demo files from a local S3 server (moto).",
+        "  serve       Serve the APIs and the web pages.",
+        "  db          The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
+        "  images      Container images of deployed processes (podman, this host).",
+        "  vocabulary  The standard names collections are checked against."]
     out = run_cli("worker", "--help", env={"COLUMNS": "80"})
     assert out.stdout.split("\n\n", 1)[1] == (
         "  Run jobs from the queue. Any number of workers, on any machines, share one\n"
@@ -353,6 +355,6 @@ def test_the_help_reads_like_a_tools() -> None:
         "  --wait SECONDS   how long to wait for the database to be migrated before\n"
         "                   giving up  [default: 60]\n"
         "  --help           Show this message and exit.\n")
-    for command in ("load", "token", "serve", "demo-s3", "db", "images"):
+    for command in ("load", "token", "serve", "demo-s3", "db", "images", "vocabulary"):
         out = run_cli(command, "--help", env={"COLUMNS": "80"})
         assert out.returncode == 0 and "<bool>" not in out.stdout, out.stdout

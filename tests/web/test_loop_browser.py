@@ -26,6 +26,7 @@ from tests.support.cwl import cdo_mean
 from tests.support.http import free_port, signing_in_locally
 from tests.support.paths import ROOT
 from tests.support.s3 import KEY_ID, SECRET, s3_client
+from tests.support.stac import make_collection
 
 SST = "climate_forecast-sea_surface_temperature"
 SHOTS = ROOT / ".artifacts" / "web"
@@ -72,6 +73,11 @@ def finished_job(settings: Settings, s3_endpoint: str, tmp_path_factory: pytest.
                             OUTBOUND_ALLOW="127.0.0.0/8") as (base, issuer):
         jobs = issuer.mint("alice", settings.process_client_id, rights=["deployProcess"])
         data = issuer.mint("alice", settings.data_client_id)
+        # the collection she publishes into, made as an administrator does
+        admin = issuer.mint("root", settings.data_client_id, rights=[settings.admin_right])
+        r = httpx.post(f"{base}/data/collections", json=make_collection(SST),
+                       headers={"Authorization": f"Bearer {admin}"})
+        assert r.status_code == 201, r.text
         run(base, jobs, "publish-dataset", {"source": f"s3://{bucket}/sst", "s3": storage})
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {data}"},
                        json={"id": "means", "type": "Catalog", "description": "My means"})

@@ -10,7 +10,8 @@ function files are one transaction: the functions first (once the set's schema e
 migrations may call them, and their bodies are checked when they run), under an advisory
 lock so that concurrent starters do not race. Then each set's steps run (work over
 pgstac's partitions, done a batch per transaction so that no transaction locks them all,
-whatever their number), and the parts' roles get their rights (`roles.py`).
+whatever their number) and its loads (data such as a vocabulary), and the parts' roles
+get their rights (`roles.py`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class MigrationSet:
     directory: Path
     steps: tuple[tuple[str, str], ...] = ()  # (what it does, statement)
     functions: Path | None = None  # its functions' SQL files (CREATE OR REPLACE)
+    #: data it loads once its schema is current (e.g. a vocabulary), each in its own
+    #: transaction: (what, whether it loaded anything now)
+    loads: tuple[Callable[[psycopg.Connection], tuple[str, bool]], ...] = ()
 
     def files(self) -> list[tuple[int, Path]]:
         found = [(int(m.group(1)), p) for p in self.directory.glob("*.sql")
@@ -111,6 +115,11 @@ def migrate(
             stepped = []
             for migration_set in sets:
                 stepped += _run_steps(conn, migration_set, echo)
+                for load in migration_set.loads:
+                    what, done = load(conn)
+                    if done:
+                        stepped.append(what)
+                    echo(what)
             applied += stepped
             if applied:  # before anything plans with what the tables held before
                 statistics.refresh_after_migration(conn)

@@ -53,3 +53,19 @@ BEGIN
         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA sessions TO geocatalog_api;
     END IF;
 END $$;
+
+-- Governance: the API and publishing jobs read the vocabularies and write proposals and
+-- the items held in them; vocabularies are loaded by their owner (`geocatalog vocabulary`).
+-- (Its schema exists once its migrations ran: a database migrated by an older release's
+-- sets has none.)
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'governance') THEN
+        GRANT USAGE ON SCHEMA governance TO geocatalog_api, geocatalog_job;
+        GRANT SELECT ON ALL TABLES IN SCHEMA governance TO geocatalog_api, geocatalog_job;
+        GRANT INSERT, UPDATE, DELETE ON governance.proposals, governance.held_items
+            TO geocatalog_api, geocatalog_job;
+        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA governance
+            TO geocatalog_api, geocatalog_job;
+    END IF;
+END $$;
