@@ -33,8 +33,9 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     assert out.stdout.splitlines() == [
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
-        "geocatalog 016 (up to date)", "catalogs 005 (up to date)",
-        "processes 010 (up to date)", "governance 002 (up to date)",
+        "geocatalog 017 (up to date)", "catalogs 005 (up to date)",
+        "processes 010 (up to date)", "sessions 001 (up to date)",
+        "governance 002 (up to date)",
         "vocabulary climate_forecast 93 (up to date)",
         "database roles: geocatalog_api, geocatalog_worker, geocatalog_job (granted)"]
 
@@ -344,6 +345,7 @@ def test_the_help_reads_like_a_tools() -> None:
         "  serve       Serve the APIs and the web pages.",
         "  db          The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
         "  images      Container images of deployed processes (podman, this host).",
+        "  results     The service's results store (RESULTS_STORE).",
         "  vocabulary  The standard names collections are checked against."]
     out = run_cli("worker", "--help", env={"COLUMNS": "80"})
     assert out.stdout.split("\n\n", 1)[1] == (
@@ -355,6 +357,7 @@ def test_the_help_reads_like_a_tools() -> None:
         "  --wait SECONDS   how long to wait for the database to be migrated before\n"
         "                   giving up  [default: 60]\n"
         "  --help           Show this message and exit.\n")
-    for command in ("load", "token", "serve", "demo-s3", "db", "images", "vocabulary"):
+    for command in ("load", "token", "serve", "demo-s3", "db", "images", "results",
+                    "vocabulary"):
         out = run_cli(command, "--help", env={"COLUMNS": "80"})
         assert out.returncode == 0 and "<bool>" not in out.stdout, out.stdout
