@@ -158,11 +158,11 @@ class JobWorker:
         forget_dead_workspaces()
 
     async def _reap_forever(self) -> None:
-        """`reap` every heartbeat; not before every live worker has beaten since this one
-        (re)gained the database: at its start, and after an outage, when every heartbeat
-        is late and none says a worker died."""
+        """`reap` every heartbeat; after an outage, not before every live worker has
+        beaten since this one regained the database (every heartbeat is late then, and
+        none says a worker died)."""
         away, grace = False, self.engine.stalled + self.engine.heartbeat
-        reap_from = time.monotonic() + grace
+        reap_from = time.monotonic()
         while True:
             try:
                 if away:  # the database answers again: the grace runs from now
