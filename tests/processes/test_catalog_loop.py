@@ -354,7 +354,8 @@ async def test_references_that_cannot_be_read_are_refused_at_submission(
          r"processInputs\.files\[8\]: the references give more than 8 files, the most one "
          r"job reads \(JOB_STAGE_FILES\)\."),
         (single, {"data": {"href": "ftp://example.org/x.nc"}}, 400,
-         r"processInputs do not match the process's inputs schema: data: .*"),
+         r"processInputs do not match the process's inputs schema: data/href: is not in "
+         r"the form expected \(an http\(s\) or s3:// URL\)"),
     ]
     for process, inputs, status, detail in cases:
         r = await execute(alice, process, inputs)
