@@ -89,13 +89,12 @@ def _processes_defined(settings: Settings) -> None:
 def _sandbox_ready(settings: Settings) -> None:
     """Jobs run in their sandbox (and on Slurm, as set), or the start stops in one line
     saying how to get it."""
-    from process_api import Sandbox, SandboxError, SlurmError
-    from stac_ext.app import slurm_executor
+    from process_api import Sandbox, SandboxError, SlurmError, slurm_site
 
     try:
         if settings.job_sandbox == "bwrap":
             Sandbox.available(hidden=[])
-        slurm_executor(settings)
+        slurm_site(settings)
     except (SandboxError, SlurmError) as e:
         raise _fail(f"JOB_SANDBOX: {e}" if isinstance(e, SandboxError) else str(e),
                     code=2) from None
