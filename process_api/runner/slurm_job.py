@@ -1,4 +1,4 @@
-"""The batch step of a job run by Slurm (`slurm_launcher`), on the node Slurm chose: it
+"""The batch step of a job run by Slurm (`slurm_executor`), on the node Slurm chose: it
 reads the job's description and removes it (it holds the job's inputs), starts the job's
 process in its sandbox there as a worker would (`local.OwnSandbox`; its tools'
 containers run by podman on the node: `local.ContainerSandbox`), and writes the process's
