@@ -2,16 +2,18 @@
 
 In layers, each importing only those below it: `api` (HTTP), `jobs` (the engine),
 `deployment` (Part 2's packages), `data` (a job's files), `runner` (where a job's code
-runs), `processes` (what a process is; the built-ins). Of ours, imports the platform only;
-never the data API or `catalogs_ext`: the composition root hands it the DSN, the secrets
-key, the auth dependency and the catalog reader (`ProcessesConfig`).
+runs), `processes` (what a process is; the built-ins); its own settings (`settings`:
+`ProcessSettings`, handed whole to the engine, which composes its parts from them). Of
+ours, imports the platform only; never the data API or `catalogs_ext`: the composition
+root hands it the DSNs, the secrets key, the auth dependencies and the catalog reader
+(`ProcessesConfig`).
 
 The public exports are `_EXPORTS` (name -> module), imported as well in the `TYPE_CHECKING`
 block for type checkers (`tests/processes/test_exports.py` holds the two equal). At run time
 each loads from its module on first use: a job's child process imports modules of
-this package and must not pay for FastAPI and procrastinate (0.7 s of imports per job).
+this package and must not pay for FastAPI and procrastinate.
 
-Third-party imports: none.
+Third-party imports: `pydantic`, `pydantic_settings`.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ if TYPE_CHECKING:
     from process_api.data.staging import service_filesystem as service_filesystem
     from process_api.data.staging import storage_failure as storage_failure
     from process_api.jobs.callbacks import Notifier as Notifier
-    from process_api.jobs.engine import JOB_REFUSALS as JOB_REFUSALS
     from process_api.jobs.engine import Engine as Engine
+    from process_api.jobs.engine import slurm_site as slurm_site
     from process_api.jobs.job_data import DataConfig as DataConfig
     from process_api.jobs.queue import install_engine_schema as install_engine_schema
     from process_api.jobs.quotas import QueueFull as QueueFull
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from process_api.jobs.results_gc import records_of as records_of
     from process_api.jobs.secrets import SecretBox as SecretBox
     from process_api.jobs.status import HAS_PROVENANCE as HAS_PROVENANCE
+    from process_api.jobs.submissions import JOB_REFUSALS as JOB_REFUSALS
     from process_api.processes.definition import JOB_DATABASE_URL as JOB_DATABASE_URL
     from process_api.processes.definition import Context as Context
     from process_api.processes.definition import Process as Process
@@ -72,7 +75,7 @@ if TYPE_CHECKING:
     from process_api.runner.sandbox import SandboxError as SandboxError
     from process_api.runner.slurm import Slurm as Slurm
     from process_api.runner.slurm import SlurmError as SlurmError
-    from process_api.runner.slurm_launcher import SlurmExecutor as SlurmExecutor
+    from process_api.settings import ProcessSettings as ProcessSettings
 
 
 #: name -> module of each public export (the `TYPE_CHECKING` block above imports the same,
@@ -89,7 +92,9 @@ _EXPORTS = {
     "DefinitionError": "process_api.processes.definitions",
     "load_definitions": "process_api.processes.definitions",
     "HAS_PROVENANCE": "process_api.jobs.status",
-    "JOB_REFUSALS": "process_api.jobs.engine",
+    "JOB_REFUSALS": "process_api.jobs.submissions",
+    "slurm_site": "process_api.jobs.engine",
+    "ProcessSettings": "process_api.settings",
     "Engine": "process_api.jobs.engine",
     "load_entry": "process_api.processes.entry",
     "Catalog": "process_api.data.file_inputs",
@@ -117,7 +122,6 @@ _EXPORTS = {
     "SandboxError": "process_api.runner.sandbox",
     "Slurm": "process_api.runner.slurm",
     "SlurmError": "process_api.runner.slurm",
-    "SlurmExecutor": "process_api.runner.slurm_launcher",
     "SecretBox": "process_api.jobs.secrets",
     "ResultsStore": "process_api.data.staging",
     "StageLimits": "process_api.data.staging",

@@ -7,7 +7,7 @@ of `catalogs_ext` and `process_api`, with the web face (`web`); and the platform
 (`platform/`: service plumbing, identity, telemetry, the database), which every other
 package may import. The layers are import-linter contracts (pyproject.toml).
 
-Third-party imports: `fastapi`, `opentelemetry`, `pydantic`, `pydantic_settings`.
+Third-party imports: `fastapi`, `opentelemetry`, `pydantic_settings`.
 """
 
 import logging

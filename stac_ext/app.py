@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -23,28 +22,16 @@ from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
     JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
-    Ceilings,
-    DataConfig,
     Engine,
-    Notifier,
-    Podman,
     Process,
     ProcessesConfig,
     QueueFull,
-    Quotas,
     Registry,
-    Sandbox,
     SecretBox,
-    Slurm,
-    SlurmError,
-    SlurmExecutor,
-    StageLimits,
     create_process_app,
-    job_environment,
     lifespan_of,
     load_definitions,
     load_entry,
-    parse_memory,
 )
 from stac_ext.content.decorate import ItemDecorator
 from stac_ext.content.routes import ExampleExtension
@@ -175,7 +162,9 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                  dsn: str | None = None, tracer_provider: TracerProvider | None = None
                  ) -> Engine:
     """The job engine, as the API and `geocatalog worker` both build it (`dsn`: the
-    worker's role; default: the API's; `tracer_provider`: its jobs' spans)."""
+    worker's role; default: the API's; `tracer_provider`: its jobs' spans): the process
+    API's own settings, and what crosses concerns (the databases, the data dir no job sees
+    and its keys, the results store, the processes this service adds)."""
     key = (decode_key(settings.job_secrets_key) if settings.job_secrets_key
            else load_or_create_key(settings.job_secrets_key_file))
     registry = Registry.discover([PUBLISH_DATASET, *configured_processes(settings),
@@ -183,54 +172,13 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
     # a job's record in, its stored record (or why a quota refused it) out
     submissions: GroupCommit[dict[str, Any], dict[str, Any] | QueueFull] = \
         GroupCommit(JOB_REFUSALS)
-    ceilings = Ceilings(
-        memory=parse_memory(settings.job_memory), memory_max=parse_memory(settings.job_memory_max),
-        cpu_max=settings.job_cpu_max,
-        processes=settings.job_processes, tmp_bytes=parse_memory(settings.job_tmp_size),
-        wall_seconds=settings.job_wall_seconds)
-    # jobs import the service's packages (publish-dataset: all three), nothing else of it
-    sandbox = Sandbox.available(hidden=[settings.data_dir], tmp_bytes=ceilings.tmp_bytes,
-                                packages=("stac_ext", "catalogs_ext", "process_api")) \
-        if settings.job_sandbox == "bwrap" else None
-    return Engine(dsn or settings.api_dsn, registry, SecretBox(key), submissions.add,
-                  job_dsn=settings.job_dsn, queue=settings.job_queue,
-                  heartbeat_seconds=settings.job_heartbeat_seconds,
-                  stalled_seconds=settings.job_stalled_seconds, timeout=settings.db_timeout,
-                  shutdown_seconds=settings.job_shutdown_seconds,
-                  outage_seconds=settings.job_outage_seconds,
-                  notifier=Notifier(timeout=settings.callback_timeout_seconds,
-                                    in_flight=settings.callbacks_in_flight),
-                  sandbox=sandbox,
-                  environment=job_environment(os.environ, settings.job_environment),
-                  ceilings=ceilings, cgroups=settings.job_cgroups,
-                  podman=Podman.available(settings.container_registries)
-                  if settings.job_containers == "podman" else None,
-                  registries=tuple(settings.container_registries),
-                  executor=slurm_executor(settings), spares=settings.job_warm_sandboxes,
-                  quotas=Quotas(user_running=settings.job_user_running,
-                                user_queued=settings.job_user_queued,
-                                project_queued=settings.job_project_queued),
-                  data=DataConfig(
-                      limits=StageLimits(files=settings.job_stage_files,
-                                         bytes=parse_memory(settings.job_stage_bytes),
-                                         stall_seconds=settings.job_stage_stall_seconds),
-                      result_files=settings.job_result_files,
-                      store_url=settings.results_store_url,
-                      store_options=settings.results_store_options,
-                      publisher=PUBLISH_RESULTS),
+    return Engine(settings, dsn=dsn or settings.api_dsn, registry=registry,
+                  box=SecretBox(key), gather=submissions.add,
+                  results_store=settings.results_store_url, job_dsn=settings.job_dsn,
+                  timeout=settings.db_timeout, publisher=PUBLISH_RESULTS,
+                  hidden=[settings.data_dir],
                   tracer=tracer_provider.get_tracer("geocatalog.jobs")
                   if tracer_provider is not None else None)
-
-
-def slurm_executor(settings: Settings) -> SlurmExecutor | None:
-    """Slurm, where jobs' processes run (`JOB_EXECUTOR=slurm`); None: on the workers."""
-    if settings.job_executor != "slurm":
-        return None
-    if settings.slurm_folder is None:
-        raise SlurmError("JOB_EXECUTOR=slurm needs SLURM_FOLDER: a folder the workers' "
-                         "hosts and Slurm's nodes share.")
-    return SlurmExecutor(Slurm.available(settings.slurm_partition),
-                         settings.slurm_folder.resolve(), settings.slurm_account)
 
 
 def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:
@@ -278,9 +226,6 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         file_reader=auth.optional_client(settings.process_client_id, settings.data_client_id),
         deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
         as_caller=partial(auth.caller, client_id=settings.process_client_id),
-        in_process_worker=settings.in_process_worker,
-        worker_concurrency=settings.worker_concurrency,
-        sync_wait_seconds=settings.sync_wait_seconds,
         conformance=(PROCESSES_HTML,),  # the web face's pages answer every resource
         body_checks=(json_object_body,),
     ))

@@ -38,29 +38,27 @@ class ProcessesConfig:
     #: a caller (None: anonymous) as the access table takes them (`stac_ext.platform.access`)
     as_caller: Callable[[Any], Who]
     catalog: Catalog | None = None  # the data API, read as a caller (file input references)
-    in_process_worker: bool = True
-    worker_concurrency: int = 2
-    sync_wait_seconds: float = 30  # the longest a synchronous execution waits
     conformance: tuple[str, ...] = ()  # classes others earn for this API (its HTML pages)
     #: FastAPI dependencies every route that takes a body runs first (bounds on the JSON)
     body_checks: tuple[Callable[..., Any], ...] = ()
 
 
 def create_process_app(config: ProcessesConfig) -> FastAPI:
-    engine = config.engine
+    engine, settings = config.engine, config.engine.settings
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with engine:
             worker = None
-            if config.in_process_worker:
+            if settings.in_process_worker:
                 worker = asyncio.create_task(engine.run_worker(
-                    config.worker_concurrency, install_signal_handlers=False))
+                    settings.worker_concurrency, install_signal_handlers=False))
             try:
                 yield
             finally:
                 if worker is not None:  # it lets its jobs run for their shutdown time first
-                    await cancelled(worker, again_after=engine.shutdown + 10)
+                    await cancelled(worker,
+                                    again_after=settings.job_shutdown_seconds + 10)
 
     app = FastAPI(title="geocatalog processes", version="1.0.0", lifespan=lifespan,
                   # `api.html` is the composition root's documentation page
@@ -68,9 +66,9 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
                   "Replace, Undeploy (OGC application packages in CWL).")
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
-    service = ProcessService(engine, config.as_caller, config.catalog)
+    service = ProcessService.of(engine, config.as_caller, config.catalog)
     app.include_router(processes_router(service, config.user, config.optional_user,
-                                        config.sync_wait_seconds, config.body_checks))
+                                        settings.sync_wait_seconds, config.body_checks))
     app.include_router(deploy_router(service, config.deployer, config.user))
     app.include_router(jobs_router(service, config.user, config.file_reader))
     add_error_handlers(app)

@@ -122,12 +122,12 @@ async def _package(request: Request, target: str | None, service: ProcessService
         raise OgcError(415, "unsupported-media-type", f"A package is {APP_PACKAGE} or CWL "
                        f"({', '.join(CWL_TYPES)}), not {kind or 'untyped'}.")
     try:
-        package = await checked(text, target, service.engine.sandbox,
-                                service.engine.environment)
+        package = await checked(text, target, service.packages.sandbox,
+                                service.packages.environment)
     except PackageError as e:
         raise OgcError(400, "invalid-input", str(e)) from None
     for image in package.pulled:
-        if problem := pull_problem(image, service.engine.registries):
+        if problem := pull_problem(image, service.packages.registries):
             raise OgcError(400, "invalid-input", problem)
     return package, about, kind, raw.decode(errors="replace")
 
@@ -177,7 +177,7 @@ def deploy_router(service: ProcessService, deployer: CallerDependency,
             raise OgcError(400, "invalid-input", f"{problem}.")
         if service.is_builtin(process_id):
             raise _immutable(process_id, base)
-        if (twin := service.engine.registry.twin(process_id)) is not None:
+        if (twin := service.processes.registry.twin(process_id)) is not None:
             raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} differs "
                            f"only in case from {twin.id!r}, a process of this service; ids "
                            "are unique without regard to case.")

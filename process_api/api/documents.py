@@ -16,7 +16,7 @@ def summary(process: Process, base: str) -> dict[str, Any]:
         "version": process.version, "jobControlOptions": process.job_control_options,
         "outputTransmission": ["value"],
         # OGC Part 2: deployed through the API (replaceable, undeployable) or not
-        "mutable": process.mutable,
+        "mutable": process.deployed,
         "links": [{"rel": "self", "type": JSON, "title": "Process description",
                    "href": f"{base}processes/{process.id}"},
                   {"rel": "http://www.opengis.net/def/rel/ogc/1.0/execute", "type": JSON,

@@ -152,7 +152,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
             listed = "; ".join(in_words(e) for e in errors)
             raise OgcError(400, "invalid-input", f"processInputs do not match the process's "
                            f"inputs schema: {listed}")
-        if problems := resource_problems(inputs.get("resources"), service.engine.ceilings):
+        if problems := resource_problems(inputs.get("resources"), service.ceilings):
             raise OgcError(400, "invalid-input", "processInputs ask for more than a job may "
                            f"have: {'; '.join(problems)}")
         project = body.metadata.project if body.metadata else None

@@ -1,6 +1,8 @@
-"""What the process API's routes ask of the job engine, in one typed object: the processes
-a caller sees, a job's submission, the caller's jobs and a job's log, a deployment's
-changes. Routes talk to it, not to the engine's parts (its store, registry, secret box)."""
+"""What the process API's routes ask of the job engine, in one typed object over the
+engine's API-side parts (the process catalog, the job store, the submissions, how jobs'
+data moves, the secrets' box, the ceilings, how packages are checked): the processes a
+caller sees, a job's submission, the caller's jobs and a job's log, a deployment's changes.
+Routes talk to it, never to the engine."""
 
 from __future__ import annotations
 
@@ -15,10 +17,14 @@ from process_api.data.file_inputs import Catalog, publish_refusal, resolve
 from process_api.data.staging import ResultsStore
 from process_api.deployment.cwl import CwlProcess
 from process_api.deployment.deployed import Deployment
-from process_api.jobs.engine import Engine
-from process_api.jobs.secrets import split_secrets
-from process_api.jobs.store import Job, JobQuery
+from process_api.jobs.catalog import ProcessCatalog
+from process_api.jobs.engine import Engine, PackageChecks
+from process_api.jobs.job_data import DataConfig
+from process_api.jobs.secrets import SecretBox, split_secrets
+from process_api.jobs.store import Job, JobQuery, JobStore
+from process_api.jobs.submissions import Submissions
 from process_api.processes.definition import Process
+from process_api.processes.resources import Ceilings
 from stac_ext.platform.access import Caller as Who
 from stac_ext.platform.access import Resource, may, refusal
 
@@ -41,9 +47,21 @@ OptionalCallerDependency = Callable[..., Awaitable[Caller | None]]
 
 @dataclass(frozen=True)
 class ProcessService:
-    engine: Engine
+    processes: ProcessCatalog
+    store: JobStore
+    submissions: Submissions
+    data: DataConfig  # how deployed processes' jobs read and write data
+    box: SecretBox  # seals a job's secret inputs
+    ceilings: Ceilings  # the most a job may ask for
+    packages: PackageChecks  # how a deployed package is checked
     as_caller: Callable[[Any], Who]  # the caller as the access table takes them
     catalog: Catalog | None = None  # the data API read as a caller (file references)
+
+    @classmethod
+    def of(cls, engine: Engine, as_caller: Callable[[Any], Who],
+           catalog: Catalog | None = None) -> ProcessService:
+        return cls(engine.catalog, engine.store, engine.submissions, engine.data, engine.box,
+                   engine.ceilings, engine.packages, as_caller, catalog)
 
     # -- processes ---------------------------------------------------------------------
 
@@ -51,13 +69,13 @@ class ProcessService:
         """The service's processes, and the deployed ones the caller sees (public ones
         without a caller)."""
         who = self.as_caller(caller)
-        return [*self.engine.registry, *(d.process for d in self.engine.deployed.all()
-                                         if may(who, "read", d.resource))]
+        return [process for process, deployment in self.processes.every()
+                if deployment is None or may(who, "read", deployment.resource)]
 
     async def find(self, process_id: str, caller: Caller) -> tuple[Process, int | None]:
         """The process and, deployed, the revision a job of it runs now (404 when the
         caller does not see it)."""
-        process = self.engine.registry.get(process_id)
+        process = self.processes.builtin(process_id)
         if process is not None:
             return process, None
         found = await self.deployment(process_id, caller)
@@ -65,11 +83,11 @@ class ProcessService:
 
     def is_builtin(self, process_id: str) -> bool:
         """One of the service's own processes (not deployed through the API)."""
-        return self.engine.registry.get(process_id) is not None
+        return self.processes.builtin(process_id) is not None
 
     async def deployment(self, process_id: str, caller: Caller) -> Deployment:
         """A deployed process the caller sees (404 otherwise)."""
-        found = await self.engine.deployed.current(process_id)
+        found = await self.processes.deployed.current(process_id)
         if found is None or not may(self.as_caller(caller), "read", found.resource):
             raise no_such_process(process_id)
         return found
@@ -86,12 +104,12 @@ class ProcessService:
     async def deploy(self, package: CwlProcess, process_id: str, version: str, owner: str,
                      project: str | None, visibility: str, media_type: str, body: str,
                      replacing: Deployment | None = None) -> Deployment:
-        return await self.engine.deployed.deploy(package, process_id, version, owner,
-                                                 project, visibility, media_type, body,
-                                                 replacing)
+        return await self.processes.deployed.deploy(package, process_id, version, owner,
+                                                    project, visibility, media_type, body,
+                                                    replacing)
 
     async def undeploy(self, deployment: Deployment) -> bool:
-        return await self.engine.deployed.undeploy(deployment)
+        return await self.processes.deployed.undeploy(deployment)
 
     # -- jobs --------------------------------------------------------------------------
 
@@ -100,12 +118,12 @@ class ProcessService:
         """A job of `process` recorded and queued: its secret inputs kept apart, sealed;
         the data its file inputs reference resolved as the caller (a deployed process's)."""
         staging = None
-        if process.mutable:
+        if process.deployed:
             staging = await resolve(inputs, process.inputs, self.catalog, caller,
                                     record.get("service_url") or "/",
-                                    self.engine.data.limits.files)
+                                    self.data.limits.files)
             publish = inputs.get("publish")
-            if publish is not None and self.engine.data.publisher is None:
+            if publish is not None and self.data.publisher is None:
                 raise OgcError(400, "invalid-input", "publish: this service publishes no "
                                "results.")
             if publish is not None and (refused := publish_refusal(
@@ -113,15 +131,15 @@ class ProcessService:
                     project, staging)) is not None:
                 raise OgcError(400, "invalid-input", refused)
         stored, secrets = split_secrets(inputs, process.inputs)
-        return await self.engine.submit(process.id, caller.username, project, stored,
-                                        self.engine.box.seal(secrets), inputs.get("resources"),
-                                        process_revision=revision, staging=staging, **record)
+        return await self.submissions.submit(
+            process.id, caller.username, project, stored, self.box.seal(secrets),
+            inputs.get("resources"), process_revision=revision, staging=staging, **record)
 
     async def ended(self, job_id: str, seconds: float) -> Job | None:
-        return await self.engine.ended(job_id, seconds)
+        return await self.submissions.ended(job_id, seconds)
 
     async def job(self, job_id: str) -> Job | None:
-        return await self.engine.store.get(job_id)
+        return await self.store.get(job_id)
 
     async def visible_job(self, job_id: str, caller: Caller) -> Job:
         """A job the caller may read: theirs, one of their projects', any for an
@@ -130,7 +148,7 @@ class ProcessService:
             key = uuid.UUID(job_id)
         except ValueError:
             raise no_such_job(job_id) from None
-        job = await self.engine.store.visible(key, caller.username, sorted(caller.groups),
+        job = await self.store.visible(key, caller.username, sorted(caller.groups),
                                               self.as_caller(caller).admin)
         if job is None:
             raise no_such_job(job_id)
@@ -138,22 +156,22 @@ class ProcessService:
 
     async def jobs(self, caller: Caller, query: JobQuery, limit: int,
                    offset: int) -> Sequence[Job]:
-        return await self.engine.store.list(caller.username, sorted(caller.groups), query,
+        return await self.store.list(caller.username, sorted(caller.groups), query,
                                             limit, offset)
 
     async def log(self, job: Job) -> tuple[str, int]:
-        return await self.engine.store.log(job["id"])
+        return await self.store.log(job["id"])
 
     async def dismiss(self, job: Job) -> Job | None:
         """The job dismissed, and its files in the service's store removed but for those
         published as items (they outlive the job: their items use them)."""
-        dismissed = await self.engine.dismiss(job)
+        dismissed = await self.submissions.dismiss(job)
         recorded = (dismissed or {}).get("provenance") or {}
         published = {item.get("file") for item in recorded.get("published") or []}
         dropped = [w["key"] for w in recorded.get("outputs") or []
                    if w.get("service_store") and w["href"] not in published]
         if dropped:
-            store = self.engine.data.service_store(str(job.get("api_url") or "/"))
+            store = self.data.service_store(str(job.get("api_url") or "/"))
             await asyncio.to_thread(store.remove, dropped)
         return dismissed
 
@@ -163,7 +181,7 @@ class ProcessService:
         read the job, or (published) one of its items; 404 otherwise."""
         missing = OgcError(404, "not-found", f"The job {job_id} has no file {path}.")
         try:
-            job = await self.engine.store.get(uuid.UUID(job_id))
+            job = await self.store.get(uuid.UUID(job_id))
         except ValueError:
             raise missing from None
         recorded = (job or {}).get("provenance") or {}
@@ -174,7 +192,7 @@ class ProcessService:
             raise missing
         if not await self._may_read(job, written, recorded, caller):
             raise missing
-        return self.engine.data.service_store(str(job.get("api_url") or "/")), key, written
+        return self.data.service_store(str(job.get("api_url") or "/")), key, written
 
     async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
                         caller: Caller | None) -> bool:

@@ -24,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from process_api.deployment import queries
 from process_api.deployment.cwl import FILE_NAME, RUN_ENTRY, TARGET_NAME, CwlProcess
-from process_api.processes.definition import Process
+from process_api.processes.definition import Process, ProcessKind
 from stac_ext.platform.access import Resource, Visibility
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -64,7 +64,7 @@ def _deployment(row: dict[str, Any]) -> Deployment:
         description=about["description"], inputs=about["inputs"], outputs=about["outputs"],
         # run in the job's own process, folder and sandbox, the package beside it
         entry=RUN_ENTRY, files={FILE_NAME: row["cwl"], TARGET_NAME: about["target"]},
-        sync=True, mutable=True,
+        sync=True, kind=ProcessKind.DEPLOYED,
         images=tuple(about.get("images") or ()), workflow=bool(about.get("workflow")))
     return Deployment(process=process, revision=row["revision"], owner=row["owner"],
                       project=row["project"], visibility=row["visibility"],

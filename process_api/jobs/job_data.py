@@ -39,7 +39,7 @@ from process_api.jobs.supervisor import WALL_TIME, Supervisor
 from process_api.jobs.tasks import in_thread
 from process_api.processes.definition import Process
 from process_api.processes.resources import Plan
-from process_api.runner.launcher import Launcher
+from process_api.runner.executor import Executor
 from process_api.runner.sandbox import INPUTS_MOUNT
 
 #: The sections of a job's inputs for its worker alone (storage keys, where results go).
@@ -278,8 +278,8 @@ class JobData:
 
 async def run_with_data(data: JobData, process: Process, limits: Plan,
                         about: dict[str, Any], hide: list[str],
-                        supervise: Callable[[Launcher], Supervisor], *, own: Launcher,
-                        publishing: Launcher, sandboxed: bool,
+                        supervise: Callable[[Executor], Supervisor], *, own: Executor,
+                        publishing: Executor, sandboxed: bool,
                         dismissed: Callable[[], Awaitable[bool]]
                         ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A deployed process's job, in a sandbox of its own (`own`): its inputs' data staged

@@ -21,9 +21,6 @@ JOB_DURATION = Histogram(
     buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, float("inf")))
 JOB_PROCESSES = Gauge("geocatalog_job_processes", "Job processes running (children of the "
                       "workers' fork servers).", multiprocess_mode="livesum")
-SLURM_JOBS = Gauge("geocatalog_slurm_jobs", "Jobs the workers follow in Slurm "
-                   "(JOB_EXECUTOR=slurm), by their Slurm state: pending, running.",
-                   ["state"], multiprocess_mode="livesum")
 CALLBACKS = Counter("geocatalog_callbacks", "Job callbacks, by outcome: sent (the "
                     "subscriber took it: 2xx, 3xx), failed (4xx, or no answer after every "
                     "attempt), refused (the outbound policy forbids the target).", ["outcome"])

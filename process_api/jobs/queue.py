@@ -20,6 +20,8 @@ logger = logging.getLogger("geocatalog.jobs")
 T = TypeVar("T")
 
 ENGINE_SCHEMA = "procrastinate"
+#: The task every queued job is (its argument: the job's id).
+TASK = "geocatalog.run_job"
 #: What the job store's and the queue's connections raise while the database is away.
 UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
                procrastinate.exceptions.ConnectorException, OSError)

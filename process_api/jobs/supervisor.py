@@ -1,7 +1,7 @@
-"""One job's process, supervised by the worker running the job: started through the
-worker's fork server, in a cgroup of its own where the machine offers them, its progress
-and output relayed into the job record, ended when the job is dismissed or its wall time
-is over."""
+"""One job's run, supervised by the worker running the job: launched by its executor (or
+reattached to), in a cgroup of its own where the machine offers them, its progress and
+output relayed into the job record, ended when the job is dismissed or its wall time is
+over; where a scheduler's run waits or runs said in the job's message."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import procrastinate
 
 from process_api.data.staging import CHUNK, multihash
 from process_api.jobs.job_log import JobLog
-from process_api.jobs.metrics import JOB_PROCESSES, SLURM_JOBS
+from process_api.jobs.metrics import JOB_PROCESSES
 from process_api.jobs.queue import UNREACHABLE
 from process_api.jobs.store import JobStore
 from process_api.jobs.tasks import cancelled
@@ -26,9 +26,16 @@ from process_api.processes.definition import JOB_DATABASE_URL, Process
 from process_api.processes.resources import Plan
 from process_api.runner.cgroups import Cgroups, JobCgroup
 from process_api.runner.container_broker import ContainerJob
-from process_api.runner.launcher import ContainersUnavailable, JobControl, Launcher, Started
+from process_api.runner.executor import (
+    ContainersUnavailable,
+    End,
+    Executor,
+    Handle,
+    JobRun,
+    JobStream,
+)
 from process_api.runner.protocol import MAX_LINE_BYTES
-from process_api.runner.slurm import BatchJob, SlurmError, SlurmState
+from process_api.runner.slurm import SlurmError
 
 #: What `outcome["ceiling"]` may name: the limit a failed job met.
 WALL_TIME = "time"
@@ -37,18 +44,19 @@ AWAY_SECONDS = 2.0
 
 
 class Supervisor:
-    """Runs one job in a process forked by a fork server of the worker: relays progress,
-    ends it on dismissal or at its wall time."""
+    """Runs one job on an executor: relays its progress and output, ends it on dismissal
+    or at its wall time; the job's record hears where a scheduler's run is
+    (`RunEvents`)."""
 
     def __init__(self, store: JobStore, job_id: str, context: procrastinate.JobContext,
-                 dsn: str, forks: Launcher, cgroups: Cgroups | None = None,
+                 dsn: str, executor: Executor, cgroups: Cgroups | None = None,
                  sandboxed: bool = True, lost: Callable[[], None] = lambda: None,
-                 slurm_id: str | None = None, account: str | None = None) -> None:
+                 batch_id: str | None = None, account: str | None = None) -> None:
         self.store = store
         self.job_id = job_id
         self.context = context
         self.dsn = dsn
-        self.forks = forks
+        self.executor = executor
         self.cgroups = cgroups
         self.sandboxed = sandboxed
         self.lost = lost  # called when the job's record cannot be written (database away)
@@ -56,10 +64,8 @@ class Supervisor:
         self.outputs: Path | None = None  # where the job's result files are received
         self.tmp_bytes = 0  # the largest file a job can send (its /tmp holds it)
         self.max_files = 0  # the most files a job sends
-        # a job run by Slurm: its Slurm job (recorded once submitted), its account
-        self.slurm_id = slurm_id
-        self.account = account
-        self._slurm_state: str | None = None  # as the metrics count it
+        self.batch_id = batch_id  # its run at a scheduler, as its record keeps it
+        self.account = account  # a scheduler's account of it (its project)
         self._progressed = False  # the job said its progress: its message is its own
 
     def environment(self, process: Process) -> dict[str, str]:
@@ -73,7 +79,7 @@ class Supervisor:
         them, its memory and processes as rlimits (per process, and per user); the size of
         a sandbox's `/tmp`, for the message of a job that filled it."""
         applied = limits.child_limits()
-        if not self.forks.local:  # a scheduler places it on its node's cores
+        if not self.executor.local:  # a scheduler places it on its node's cores
             applied["cores"] = None
         elif self.cgroups is not None:  # counted by the cgroup, for all its processes
             applied.update(memory_bytes=None, processes=None)
@@ -97,25 +103,29 @@ class Supervisor:
         self.tmp_bytes = limits.tmp_bytes
         # on a scheduler, each of a workflow's containers is a job of its own (its steps
         # over the nodes), the workflow's own job one core
-        apart = process.workflow and not self.forks.local
+        local = self.executor.local
+        apart = process.workflow and not local
         containers = None if not process.images else ContainerJob(
             job_id=self.job_id, images=frozenset(process.images),
             memory_bytes=limits.memory_bytes, processes=limits.processes,
             cpus=len(limits.cores) if limits.cores else limits.cpus if apart else None,
             apart=apart)
-        batch = None if self.forks.local else BatchJob(
-            job_id=self.job_id, cpus=1 if apart and containers else limits.cpus,
-            memory_bytes=limits.memory_bytes, wall_seconds=limits.wall_seconds,
-            account=self.account, slurm_id=self.slurm_id, submitted=self._submitted,
-            state=self._batch_state)
-        if batch is not None and self.slurm_id is not None:  # reattached: its stream is
-            await self.store.clear_log(self.job_id)  # read again from the start
-        try:
-            started = await self.forks.connect(json.dumps({
+        run = JobRun(
+            job_id=self.job_id, request=json.dumps({
                 "entry": process.entry, "command": process.command, "files": process.files,
                 "inputs": inputs, "limits": self.child_limits(limits), "job": about,
                 "env": self.environment(process), "send_files": outputs is not None,
-                }).encode() + b"\n", staged, containers, batch)
+                }).encode() + b"\n",
+            network=process.network or process.database, inputs=staged,
+            containers=containers, cpus=1 if apart and containers else limits.cpus,
+            memory_bytes=limits.memory_bytes, wall_seconds=limits.wall_seconds,
+            account=self.account, batch_id=self.batch_id, events=self)
+        try:
+            started = await self.executor.reattach(run)
+            if started is not None:  # its stream is read again from the start
+                await self.store.clear_log(self.job_id)
+            else:
+                started = await self.executor.launch(run)
         except ContainersUnavailable as e:
             return {"error": str(e)}
         except SlurmError as e:
@@ -123,31 +133,32 @@ class Supervisor:
         cgroup = await self._contained(started, limits)
         log = JobLog(self.store, self.job_id, secrets)
         flushing = asyncio.create_task(log.flushing())
-        watcher = asyncio.create_task(self._watch_dismissal(started.writer))
+        watcher = asyncio.create_task(self._watch_dismissal(started))
         outcome: dict[str, Any] = {}
         JOB_PROCESSES.inc()
         try:
             await started.release()
+            stream = self.executor.follow(started)
             try:
                 async with asyncio.timeout(limits.wall_seconds):
-                    await self._relay(started, log, outcome)
+                    await self._relay(started, stream, log, outcome)
             except TimeoutError:  # stopped: whatever it said, it did not end in time
                 outcome.pop("result", None)
                 outcome.update(ceiling=WALL_TIME)
-                started.writer.write(b"kill\n")  # its process kills its process group
-                await self._relay(started, log, {})
+                await self.executor.end(started, End.WALL_TIME)
+                await self._relay(started, stream, log, {})
         finally:
             JOB_PROCESSES.dec()
             if refused := outcome.pop("refused", None):  # whatever it said after, it failed
                 outcome.pop("result", None)
                 outcome["error"] = refused
-            self._count_slurm(None)
             watcher.cancel()
-            started.writer.close()  # a job still running (the worker is stopping) then ends
-            if started.broker is not None:  # its containers stopped and removed
-                hit = await asyncio.shield(started.broker.close())
-                if hit and "result" not in outcome:
-                    outcome.setdefault("ceiling", hit[0])
+            # let go: a job still running (the worker is stopping) ends, a scheduler's runs
+            # on; its containers are stopped and removed
+            await asyncio.shield(self.executor.end(started, End.RELEASED))
+            if started.broker is not None:
+                if started.broker.hit and "result" not in outcome:
+                    outcome.setdefault("ceiling", started.broker.hit[0])
                 # a container that did not run is why its job failed, in one line
                 if started.broker.failures and "result" not in outcome:
                     outcome["error"] = started.broker.failures[0]
@@ -161,35 +172,19 @@ class Supervisor:
                     await asyncio.shield(asyncio.to_thread(cgroup.close))
         return outcome
 
-    async def _submitted(self, slurm_id: str) -> None:
+    async def submitted(self, batch_id: str) -> None:
         """A new Slurm job's id in the job's record: a restarted worker reattaches to it."""
-        self.slurm_id = slurm_id
-        await self.store.set_batch_job(self.job_id, slurm_id)
+        self.batch_id = batch_id
+        await self.store.set_batch_job(self.job_id, batch_id)
 
-    async def _batch_state(self, state: SlurmState) -> None:
-        """The Slurm job's state in the job's message and the metrics."""
-        self._count_slurm(state.state.lower())
+    async def where(self, words: str) -> None:
+        """Where a scheduler's run is, in the job's message, unless the job says its own."""
         if self._progressed:
             return
-        if state.state == "PENDING":
-            reason = f": {state.reason}" if state.reason not in ("", "None") else ""
-            message = f"waiting in Slurm (job {self.slurm_id}{reason})"
-        elif state.state == "RUNNING":
-            message = f"running in Slurm (job {self.slurm_id} on {state.node})"
-        else:
-            return
         with contextlib.suppress(*UNREACHABLE):
-            await self.store.progress(self.job_id, 0, message)
+            await self.store.progress(self.job_id, 0, words)
 
-    def _count_slurm(self, state: str | None) -> None:
-        """This job counted in `SLURM_JOBS` under `state` (None: no more)."""
-        if self._slurm_state is not None:
-            SLURM_JOBS.labels(self._slurm_state).dec()
-        self._slurm_state = state if state in ("pending", "running") else None
-        if self._slurm_state is not None:
-            SLURM_JOBS.labels(self._slurm_state).inc()
-
-    async def _contained(self, started: Started, limits: Plan) -> JobCgroup | None:
+    async def _contained(self, started: Handle, limits: Plan) -> JobCgroup | None:
         """The job's process in a cgroup of its own, bounded, before it runs anything."""
         if self.cgroups is None or started.pid is None:
             return None
@@ -198,12 +193,13 @@ class Supervisor:
             await asyncio.to_thread(cgroup.contain, started.pid, limits.memory_bytes,
                                     limits.processes)
         except BaseException:
-            started.writer.close()  # its process, still waiting, ends
+            await self.executor.end(started, End.RELEASED)  # its process, waiting, ends
             await asyncio.shield(asyncio.to_thread(cgroup.close))
             raise
         return cgroup
 
-    async def _relay(self, started: Started, log: JobLog, outcome: dict[str, Any]) -> None:
+    async def _relay(self, started: Handle, stream: JobStream, log: JobLog,
+                     outcome: dict[str, Any]) -> None:
         """The job's lines until its process's return code: progress into its record,
         output into its log, its result or error into `outcome`."""
         lines = started.first.splitlines()
@@ -218,8 +214,8 @@ class Supervisor:
                 if "log" in message:
                     log.add(str(message["log"]))
                 elif "file" in message:
-                    if not await self._receive(started, message, outcome):
-                        started.writer.write(b"kill\n")
+                    if not await self._receive(stream, message, outcome):
+                        await self.executor.end(started, End.DISMISSED)
                 elif "progress" in message:
                     await self._progress(message)
                 else:  # the result or the error, then the return code
@@ -227,17 +223,17 @@ class Supervisor:
                     if "returncode" in message:  # the process is gone: nothing follows
                         return
             try:
-                line = await started.reader.readline()
+                line = await stream.readline()
             except ValueError:  # longer than MAX_LINE_BYTES (the child refuses to send one)
                 outcome["error"] = f"The job's output has a line over {MAX_LINE_BYTES} bytes."
-                started.writer.write(b"kill\n")
+                await self.executor.end(started, End.DISMISSED)
                 lines = []
                 continue
             if not line:
                 return
             lines = [line]
 
-    async def _receive(self, started: Started, message: dict[str, Any],
+    async def _receive(self, stream: JobStream, message: dict[str, Any],
                        outcome: dict[str, Any]) -> bool:
         """One result file's bytes into the outputs folder, with its checksum; False (and
         an error) when the job may not send it."""
@@ -255,7 +251,7 @@ class Supervisor:
         with local.open("wb") as out:
             left = size
             while left:
-                chunk = await started.reader.readexactly(min(left, CHUNK))
+                chunk = await stream.readexactly(min(left, CHUNK))
                 digest.update(chunk)
                 await asyncio.to_thread(out.write, chunk)
                 left -= len(chunk)
@@ -276,7 +272,7 @@ class Supervisor:
             self.lost()
             self._away_until = time.monotonic() + AWAY_SECONDS
 
-    async def _watch_dismissal(self, writer: JobControl) -> None:
+    async def _watch_dismissal(self, started: Handle) -> None:
         while True:
             await asyncio.sleep(0.5)
             try:
@@ -285,6 +281,6 @@ class Supervisor:
                 self.lost()
                 continue
             if self.context.should_abort() or dismissed:
-                writer.write(b"kill\n")  # the job's process kills its process group
-                await writer.drain()
+                # its process kills its process group (a scheduler's job is cancelled)
+                await self.executor.end(started, End.DISMISSED)
                 return

@@ -1,9 +1,9 @@
-"""The worker side of the job engine (`Engine.run_worker`): procrastinate's worker runs
-each job (`run_job`) in a process of its own, forked by a fork server of this worker
-(`forkserver`, `launcher`) or started for it alone (a deployed process), in a cgroup of its
-own; it relays progress into the job record, ends the job's process on dismissal or at its
-wall time, records the job's end (again, while the database is away), and reaps the jobs of
-workers that died.
+"""The worker side of the job engine (`JobWorker`, handed its parts: `WorkerParts`):
+procrastinate's worker runs each job (`run_job`) on its executor (`runner.executors`: a
+fork server of this worker, a sandbox of the job's own, its containers, or Slurm), in a
+cgroup of its own; it relays progress into the job record, ends the job's run on dismissal
+or at its wall time, records the job's end (again, while the database is away), and reaps
+the jobs of workers that died, deciding in one place whether such a job runs again.
 """
 
 from __future__ import annotations
@@ -11,47 +11,42 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
 import procrastinate
 import psycopg
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
+from psycopg_pool import AsyncConnectionPool
 
-from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.jobs import queries
-from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS
-from process_api.jobs.job_data import JOB_DATA_PREFIX, JobData, run_with_data
+from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
+from process_api.jobs.catalog import ProcessCatalog
+from process_api.jobs.job_data import JOB_DATA_PREFIX, DataConfig, JobData, run_with_data
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
-from process_api.jobs.queue import UNREACHABLE
+from process_api.jobs.queue import TASK, UNREACHABLE
 from process_api.jobs.reattach import Reattachment
-from process_api.jobs.secrets import PLACEHOLDER, Scrubber, merge_secrets
+from process_api.jobs.secrets import PLACEHOLDER, Scrubber, SecretBox, merge_secrets
 from process_api.jobs.status import status_info
 from process_api.jobs.store import Job, JobStore
 from process_api.jobs.supervisor import WALL_TIME, Supervisor
 from process_api.jobs.tasks import cancelled
 from process_api.processes.definition import Process
-from process_api.processes.resources import Plan, ResourceError, plan, quantity
+from process_api.processes.resources import Ceilings, Plan, ResourceError, plan, quantity
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.child import EXIT_MEMORY
-from process_api.runner.container_broker import forget_dead_workspaces
-from process_api.runner.containers import Podman
-from process_api.runner.launcher import ForkServer, Launcher, OwnSandbox
+from process_api.runner.executor import Executor
+from process_api.runner.executors import Executors
 from process_api.runner.orphans import forget_dead_folders
-from process_api.runner.sandbox import JOB_PACKAGES
-
-if TYPE_CHECKING:
-    from process_api.jobs.engine import Engine
 
 logger = logging.getLogger("geocatalog.jobs")
 
-TASK = "geocatalog.run_job"
 #: The `process` label of every deployed process's jobs.
 DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
@@ -61,107 +56,93 @@ DATABASE_AWAY = ("The database was unreachable while this job ran: its worker co
                  "follow it, and stopped it. Submit it again.")
 
 
-class JobWorker:
-    """What runs jobs in this process: its fork servers, its cgroups, the jobs it ran."""
+@dataclass(frozen=True)
+class WorkerParts:
+    """What a worker runs jobs with: the job records and procrastinate's queue (its app, its
+    queue's name, the pool its transactions take), the processes, the secrets' box, the
+    jobs' ceilings, how their data moves, its executors, the callbacks' sender, the
+    tracer of its jobs' spans, the database URL a job's process gets, whether jobs run in
+    a sandbox and in cgroups, and its times (heartbeat, stalled, shutdown, outage)."""
 
-    def __init__(self, engine: Engine, cgroups: bool = True) -> None:
-        self.engine = engine
-        self.store, self.app = engine.store, engine.app
-        # what every job would import, imported once by the fork server
-        modules = ["process_api.runner.child", *(process.entry.partition(":")[0]
-                                          for process in engine.registry if process.entry)]
-        sandbox, environment = engine.sandbox, engine.environment
-        networks = (False, True) if sandbox is not None else (True,)
-        # in a sandbox, jobs without network and jobs with it have a fork server each
-        self.forks = {} if engine.executor is not None else \
-            {network: ForkServer(modules, sandbox, environment, network) for network in networks}
-        # deployed processes: each job in a sandbox of its own (started ahead, CWL loaded),
-        # never with network; their tools' containers run by podman (cgroups: at start)
-        self.own_sandbox = OwnSandbox(sandbox, environment, podman=engine.podman,
-                                      preload=RUN_PRELOAD, spares=engine.spares)
-        # where jobs' processes run: the fork servers here, else a scheduler's nodes
-        self.launchers: dict[bool, Launcher] = dict(self.forks)
-        self.deployed: Launcher = self.own_sandbox
-        if engine.executor is not None:
-            self.launchers = {network: engine.executor.launcher(
-                sandbox, environment, network, tuple(modules)) for network in networks}
-            self.deployed = engine.executor.launcher(sandbox, environment, False,
-                                                     JOB_PACKAGES, engine.registries)
-        # their results' publishing: a sandbox of its own too (it reads files a user's code
-        # wrote), with the database
-        publisher = engine.data.publisher
-        self.publishing = OwnSandbox(sandbox, environment, network=True, modules=[
-            "process_api", publisher.entry.partition(":")[0]] if publisher else ["process_api"])
+    store: JobStore
+    app: procrastinate.App
+    queue: str
+    queue_pool: AsyncConnectionPool
+    catalog: ProcessCatalog
+    box: SecretBox
+    ceilings: Ceilings
+    data: DataConfig
+    executors: Executors
+    notifier: Notifier
+    tracer: trace.Tracer
+    job_dsn: str
+    sandboxed: bool = True
+    cgroups: bool = True
+    heartbeat: float = 2.0
+    stalled: float = 10.0
+    shutdown: float = 10.0
+    outage: float = 300.0
+
+
+class JobWorker:
+    """What runs jobs in this process: its executors, its cgroups, the jobs it ran."""
+
+    def __init__(self, parts: WorkerParts) -> None:
+        self.parts = parts
+        self.store, self.app = parts.store, parts.app
+        self.executors = parts.executors
         # jobs' cgroups, looked for when the worker starts (`cgroups` False: never)
-        self._use_cgroups = cgroups
         self.cgroups: Cgroups | None = None
         # the procrastinate workers running in this process now: alive while it runs
         self._own_workers: set[int] = set()
         # jobs of this worker that met the database away: how they end says so
         self._lost: set[str] = set()
-        # jobs of workers that died or stopped: run again, or ended with their Slurm jobs
-        self.batches = Reattachment(self.store, engine.executor)
+        # jobs of workers that died or stopped: run again, or ended with their runs
+        self.batches = Reattachment(self.store, parts.executors)
 
     async def run(self, concurrency: int = 2, install_signal_handlers: bool = True,
                   name: str | None = None) -> None:
         """Process queued jobs until cancelled (or stopped by a signal), reaping jobs of dead
-        workers meanwhile. When the database goes away the engine's worker stops: it is
-        started again once the database answers (its jobs meanwhile are reaped)."""
-        if self._use_cgroups and self.cgroups is None:
+        workers meanwhile. When the database goes away longer than the worker waits it
+        out, the engine's worker stops: it is started again once the database answers."""
+        parts = self.parts
+        if parts.cgroups and self.cgroups is None:
             self.cgroups = await asyncio.to_thread(Cgroups.available)
         # what dead workers of this host left: their jobs' data folders, their containers
         await asyncio.to_thread(forget_dead_folders, JOB_DATA_PREFIX)
-        if self.engine.podman is not None and self.engine.executor is None:
-            await asyncio.to_thread(self._containers_ready, self.engine.podman)
         logger.info("job ceilings: %s; %s",
                     self.cgroups.describe() if self.cgroups else "rlimits (no cgroups)",
-                    self.engine.ceilings.describe())
-        for ahead in (self.forks[min(self.forks)], self.own_sandbox) if self.forks else ():
-            await ahead.start()  # the first job needs not wait; dead workers' spares go
+                    parts.ceilings.describe())
+        await self.executors.start()  # the first job needs not wait
         reaper = asyncio.create_task(self._reap_forever())
         try:
             while True:
                 try:
                     await self.app.run_worker_async(
-                        queues=[self.engine.queue], concurrency=concurrency, name=name or "worker",
+                        queues=[parts.queue], concurrency=concurrency, name=name or "worker",
                         install_signal_handlers=install_signal_handlers,
-                        update_heartbeat_interval=self.engine.heartbeat,
+                        update_heartbeat_interval=parts.heartbeat,
                         # a worker silent through an outage it waits out is not pruned
-                        stalled_worker_timeout=self.engine.stalled + self.engine.outage,
+                        stalled_worker_timeout=parts.stalled + parts.outage,
                         abort_job_polling_interval=0.5,
-                        shutdown_graceful_timeout=self.engine.shutdown,
+                        shutdown_graceful_timeout=parts.shutdown,
                     )
                     return
                 except procrastinate.exceptions.ConnectorException as e:
                     self._own_workers.clear()  # a new worker (a new id) is started next
                     logger.warning("job worker: the database is away (%s); starting again "
-                                   "in %.0f s", type(e.__cause__).__name__, self.engine.heartbeat)
-                    await asyncio.sleep(self.engine.heartbeat)
+                                   "in %.0f s", type(e.__cause__).__name__, parts.heartbeat)
+                    await asyncio.sleep(parts.heartbeat)
         finally:
             self._own_workers.clear()
             await cancelled(reaper)
-            for forks in self.forks.values():
-                await forks.stop()
-            await self.own_sandbox.stop()
-
-    def _containers_ready(self, podman: Podman) -> None:
-        """Containers' cgroups found, and what dead workers of this host left removed:
-        their containers, cgroups and job folders."""
-        if self._use_cgroups and self.own_sandbox.cgroups is None:
-            self.own_sandbox.cgroups = Cgroups.for_containers()
-        try:
-            if removed := podman.reap():
-                logger.warning("containers of workers that are gone, removed: %s",
-                               ", ".join(removed))
-        except (OSError, subprocess.SubprocessError) as e:
-            logger.warning("containers of workers that are gone: not listed (%s)", e)
-        forget_dead_workspaces()
+            await self.executors.stop()
 
     async def _reap_forever(self) -> None:
         """`reap` every heartbeat; after an outage, not before every live worker has
         beaten since this one regained the database (every heartbeat is late then, and
         none says a worker died)."""
-        away, grace = False, self.engine.stalled + self.engine.heartbeat
+        away, grace = False, self.parts.stalled + self.parts.heartbeat
         reap_from = time.monotonic()
         while True:
             try:
@@ -177,16 +158,16 @@ class JobWorker:
             except UNREACHABLE as e:  # away: next round
                 if not away:
                     logger.warning("reaping stalled jobs: the database is away (%s); "
-                                   "trying every %g s", type(e).__name__, self.engine.heartbeat)
+                                   "trying every %g s", type(e).__name__, self.parts.heartbeat)
                 away = True
             except Exception:
                 logger.exception("reaping stalled jobs failed")
-            await asyncio.sleep(self.engine.heartbeat)
+            await asyncio.sleep(self.parts.heartbeat)
 
     async def reap(self) -> None:
         """Jobs whose worker stopped heart-beating, retried or failed: its own queue's at
         once, another's (whose workers may run jobs elsewhere) after FOREIGN_GRACE times."""
-        manager, seconds, own = self.app.job_manager, self.engine.stalled, self.engine.queue
+        manager, seconds, own = self.app.job_manager, self.parts.stalled, self.parts.queue
         stalled = [*await manager.get_stalled_jobs(seconds_since_heartbeat=seconds, queue=own),
                    *(queued for queued in await manager.get_stalled_jobs(
                        seconds_since_heartbeat=seconds * FOREIGN_GRACE) if queued.queue != own)]
@@ -195,7 +176,7 @@ class JobWorker:
                 # this process runs it: alive, its heartbeat only late (the process was
                 # paused, or its event loop blocked, longer than the stalled time)
                 continue
-            async with self.engine.queue_pool.connection() as conn, conn.transaction():
+            async with self.parts.queue_pool.connection() as conn, conn.transaction():
                 claimed = await (await conn.execute(queries.CLAIM_STALLED, {
                     "id": queued.id, "worker": queued.worker_id})).fetchone()
                 if claimed and claimed[0]:  # else another reaper has, or had, it
@@ -206,23 +187,36 @@ class JobWorker:
         manager = self.app.job_manager
         job = await self.store.get(str(queued.task_kwargs.get("job_id")))
         if job is not None and job["status"] == "running":
-            job = await self.batches.recorded(job)
-        process = self.engine.registry.get(job["process_id"]) if job else None
-        if job and job["status"] == "running" and self.batches.again(job, process):
-            await self.store.requeue(job["id"], "worker died; queued again")
-            await manager.retry_job(queued)
-            logger.warning("job %s: worker died, queued again", job["id"])
-            return
-        if job:
-            await self.batches.end(job)
-            failed = await self.store.finish(
-                job["id"], "failed",
-                DATABASE_AWAY if str(job["id"]) in self._lost else WORKER_DIED)
-            self._lost.discard(str(job["id"]))
-            logger.warning("job %s: worker died, job failed", job["id"])
-            if failed is not None:
-                self._callback(failed, FAILED)
+            job_id = str(job["id"])
+
+            async def again(_: Job) -> None:
+                await self.store.requeue(job_id, "worker died; queued again")
+                await manager.retry_job(queued)
+
+            away = job_id in self._lost
+            self._lost.discard(job_id)
+            if await self._after_loss(job, again, DATABASE_AWAY if away else WORKER_DIED,
+                                      "died"):
+                return
         await manager.finish_job(queued, status=Status.FAILED, delete_job=False)
+
+    async def _after_loss(self, job: Job, again: Callable[[Job], Awaitable[None]],
+                          failure: str, how: str) -> bool:
+        """A running job whose worker died or stopped before it ended, decided here only:
+        queued again (`again`) when its run goes on at a scheduler (the next worker
+        reattaches to it) or its process allows another attempt; else failed saying
+        `failure`, what is left of its run abandoned. Whether it was queued again."""
+        job = await self.batches.recorded(job)
+        process = self.parts.catalog.builtin(job["process_id"])
+        if self.batches.again(job, process):
+            await again(job)
+            logger.warning("job %s: worker %s, queued again", job["id"], how)
+            return True
+        await self.batches.end(job)
+        failed = await self.store.finish(job["id"], "failed", failure)
+        logger.warning("job %s: worker %s, job failed", job["id"], how)
+        await self._ended(job, failed)
+        return False
 
     async def run_job(self, context: procrastinate.JobContext, job_id: str) -> None:
         """The job engine's task: one job, from its record's start to its end."""
@@ -232,7 +226,7 @@ class JobWorker:
         if started is None:
             return  # dismissed while queued, or already handled
         JOBS_STARTED.labels(_metric_label(started)).inc()
-        with self.engine.tracer.start_as_current_span(
+        with self.parts.tracer.start_as_current_span(
                 f"job {started['process_id']}", kind=trace.SpanKind.CONSUMER,
                 links=_submitted_by(started.get("trace_context")),
                 attributes={"geocatalog.job.id": job_id,
@@ -256,7 +250,8 @@ class JobWorker:
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
                        started: Job) -> None:
         self._callback(started, IN_PROGRESS)
-        process = await self.engine.process_of(started)
+        parts = self.parts
+        process = await parts.catalog.process_of(started)
         if process is None:
             await self._ended(started, await self.store.finish(
                 job_id, "failed", f"Process {started['process_id']} is not offered by this "
@@ -264,28 +259,28 @@ class JobWorker:
             return
         resources = started["inputs"].get("resources") or dict(process.resources or {})
         try:
-            limits = plan(resources, self.engine.ceilings, local=self.engine.executor is None)
+            limits = plan(resources, parts.ceilings, local=self.executors.local)
         except (ResourceError, ValueError) as e:
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                f"Resources: {e}."))
             return
-        secrets = self.engine.box.open(started["secrets"])
+        secrets = parts.box.open(started["secrets"])
         inputs = merge_secrets(started["inputs"], secrets)
         hide = [v for _, v in secrets if isinstance(v, str) and v and v != PLACEHOLDER]
         about = {"id": str(started["id"]), "owner": started["owner"],
                  "project": started["project"], "service_url": started.get("service_url")}
         provenance = None
-        if process.mutable:
+        executor = self.executors.of(process.deployed, process.network or process.database,
+                                     bool(process.images))
+        if process.deployed:
             outcome, provenance = await run_with_data(
-                JobData(self.engine.data, started, inputs), process, limits, about, hide,
+                JobData(parts.data, started, inputs), process, limits, about, hide,
                 partial(self._supervisor, context, started),
-                own=self.deployed, publishing=self.publishing,
-                sandboxed=self.engine.sandbox is not None,
-                dismissed=partial(self._dismissed, context, job_id))
+                own=executor, publishing=self.executors.publishing,
+                sandboxed=parts.sandboxed, dismissed=partial(self._dismissed, context, job_id))
         else:
-            outcome = await self._supervisor(
-                context, started, self._launcher(network=process.network or process.database)
-            ).run(process, inputs, limits, about, hide)
+            outcome = await self._supervisor(context, started, executor).run(
+                process, inputs, limits, about, hide)
         await self._ended(started, await self._persistently(
             job_id, partial(self._record, job_id, process, outcome, hide, limits, provenance)))
 
@@ -294,14 +289,12 @@ class JobWorker:
         return context.should_abort() or await self.store.status(job_id) == "dismissed"
 
     def _supervisor(self, context: procrastinate.JobContext, started: Job,
-                    launcher: Launcher) -> Supervisor:
-        job_id, executor = str(started["id"]), self.engine.executor
-        return Supervisor(self.store, job_id, context, self.engine.job_dsn, launcher,
-                          self.cgroups, sandboxed=self.engine.sandbox is not None,
+                    executor: Executor) -> Supervisor:
+        job_id = str(started["id"])
+        return Supervisor(self.store, job_id, context, self.parts.job_dsn, executor,
+                          self.cgroups, sandboxed=self.parts.sandboxed,
                           lost=partial(self._lost.add, job_id),
-                          slurm_id=started.get("batch_job"),
-                          account=started.get("project") or
-                          (executor.account if executor is not None else None))
+                          batch_id=started.get("batch_job"), account=started.get("project"))
 
     async def _persistently(self, job_id: str, write: Callable[[], Awaitable[Job | None]]
                             ) -> Job | None:
@@ -315,35 +308,28 @@ class JobWorker:
                     logger.warning("job %s: ended; its record waits for the database (%s)",
                                    job_id, type(e).__name__)
                 self._lost.add(job_id)
-                await asyncio.sleep(self.engine.heartbeat)
+                await asyncio.sleep(self.parts.heartbeat)
 
     async def _stopped(self, started: Job, lock: str | None) -> None:
         """A job this worker ended because the worker is stopping: queued again (for
-        another worker, or this one once started again) when its process allows one more
-        attempt, else failed; never left running."""
+        another worker, or this one once started again), or failed (`_after_loss`); never
+        left running. One stopped for the database's outage fails saying so."""
         job_id = str(started["id"])
-        process = self.engine.registry.get(started["process_id"])
-        if job_id in self._lost:  # it stopped for the database's outage: say so
+        if job_id in self._lost:
             self._lost.discard(job_id)
             await self._ended(started, await self.store.finish(job_id, "failed",
                                                                DATABASE_AWAY))
             return
-        if self.engine.executor is not None:  # its record, with its Slurm job if any
-            started = await self.batches.recorded(await self.store.get(job_id) or started)
-        if self.batches.again(started, process):
-            async with self.engine.queue_pool.connection() as conn, conn.transaction():
+
+        async def again(_: Job) -> None:
+            async with self.parts.queue_pool.connection() as conn, conn.transaction():
                 if await JobStore.requeue_on(conn, job_id, "worker stopped; queued again"):
                     await self.app.configure_task(
-                        TASK, queue=self.engine.queue, lock=lock, connection=conn
+                        TASK, queue=self.parts.queue, lock=lock, connection=conn
                     ).defer_async(job_id=job_id)
-            logger.warning("job %s: worker stopping, queued again", job_id)
-            return
-        await self.batches.end(started)
-        await self._ended(started, await self.store.finish(job_id, "failed", WORKER_STOPPED))
 
-    def _launcher(self, network: bool) -> Launcher:
-        """What runs jobs with (or without) network."""
-        return self.launchers.get(network) or self.launchers[True]
+        await self._after_loss(await self.store.get(job_id) or started, again,
+                               WORKER_STOPPED, "stopping")
 
     async def _ended(self, started: Job, job: Job | None) -> None:
         """A job this worker started and ended (`job` None: it was dismissed meanwhile), in
@@ -371,7 +357,7 @@ class JobWorker:
         if not (job.get("subscriber") or {}).get(which):
             return
         body = job["results"] if which == SUCCESS else status_info(job, job["api_url"] or "/")
-        self.engine.notifier.send(str(job["id"]), job["subscriber"], which, body)
+        self.parts.notifier.send(str(job["id"]), job["subscriber"], which, body)
 
     async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
                       hide: list[str], limits: Plan, provenance: dict[str, Any] | None = None

@@ -1,7 +1,7 @@
 """Built-in processes: `echo`, `sleep`, and `s3-manifest` (with the credentials, S3 and
 resources sections).
 
-Third-party imports: `aiohttp`, `jsonschema`, `pydantic`, `s3fs`.
+Third-party imports: `aiohttp`, `jsonschema`, `pydantic`, `pydantic_settings`, `s3fs`.
 """
 
 from process_api.processes.basic import ECHO, SLEEP

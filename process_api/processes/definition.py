@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -41,6 +42,14 @@ def id_problem(process_id: str) -> str | None:
         f"process id {process_id!r}: use [A-Za-z0-9_.-], at most 256 characters"
 
 
+class ProcessKind(StrEnum):
+    """What a process is, which says how its jobs run."""
+
+    BUILTIN = "builtin"
+    DEFINED = "defined"
+    DEPLOYED = "deployed"
+
+
 @dataclass(frozen=True)
 class Process:
     """One computation the service offers."""
@@ -61,9 +70,11 @@ class Process:
     resources: Mapping[str, Any] | None = None  # `resources` of jobs that give none
     # Written into the job's working folder before it runs (a deployed process's package)
     files: Mapping[str, str] = field(default_factory=dict)
-    # Deployed through the API: its owner may replace or undeploy it (OGC `mutable`), and
-    # each of its jobs runs in a sandbox of its own (`launcher.OwnSandbox`)
-    mutable: bool = False
+    # What it is: the service's own code (`builtin`), an operator's definition as data
+    # (`defined`), or a user's package deployed through the API (`deployed`: its owner may
+    # replace or undeploy it, OGC's `mutable`; each of its jobs runs in a sandbox of its
+    # own, its inputs' data staged in and its files stored)
+    kind: ProcessKind = ProcessKind.BUILTIN
     # The container images its tools run in (a deployed package's `DockerRequirement`s):
     # each job's tools run in them, its sandbox asking the worker (`container_broker`)
     images: tuple[str, ...] = ()
@@ -83,6 +94,11 @@ class Process:
         """As `jsonschema.validate` chooses: the draft the schema names, else the latest."""
         schema = dict(self.outputs)
         return jsonschema.validators.validator_for(schema)(schema)
+
+    @property
+    def deployed(self) -> bool:
+        """A user's package: OGC's `mutable`."""
+        return self.kind == ProcessKind.DEPLOYED
 
     @property
     def job_control_options(self) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from process_api.processes.definition import Process
+from process_api.processes.definition import Process, ProcessKind
 from process_api.processes.sections import RESOURCES
 
 #: The definitions shipped with the project (the default folder).
@@ -62,7 +62,7 @@ def load_definitions(folders: list[Path]) -> list[Process]:
                     inputs={**definition.inputs, "properties": properties},
                     outputs=definition.outputs, command=tuple(definition.command),
                     resources=definition.resources, sync=definition.sync,
-                    network=definition.network)
+                    network=definition.network, kind=ProcessKind.DEFINED)
             except (ValueError, ValidationError) as e:
                 first = e.errors()[0] if isinstance(e, ValidationError) else None
                 why = (f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first

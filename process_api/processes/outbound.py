@@ -1,7 +1,8 @@
 """Where a process may send requests (user input names the targets: sources, S3
 endpoints): public addresses only, checked after DNS resolution, unless `OUTBOUND_ALLOW`
-(comma-separated networks, e.g. `10.0.0.0/8,127.0.0.1/32`) names more. Clients that can
-(aiohttp's, under s3fs and fsspec) check the address of every connection they open
+(`OutboundSettings`: comma-separated networks, e.g. `10.0.0.0/8,127.0.0.1/32`) names
+more. Clients that can (aiohttp's, under s3fs and fsspec) check the address of every
+connection they open
 (`allowed_socket`): a redirect, a region redirect or a DNS answer that changed cannot lead
 them elsewhere. A refusal says one thing, whatever the target, so that it cannot map a
 network.
@@ -11,13 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stac_ext.platform.service.settings import CommaSeparated
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class OutboundSettings(BaseSettings):
+    """Outbound connections of processes"""
+
+    model_config = SettingsConfigDict(extra="ignore", use_attribute_docstrings=True)
+
+    outbound_allow: CommaSeparated = Field(default_factory=list)
+    """Private networks processes may reach, comma-separated (e.g. `10.0.0.0/8,127.0.0.1/32`);
+    empty (the default): public addresses only. Every connection of a process, of the
+    staging of a job's data and of a job's callback is checked at the address it connects
+    to (`make run` allows 127.0.0.0/8, for `make demo-s3`)."""
 REFUSED = ("The address cannot be reached from here: give a public http(s) or S3 address "
            "(the service's OUTBOUND_ALLOW names the private networks it may reach).")
 
@@ -41,9 +58,9 @@ class OutboundPolicy:
 
     @classmethod
     def from_env(cls) -> OutboundPolicy:
-        text = os.environ.get("OUTBOUND_ALLOW", "")
-        return cls(tuple(ipaddress.ip_network(part.strip(), strict=False)
-                         for part in text.split(",") if part.strip()))
+        """The policy the environment sets (`OUTBOUND_ALLOW`, which jobs' processes get)."""
+        return cls(tuple(ipaddress.ip_network(network, strict=False)
+                         for network in OutboundSettings().outbound_allow))
 
     def allows(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         return not _blocked(address) or any(address in net for net in self.allowed)

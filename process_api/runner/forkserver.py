@@ -3,7 +3,7 @@ process's module once, and forks one child per job. The child applies the job's 
 runs it (`child.run`): a short job no longer pays for starting Python and its imports,
 while every job keeps an OS process of its own (limits, kill on dismissal).
 
-It starts with the jobs' environment (`launcher`), in the jobs' sandbox when there is one,
+It starts with the jobs' environment (`local.ForkServers`), in the jobs' sandbox when there is one,
 closes whatever descriptor it inherited but its own, is not dumpable (nor are its children
 until they run another program: `isolation`), and dies with the worker; its children die
 with it. One
@@ -157,7 +157,7 @@ def serve(fd: int, modules: list[str]) -> None:
 
 def serve_one(fd: int, modules: list[str]) -> None:
     """One job on the inherited socket `fd`, as a connection of `serve` would run it: for a
-    job in a sandbox of its own (`launcher.OwnSandbox`, which may start it before the job
+    job in a sandbox of its own (`local.OwnSandbox`, which may start it before the job
     comes: its request is read once `modules` are loaded)."""
     _isolated(keep=(fd,))
     _preloaded(modules)

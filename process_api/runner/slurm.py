@@ -12,7 +12,6 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,23 +27,6 @@ ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY
                    "REVOKED"})
 #: What `squeue` says when it knows none of the jobs asked about.
 _UNKNOWN = "Invalid job id specified"
-
-
-@dataclass(frozen=True)
-class BatchJob:
-    """What Slurm is asked for one job: its record's id, the account its project is, its
-    cores, memory and time; `slurm_id`: its Slurm job, once submitted (a restarted worker
-    reattaches to it); `submitted`: keeps a new Slurm job's id in the job's record;
-    `state`: hears the Slurm job's state as it changes."""
-
-    job_id: str
-    cpus: int
-    memory_bytes: int
-    wall_seconds: float
-    account: str | None = None
-    slurm_id: str | None = None
-    submitted: Callable[[str], Awaitable[None]] | None = None
-    state: Callable[[SlurmState], Awaitable[None]] | None = None
 
 
 class SlurmError(RuntimeError):

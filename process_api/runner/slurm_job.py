@@ -1,7 +1,8 @@
-"""The batch step of a job run by Slurm (`slurm_launcher`), on the node Slurm chose: it
+"""The batch step of a job run by Slurm (`slurm_executor`), on the node Slurm chose: it
 reads the job's description and removes it (it holds the job's inputs), starts the job's
-process in its sandbox there as a worker would (`launcher.OwnSandbox`, its tools'
-containers run by podman on the node), and writes the process's stream (its protocol
+process in its sandbox there as a worker would (`local.OwnSandbox`; its tools'
+containers run by podman on the node: `local.ContainerSandbox`), and writes the process's
+stream (its protocol
 lines, its result files' bytes) to its standard output: Slurm's output file of the job,
 which the worker follows. Slurm's `scancel` (SIGTERM) ends the job's process and removes
 its containers.
@@ -21,31 +22,32 @@ from typing import Any, BinaryIO
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import ContainerJob
 from process_api.runner.containers import Podman
+from process_api.runner.executor import End, Handle, JobRun
 from process_api.runner.isolation import close_inherited, not_dumpable
-from process_api.runner.launcher import OwnSandbox, Started
+from process_api.runner.local import ContainerSandbox, OwnSandbox
 from process_api.runner.sandbox import Sandbox
 from process_api.runner.slurm import Slurm
 from process_api.runner.slurm_step import SlurmSteps
 
 
-def _launcher(description: dict[str, Any], folder: Path) -> OwnSandbox:
+def _executor(description: dict[str, Any], folder: Path) -> OwnSandbox:
     given = description.get("sandbox")
     sandbox = None if given is None else Sandbox(**{
         **given, "hidden": tuple(Path(h) for h in given["hidden"]),
         "packages": tuple(given["packages"])})
-    podman = cgroups = steps = None
+    if description.get("containers") is None:
+        return OwnSandbox(sandbox, description["environment"], network=description["network"],
+                          modules=description["modules"], workspaces=folder)
     registries = tuple(description.get("registries") or ())
-    if description.get("containers") is not None:
-        podman = Podman.available(registries)
-        cgroups = Cgroups.for_containers()
-        if description["containers"].get("apart"):  # a workflow's steps over the nodes
-            steps = SlurmSteps(Slurm.available(description.get("partition")),
-                               description["wall_seconds"], description.get("account"),
-                               registries)
+    steps = None
+    if description["containers"].get("apart"):  # a workflow's steps over the nodes
+        steps = SlurmSteps(Slurm.available(description.get("partition")),
+                           description["wall_seconds"], description.get("account"),
+                           registries)
     # its folders in the job's shared one: a step on another node sees them
-    return OwnSandbox(sandbox, description["environment"], network=description["network"],
-                      modules=description["modules"], podman=podman, cgroups=cgroups,
-                      steps=steps, workspaces=folder)
+    return ContainerSandbox(sandbox, description["environment"], Podman.available(registries),
+                            Cgroups.for_containers(), steps, workspaces=folder,
+                            modules=description["modules"], network=description["network"])
 
 
 def _containers(description: dict[str, Any]) -> ContainerJob | None:
@@ -54,10 +56,10 @@ def _containers(description: dict[str, Any]) -> ContainerJob | None:
         **{**given, "images": frozenset(given["images"])})
 
 
-async def _relay(started: Started, out: BinaryIO) -> None:
+async def _relay(started: Handle, out: BinaryIO) -> None:
     """The job's stream to `out` as it comes, line by line (a file's bytes as they are
     announced); before the process's return code, the ceiling its containers met."""
-    while line := await started.reader.readline():
+    while line := await started.stream.readline():
         try:
             message = json.loads(line)
         except ValueError:
@@ -71,7 +73,7 @@ async def _relay(started: Started, out: BinaryIO) -> None:
         if "file" in message and "size" in message:
             left = int(message["size"])
             while left:
-                chunk = await started.reader.readexactly(min(left, 1 << 20))
+                chunk = await started.stream.readexactly(min(left, 1 << 20))
                 out.write(chunk)
                 left -= len(chunk)
         out.flush()
@@ -83,20 +85,19 @@ async def run(folder: Path, out: BinaryIO) -> int:
     described.unlink()  # the job's inputs, secrets too: read once
     inputs = folder / "inputs"
     sys.path[:0] = [p for p in description.get("path", []) if p not in sys.path]
-    launcher = _launcher(description, folder)
+    executor = _executor(description, folder)
     task = asyncio.current_task()
     assert task is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-    started = await launcher.connect(description["request"].encode(),
-                                     inputs if inputs.is_dir() else None,
-                                     _containers(description))
+    started = await executor.launch(JobRun(
+        job_id=folder.name, request=description["request"].encode(),
+        network=description["network"], inputs=inputs if inputs.is_dir() else None,
+        containers=_containers(description)))
     try:
         await started.release()
         await _relay(started, out)
-    finally:
-        started.writer.close()  # its process group is killed (scancel: SIGTERM here)
-        if started.broker is not None:
-            await asyncio.shield(started.broker.close())
+    finally:  # its process group is killed (scancel: SIGTERM here), its containers gone
+        await executor.end(started, End.RELEASED)
     return 0
 
 

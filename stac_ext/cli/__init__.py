@@ -10,16 +10,13 @@ import logging
 import logging.config
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
-from urllib.parse import urlsplit
 
 import typer
-from pydantic import ValidationError
 
+from stac_ext.cli.common import _fail, _settings, _start, database_errors, ensure_database
 from stac_ext.cli.demo_s3 import DEMO_DIR, demo_s3
 from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_demo_proposals, load_path
@@ -27,7 +24,7 @@ from stac_ext.cli.results import results_app
 from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
-from stac_ext.platform.database.cluster import Cluster, ClusterError
+from stac_ext.platform.database.cluster import Cluster
 from stac_ext.platform.database.loader import LoadMethod
 from stac_ext.platform.database.migrations import migrate as run_migrations
 from stac_ext.platform.service.logs import logging_config
@@ -45,37 +42,6 @@ app.add_typer(vocabulary_app, name="vocabulary")
 
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    typer.secho(message, fg="red", err=True)
-    return typer.Exit(code)
-
-
-@contextmanager
-def database_errors(dsn: str) -> Iterator[None]:
-    """A database that refuses the connection (a wrong password, port or name) is one line
-    naming the database tried, not a traceback."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.OperationalError as e:
-        url = urlsplit(dsn)
-        # libpq's text names the server again ("connection to server at ... failed: ")
-        why = " ".join(str(e).split()).rsplit("failed: ", 1)[-1].removeprefix("FATAL: ")
-        raise _fail(f"cannot use the database {url.hostname}:{url.port or 5432}"
-                    f"{url.path} as {url.username}: {why or type(e).__name__}") from None
-
-
-def _settings() -> Settings:
-    """The settings, or one line per configuration error (exit 2), never a traceback."""
-    try:
-        return Settings()
-    except ValidationError as e:
-        lines = [f"{'.'.join(map(str, err['loc'])).upper() or 'configuration'}: "
-                 f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors()]
-        raise _fail("\n".join(lines), code=2) from None
-
-
 def _processes_defined(settings: Settings) -> None:
     """A process definition file that cannot be used stops the start in one line."""
     from process_api import DefinitionError, load_definitions
@@ -89,13 +55,12 @@ def _processes_defined(settings: Settings) -> None:
 def _sandbox_ready(settings: Settings) -> None:
     """Jobs run in their sandbox (and on Slurm, as set), or the start stops in one line
     saying how to get it."""
-    from process_api import Sandbox, SandboxError, SlurmError
-    from stac_ext.app import slurm_executor
+    from process_api import Sandbox, SandboxError, SlurmError, slurm_site
 
     try:
         if settings.job_sandbox == "bwrap":
             Sandbox.available(hidden=[])
-        slurm_executor(settings)
+        slurm_site(settings)
     except (SandboxError, SlurmError) as e:
         raise _fail(f"JOB_SANDBOX: {e}" if isinstance(e, SandboxError) else str(e),
                     code=2) from None
@@ -105,23 +70,6 @@ def _embedded(settings: Settings) -> Cluster:
     if not settings.embedded:
         raise _fail("DATABASE_URL is set: the database is managed elsewhere.", code=2)
     return settings.cluster
-
-
-def _start(settings: Settings) -> Cluster:
-    """The embedded cluster started: on its port, or on a free one when another holds it
-    (said in a line: the data dir remembers it)."""
-    wanted = settings.cluster
-    cluster = settings.cluster_to_start()
-    if cluster.port != wanted.port:
-        typer.echo(f"port {wanted.port} is in use (another PostgreSQL, perhaps another "
-                   f"checkout's embedded database): the embedded database starts on port "
-                   f"{cluster.port}, which {cluster.port_file} remembers "
-                   "(GEOCATALOG_PG_PORT chooses another)", err=True)
-    try:
-        cluster.start()
-    except ClusterError as e:
-        raise _fail(str(e)) from e
-    return cluster
 
 
 @db_app.command("start")
@@ -155,12 +103,6 @@ def migrate_all(settings: Settings) -> None:
     from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 
     run_migrations(settings.dsn, MIGRATIONS, echo=typer.echo, bootstraps=BOOTSTRAPS)
-
-
-def ensure_database(settings: Settings) -> None:
-    """Start the embedded cluster when there is no DATABASE_URL."""
-    if settings.embedded:
-        _start(settings)
 
 
 @app.command("migrate")

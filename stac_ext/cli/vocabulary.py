@@ -25,7 +25,7 @@ def _loaded(path: Path, convention: str | None, mode: Mode) -> Loaded:
     """The table loaded into the service's database; one line and exit 1 when it cannot."""
     import psycopg
 
-    from stac_ext.cli import _fail, _settings, database_errors, ensure_database
+    from stac_ext.cli.common import _fail, _settings, database_errors, ensure_database
 
     settings = _settings()
     ensure_database(settings)
@@ -43,7 +43,7 @@ def list_vocabularies() -> None:
     """The conventions with a vocabulary: version, names, aliases, when loaded."""
     import psycopg
 
-    from stac_ext.cli import _settings, database_errors, ensure_database
+    from stac_ext.cli.common import _settings, database_errors, ensure_database
 
     settings = _settings()
     ensure_database(settings)
@@ -76,7 +76,7 @@ def update_vocabulary(
         try:
             path = shipped_cf_table()
         except TableError as e:
-            from stac_ext.cli import _fail
+            from stac_ext.cli.common import _fail
 
             raise _fail(str(e)) from None
     typer.echo(_loaded(path, convention, "update").summary())

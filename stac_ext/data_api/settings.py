@@ -4,27 +4,20 @@ and what our read and write paths add."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import BeforeValidator, Field, model_validator
-from pydantic_settings import NoDecode, SettingsConfigDict
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
 from stac_fastapi.pgstac.config import Settings as PgstacApiSettings
+
+from stac_ext.platform.service.settings import CommaSeparated, comma_separated
+
+__all__ = ["CATALOG_TREE", "HTML", "PYTHON_EXAMPLE", "CommaSeparated", "DataApiSettings",
+           "comma_separated"]
 
 #: Keys of our extensions in stock's `extra_map`, for `ENABLED_EXTENSIONS` (besides stock's
 #: keys and our search ones, `owner` and `single_value_lists`).
 CATALOG_TREE = "catalog_tree"
 PYTHON_EXAMPLE = "python_example"
 HTML = "html"
-
-
-def comma_separated(value: object) -> object:
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return value
-
-
-#: A list read from one comma-separated variable (not JSON, as pydantic-settings would).
-CommaSeparated = Annotated[list[str], NoDecode, BeforeValidator(comma_separated)]
 
 
 class DataApiSettings(PgstacApiSettings):

@@ -405,7 +405,9 @@ async def test_owslib_lists_and_runs_a_deployed_process(app, live_server: str,
     """Deployed through a real uvicorn (no worker); the session app's worker runs it."""
     token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
     name = unique("ows-shout")
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    # its package is checked in a process of its own: seconds on a busy machine
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                 timeout=120) as http:
         r = await http.post(f"{live_server}/processes/processes", content=shout_tool(name),
                             headers=CWL_YAML)
         assert r.status_code == 201, r.text

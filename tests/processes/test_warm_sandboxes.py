@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from process_api.deployment.cwl import RUN_PRELOAD
+from process_api.runner.executor import End, JobRun
 from process_api.runner.isolation import job_environment
-from process_api.runner.launcher import SPARE_PREFIX, OwnSandbox
+from process_api.runner.local import SPARE_PREFIX, OwnSandbox
 from process_api.runner.sandbox import Sandbox
 
 #: What the job reports: its inputs, where the folder it sees as /inputs is on its
@@ -76,12 +77,13 @@ def staged_elsewhere() -> Iterator[Path]:
 async def report(launcher: OwnSandbox, staged: Path) -> dict[str, str]:
     """The job's report, its process run to its end."""
     request = {"command": ["sh", "-c", REPORT], "inputs": {}, "limits": {}, "job": {}}
-    started = await launcher.connect(json.dumps(request).encode() + b"\n", staged)
+    started = await launcher.launch(JobRun("report", json.dumps(request).encode() + b"\n",
+                                           inputs=staged))
     await started.release()
     messages = []
-    while line := await started.reader.readline():
+    while line := await started.stream.readline():
         messages.append(json.loads(line))
-    started.writer.close()
+    await launcher.end(started, End.RELEASED)
     assert messages[-1] == {"returncode": 0}, messages
     return next(m["result"] for m in messages if "result" in m)
 

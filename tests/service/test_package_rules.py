@@ -97,3 +97,41 @@ def test_the_architecture_map_names_every_module(package: str) -> None:
         if not re.search(rf"\b{module.stem}\b", sections.get(folder, "")):
             missing.append(str(module.relative_to(ROOT)))
     assert not missing, f"modules the map in {MAP.name} does not name: {missing}"
+
+
+@pytest.mark.unit
+def test_no_module_imports_itself_back() -> None:
+    """No circle of imports between modules (the job engine imported its worker, which
+    imported it back): the modules that import each other, however far round, listed."""
+    import grimp
+
+    graph = grimp.build_graph("stac_ext", "catalogs_ext", "process_api", cache_dir=None)
+    edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in edges[module]:
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            component = []
+            while True:
+                found = stack.pop()
+                component.append(found)
+                if found == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in order:
+            visit(module)
+    assert circles == []

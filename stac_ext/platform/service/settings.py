@@ -1,10 +1,23 @@
 """The service's own settings: where it listens, the public URL its links use, the request
-body bound, and what `serve` does with an empty catalog."""
+body bound, and what `serve` does with an empty catalog; and how every concern's settings
+read a list from one variable (`CommaSeparated`)."""
 
 from __future__ import annotations
 
-from pydantic import field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from typing import Annotated
+
+from pydantic import BeforeValidator, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def comma_separated(value: object) -> object:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+#: A list read from one comma-separated variable (not JSON, as pydantic-settings would).
+CommaSeparated = Annotated[list[str], NoDecode, BeforeValidator(comma_separated)]
 
 
 class ServiceSettings(BaseSettings):

@@ -1,9 +1,11 @@
-"""Jobs run by Slurm (`JOB_EXECUTOR=slurm`): a job's process is submitted as a Slurm job
-whose batch step (`slurm_job`) starts it in its sandbox on the node Slurm chose, and writes
-its stream to Slurm's output file of the job. The worker follows that file as it would the
-job's connection (`Follower`), ends the job with `scancel` (`Control`), and keeps the Slurm
-job's id in the job's record, so that a worker started again after a crash reattaches to
-it and reads its stream from the start.
+"""The executor of Slurm's nodes (`JOB_EXECUTOR=slurm`): a job's process is submitted as a
+Slurm job whose batch step (`slurm_job`) starts it in its sandbox on the node Slurm chose,
+and writes its stream to Slurm's output file of the job. The worker follows that file as
+it would the job's connection (`Follower`), ends the job with `scancel` (`Control`), and
+keeps the Slurm job's id in the job's record (`RunEvents.submitted`), so that a worker
+started again after a crash reattaches to it and reads its stream from the start. The
+states of the Slurm jobs it follows are counted (`SLURM_JOBS`) and said in their jobs'
+messages.
 
 Every job's folder is in the folder the deployment shares between the worker's host and
 the nodes (`SLURM_FOLDER`): its description (`job.json`, read and removed by the batch
@@ -20,18 +22,18 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import BinaryIO
 
-from process_api.runner.container_broker import ContainerJob
-from process_api.runner.launcher import Started
+from prometheus_client import Gauge
+
+from process_api.runner.executor import End, Handle, JobRun, JobStream, RunEvents
 from process_api.runner.protocol import MAX_LINE_BYTES
 from process_api.runner.sandbox import Sandbox
 from process_api.runner.slurm import (
     POLL_SECONDS,
-    BatchJob,
     Slurm,
     SlurmError,
     SlurmState,
@@ -50,6 +52,9 @@ NAME_PREFIX = "geocatalog-"
 CHUNK = 1 << 20
 #: The state of a Slurm job while Slurm does not answer (the job is not gone for that).
 UNANSWERED = SlurmState("UNANSWERED")
+SLURM_JOBS = Gauge("geocatalog_slurm_jobs", "Jobs the workers follow in Slurm "
+                   "(JOB_EXECUTOR=slurm), by their Slurm state: pending, running.",
+                   ["state"], multiprocess_mode="livesum")
 
 
 def _ended_message(slurm_id: str, state: SlurmState | None) -> dict[str, object]:
@@ -71,16 +76,17 @@ def _ended_message(slurm_id: str, state: SlurmState | None) -> dict[str, object]
 
 
 class Follower:
-    """A Slurm job's output file read as its job's stream (`Started.reader`): what is
+    """A Slurm job's output file read as its job's stream (`Handle.stream`): what is
     written is read as it comes; once Slurm says the job ended and the file is read to its
     end, the stream ends, with the outcome of a job whose process could not say it."""
 
     def __init__(self, slurm: Slurm, slurm_id: str, folder: Path,
-                 state: Callable[[SlurmState], Awaitable[None]] | None = None) -> None:
+                 events: RunEvents | None = None) -> None:
         self.slurm = slurm
         self.slurm_id = slurm_id
         self.output = folder / "slurm.out"
-        self.heard = state
+        self.events = events
+        self.counted: str | None = None  # as `SLURM_JOBS` counts it
         self.finished = False  # read to its end: the job's folder may go
         self._file: BinaryIO | None = None
         self._buffer = bytearray()
@@ -174,10 +180,29 @@ class Follower:
         except SlurmError as e:
             logger.warning("Slurm job %s: no state (%s)", self.slurm_id, e)
             return UNANSWERED
-        if state != self._last and state is not None and self.heard is not None:
-            await self.heard(state)
+        if state != self._last and state is not None:
+            await self._heard(state)
         self._last = state
         return state
+
+    async def _heard(self, state: SlurmState) -> None:
+        """A new state: counted, and said in the job's message."""
+        self.count(state.state.lower())
+        if self.events is None:
+            return
+        if state.state == "PENDING":
+            reason = f": {state.reason}" if state.reason not in ("", "None") else ""
+            await self.events.where(f"waiting in Slurm (job {self.slurm_id}{reason})")
+        elif state.state == "RUNNING":
+            await self.events.where(f"running in Slurm (job {self.slurm_id} on {state.node})")
+
+    def count(self, state: str | None) -> None:
+        """This job counted in `SLURM_JOBS` under `state` (None: no more)."""
+        if self.counted is not None:
+            SLURM_JOBS.labels(self.counted).dec()
+        self.counted = state if state in ("pending", "running") else None
+        if self.counted is not None:
+            SLURM_JOBS.labels(self.counted).inc()
 
     def close(self) -> None:
         if self._file is not None:
@@ -186,7 +211,7 @@ class Follower:
 
 
 class Control:
-    """A Slurm job's end, as the supervisor writes it (`Started.writer`): `kill` cancels
+    """A Slurm job's end, as the supervisor writes it (`Handle.control`): `kill` cancels
     it; closing it stops following (the Slurm job runs on: a worker that stops leaves it to
     the one that reattaches)."""
 
@@ -217,47 +242,19 @@ class Control:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-@dataclass(frozen=True)
 class SlurmExecutor:
-    """How a deployment runs its jobs on Slurm: its commands, the folder its worker's host
-    shares with the nodes, the account of a job of no project (None: Slurm's default)."""
-
-    slurm: Slurm
-    folder: Path
-    account: str | None = None
-
-    def launcher(self, sandbox: Sandbox | None, environment: Mapping[str, str],
-                 network: bool, modules: tuple[str, ...],
-                 registries: tuple[str, ...] = ()) -> SlurmLauncher:
-        return SlurmLauncher(self.slurm, self.folder, sandbox, environment, network,
-                             modules, registries)
-
-    async def submitted(self, job_id: str) -> str | None:
-        """The Slurm job of a job whose record names none: its folder is made before it is
-        submitted, so a worker that stopped between the two left one to look for."""
-        if not (self.folder / job_id).exists():
-            return None
-        return await self.slurm.find(NAME_PREFIX + job_id)
-
-    async def end(self, job_id: str, slurm_id: str | None) -> None:
-        """A job that fails without its Slurm job: that cancelled, its folder removed."""
-        try:
-            if slurm_id:
-                await self.slurm.cancel(slurm_id)
-        finally:
-            await asyncio.to_thread(shutil.rmtree, self.folder / job_id, True)
-
-
-class SlurmLauncher:
     """Each job's process submitted to Slurm, in the sandbox it would have on the worker's
     host (`sandbox`, with or without `network`, importing `modules`), its tools'
-    containers run by podman on the node; `folder`: the folder shared with the nodes."""
+    containers run by podman on the node; `folder`: the folder the deployment shares
+    between the workers' hosts and the nodes (the same path on each); `account`: a job's
+    of no project (its project's is its account; None: Slurm's default)."""
 
     local = False
 
     def __init__(self, slurm: Slurm, folder: Path, sandbox: Sandbox | None,
                  environment: Mapping[str, str], network: bool = False,
-                 modules: tuple[str, ...] = (), registries: tuple[str, ...] = ()) -> None:
+                 modules: tuple[str, ...] = (), registries: tuple[str, ...] = (),
+                 account: str | None = None) -> None:
         self.slurm = slurm
         self.folder = folder
         self.sandbox = sandbox
@@ -265,54 +262,90 @@ class SlurmLauncher:
         self.network = network
         self.modules = modules
         self.registries = registries
+        self.account = account
 
-    async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None,
-                      batch: BatchJob | None = None) -> Started:
-        """The job's Slurm job, submitted (or, when its record names one, reattached to)."""
-        if batch is None:
-            raise ValueError("a job run by Slurm needs its batch job")
-        folder = self.folder / batch.job_id
-        slurm_id = batch.slurm_id
-        if slurm_id is None and folder.exists():  # an attempt ended before it was recorded
-            slurm_id = await self.slurm.find(NAME_PREFIX + batch.job_id)
-            if slurm_id is None:
-                await asyncio.to_thread(shutil.rmtree, folder, True)
-        if slurm_id is None:
-            await asyncio.to_thread(self._prepare, folder, request, inputs, containers,
-                                    batch)
-            try:
-                slurm_id = await self.slurm.submit(Submission(
-                    name=NAME_PREFIX + batch.job_id, folder=folder,
-                    script=batch_script("process_api.runner.slurm_job", folder),
-                    cpus=batch.cpus,
-                    memory_bytes=batch.memory_bytes, wall_seconds=batch.wall_seconds,
-                    account=batch.account))
-            except BaseException:
-                await asyncio.to_thread(shutil.rmtree, folder, True)
-                raise
-        if batch.submitted is not None and slurm_id != batch.slurm_id:
-            await batch.submitted(slurm_id)
-        follower = Follower(self.slurm, slurm_id, folder, batch.state)
-        return Started(follower, Control(self.slurm, follower, folder), b"", None)
+    async def start(self) -> None:
+        pass
 
-    def _prepare(self, folder: Path, request: bytes, inputs: Path | None,
-                 containers: ContainerJob | None, batch: BatchJob) -> None:
+    async def stop(self) -> None:
+        pass  # its Slurm jobs run on, for the worker that reattaches
+
+    async def launch(self, run: JobRun) -> Handle:
+        """The job's Slurm job, submitted."""
+        folder = self.folder / run.job_id
+        await asyncio.to_thread(self._prepare, folder, run)
+        try:
+            slurm_id = await self.slurm.submit(Submission(
+                name=NAME_PREFIX + run.job_id, folder=folder,
+                script=batch_script("process_api.runner.slurm_job", folder),
+                cpus=run.cpus, memory_bytes=run.memory_bytes,
+                wall_seconds=run.wall_seconds, account=run.account or self.account))
+        except BaseException:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+            raise
+        return await self._following(run, slurm_id)
+
+    async def reattach(self, run: JobRun) -> Handle | None:
+        """The Slurm job of the job's record, or one submitted before its id was kept;
+        None: there is none (a folder of an attempt that never submitted is removed)."""
+        slurm_id = await self.submitted(run.job_id, run.batch_id)
+        return None if slurm_id is None else await self._following(run, slurm_id)
+
+    async def submitted(self, job_id: str, batch_id: str | None) -> str | None:
+        """A job's Slurm job: its record's (`batch_id`); else one found by its name, when
+        the job's folder is there (it is made before the job is submitted, so a worker that
+        stopped between the two left one); else None."""
+        if batch_id:
+            return batch_id
+        folder = self.folder / job_id
+        if not folder.exists():
+            return None
+        found = await self.slurm.find(NAME_PREFIX + job_id)
+        if found is None:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+        return found
+
+    def follow(self, handle: Handle) -> JobStream:
+        return handle.stream
+
+    async def end(self, handle: Handle, why: End) -> None:
+        control = handle.control
+        assert isinstance(control, Control)
+        if why in (End.DISMISSED, End.WALL_TIME):
+            control.write(b"kill\n")
+            await control.drain()
+            return
+        control.follower.count(None)
+        if why == End.ABANDONED:  # cancelled, its folder removed
+            with contextlib.suppress(SlurmError):
+                await self.slurm.cancel(control.follower.slurm_id)
+            await asyncio.to_thread(shutil.rmtree, control.folder, True)
+        control.close()
+
+    async def _following(self, run: JobRun, slurm_id: str) -> Handle:
+        if run.events is not None and slurm_id != run.batch_id:
+            await run.events.submitted(slurm_id)
+        folder = self.folder / run.job_id
+        follower = Follower(self.slurm, slurm_id, folder, run.events)
+        return Handle(run, follower, Control(self.slurm, follower, folder))
+
+    def _prepare(self, folder: Path, run: JobRun) -> None:
         """The job's folder: its description (readable by this user alone) and inputs."""
         folder.mkdir(mode=0o700, parents=True)
-        if inputs is not None:
-            shutil.copytree(inputs, folder / "inputs", symlinks=True)
+        if run.inputs is not None:
+            shutil.copytree(run.inputs, folder / "inputs", symlinks=True)
         sandbox = None if self.sandbox is None else {
             **asdict(self.sandbox), "hidden": [str(h) for h in self.sandbox.hidden]}
+        containers = run.containers
         description = {
-            "request": request.decode(), "environment": self.environment,
+            "request": run.request.decode(), "environment": self.environment,
             "sandbox": sandbox, "network": self.network, "modules": list(self.modules),
             "containers": None if containers is None else {
                 **asdict(containers), "images": sorted(containers.images)},
             "registries": list(self.registries),
             # what a workflow's steps ask of Slurm, each a Slurm job of its own
-            "partition": self.slurm.partition, "account": batch.account,
-            "wall_seconds": batch.wall_seconds,
+            "partition": self.slurm.partition, "account": run.account or self.account,
+            "wall_seconds": run.wall_seconds,
             # where this worker imports from (the same install on every node): the jobs'
             # modules are found, and mounted in their sandbox, as here
             "path": [p for p in sys.path if p]}

@@ -1,12 +1,14 @@
-"""The worker's side of its fork server (`forkserver`): starts it with the jobs'
-environment (an allow-list, never the worker's) and none of the worker's descriptors, in the
-jobs' sandbox (`sandbox`) when there is one, with or without network; starts one job on
-it, stops it with the worker, and starts it again if it died.
+"""The executors of the worker's own host (`executor.Executor`): its fork servers
+(`ForkServers`, the service's own processes: one `forkserver` with network and one without,
+each started with the jobs' environment, an allow-list, and none of the worker's
+descriptors, in the jobs' sandbox when there is one, started again if it died); a sandbox
+of the job's own (`OwnSandbox`, a deployed process: code nobody here reviewed shares
+nothing with other jobs); and the same with its tools' containers (`ContainerSandbox`).
 
 A job starts in two steps: the worker sends its request, the job's process answers
 `{"pid": N}` and waits; the worker learns that process's pid in its own namespace from the
 kernel (the credentials of the answer: N is the sandbox's pid), may put it in the job's
-cgroup before it starts anything, then writes `go` (`Started.release`)."""
+cgroup before it starts anything, then writes `go` (`Handle.release`)."""
 
 from __future__ import annotations
 
@@ -14,16 +16,17 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import logging
 import os
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import (
@@ -32,15 +35,23 @@ from process_api.runner.container_broker import (
     Broker,
     ContainerJob,
     Steps,
+    forget_dead_workspaces,
 )
 from process_api.runner.containers import Podman
+from process_api.runner.executor import (
+    ContainersUnavailable,
+    End,
+    Handle,
+    JobRun,
+    JobStream,
+    ended,
+)
 from process_api.runner.isolation import spawn
 from process_api.runner.orphans import forget_dead_folders
 from process_api.runner.protocol import MAX_LINE_BYTES, readable
 from process_api.runner.sandbox import INPUTS_MOUNT, JOB_PACKAGES, Sandbox
 
-if TYPE_CHECKING:
-    from process_api.runner.slurm import BatchJob
+logger = logging.getLogger("geocatalog.jobs")
 
 #: How long a fork server may take to import the processes' modules.
 START_SECONDS = 120
@@ -53,65 +64,14 @@ SPARE_PREFIX, FORK_SERVER_PREFIX = "geocatalog-spare-", "geocatalog-jobs-"
 CONTROL_MOUNT = "/run/geocatalog"
 
 
-class ContainersUnavailable(RuntimeError):
-    """This worker runs no containers; the message says why."""
-
-
 #: `struct ucred` (pid, uid, gid) of SCM_CREDENTIALS.
 _UCRED = struct.Struct("3i")
 
 
-class JobStream(Protocol):
-    """What a job's process says (its connection, or a Slurm job's output file)."""
-
-    async def readline(self) -> bytes: ...
-
-    async def readexactly(self, n: int) -> bytes: ...
-
-
-class JobControl(Protocol):
-    """What the worker says to a job's process: `go`, `kill`; closing it ends a local job."""
-
-    def write(self, data: bytes) -> None: ...
-
-    async def drain(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-@dataclass
-class Started:
-    """One job's connection, its process waiting for `release`."""
-
-    reader: JobStream
-    writer: JobControl
-    first: bytes  # what its process answered first (`{"pid": N}`), read here
-    pid: int | None  # that process's pid in the worker's namespace (None: it never answered)
-    broker: Broker | None = None  # its tools' containers (a process of containers)
-
-    async def release(self) -> None:
-        """Let the job's process run."""
-        self.writer.write(b"go\n")
-        await self.writer.drain()
-
-
-class Launcher(Protocol):
-    #: Whether the job's process runs on this host (the worker bounds it with its cgroup)
-    local: bool
-
-    async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None,
-                      batch: BatchJob | None = None) -> Started:
-        """One job's process, given `request` (a JSON line), waiting for `release`;
-        `inputs`: a folder it reads at `INPUTS_MOUNT` (a sandbox of its own); `containers`:
-        what the containers its tools ask for may use (`container_broker`); `batch`: what
-        a scheduler is asked for it (`slurm_launcher`; a local launcher needs none)."""
-        ...
-
-
-async def _handshake(sock: socket.socket, request: bytes) -> Started:
-    """Send `request` on a connection to a fork server; the first line of the job's
+async def _handshake(sock: socket.socket, run: JobRun) -> Handle:
+    """Send the run's request on a connection to a fork server; the first line of the job's
     process, with that process's pid as the kernel translates it for this namespace."""
+    request = run.request
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # before it can answer
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_sendall(sock, request)
@@ -129,11 +89,11 @@ async def _handshake(sock: socket.socket, request: bytes) -> Started:
             if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and pid is None:
                 pid = _UCRED.unpack(payload[:_UCRED.size])[0]
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_LINE_BYTES)
-    return Started(reader, writer, first, pid)
+    return Handle(run, reader, writer, first, pid)
 
 
 class ForkServer:
-    local = True
+    """One fork server process, started when first needed and again if it died."""
 
     def __init__(self, modules: Iterable[str], sandbox: Sandbox | None,
                  environment: Mapping[str, str], network: bool = False) -> None:
@@ -179,19 +139,14 @@ class ForkServer:
                 await self._stopped()
                 await self._start()
 
-    async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None,
-                      batch: BatchJob | None = None) -> Started:
+    async def fork(self, run: JobRun) -> Handle:
         """One job's process, forked by this server (which mounts nothing per job)."""
-        if inputs is not None or containers is not None:
-            raise ValueError("a fork server's jobs share its sandbox: no staged inputs, "
-                             "no containers")
         await self.start()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.setblocking(False)
             await asyncio.get_running_loop().sock_connect(sock, str(self.socket_path))
-            return await _handshake(sock, request)
+            return await _handshake(sock, run)
         except BaseException:
             sock.close()
             raise
@@ -210,6 +165,46 @@ class ForkServer:
             self._folder = None
 
 
+class ForkServers:
+    """The executor of the service's own processes (built-in, defined as data): forked by
+    a fork server that imported what they import (a job starts in milliseconds), one with
+    network and one without when jobs run in a sandbox (outside one, every job has the
+    worker's network). Jobs of one fork server share its sandbox: no staged inputs, no
+    containers."""
+
+    local = True
+
+    def __init__(self, modules: Iterable[str], sandbox: Sandbox | None,
+                 environment: Mapping[str, str]) -> None:
+        networks = (False, True) if sandbox is not None else (True,)
+        self.servers = {network: ForkServer(modules, sandbox, environment, network)
+                        for network in networks}
+
+    async def start(self) -> None:
+        """The first job needs not wait: the one without network (the most used) started
+        ahead, the folders of dead workers' removed."""
+        await self.servers[min(self.servers)].start()
+
+    async def stop(self) -> None:
+        for server in self.servers.values():
+            await server.stop()
+
+    async def launch(self, run: JobRun) -> Handle:
+        if run.inputs is not None or run.containers is not None:
+            raise ValueError("a fork server's jobs share its sandbox: no staged inputs, "
+                             "no containers")
+        return await (self.servers.get(run.network) or self.servers[True]).fork(run)
+
+    async def reattach(self, run: JobRun) -> Handle | None:
+        return None  # a forked process ends with the worker that forked it
+
+    def follow(self, handle: Handle) -> JobStream:
+        return handle.stream
+
+    async def end(self, handle: Handle, why: End) -> None:
+        await ended(handle, why)
+
+
 @dataclass
 class _Spare:
     """A sandbox started before its job: its process loads what jobs import, then waits for
@@ -221,28 +216,24 @@ class _Spare:
 
 
 class OwnSandbox:
-    """Each job in a process (and sandbox) of its own, started for it: a deployed process
-    runs code nobody here reviewed, so it shares nothing with other jobs, not even a `/tmp`
-    (jobs of a fork server share its sandbox). Starting Python and loading `preload` (CWL:
-    cwltool and its schemas) takes about a second, so once a first job has come, `spares`
-    sandboxes are kept started ahead, each for one job: a job without containers takes one
-    (its staged inputs moved into the folder it sees), and another is started in its
-    place. A worker that runs no such job starts none."""
+    """The executor of deployed processes: each job in a process (and sandbox) of its own,
+    started for it: a deployed process runs code nobody here reviewed, so it shares nothing
+    with other jobs, not even a `/tmp` (jobs of a fork server share its sandbox). Starting
+    Python and loading `preload` (CWL: cwltool and its schemas) takes about a second, so
+    once a first job has come, `spares` sandboxes are kept started ahead, each for one job:
+    a job takes one (its staged inputs moved into the folder it sees), and another is
+    started in its place. A worker that runs no such job starts none."""
 
     local = True
 
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
                  network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
-                 podman: Podman | None = None, cgroups: Cgroups | None = None,
-                 steps: Steps | None = None, workspaces: Path | None = None,
-                 preload: Iterable[str] = (), spares: int = 0) -> None:
+                 workspaces: Path | None = None, preload: Iterable[str] = (),
+                 spares: int = 0) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)
         self.environment = environment
-        self.podman = podman  # runs its jobs' containers (None: this worker has none)
-        self.cgroups = cgroups  # where their containers' cgroups are made
-        self.steps = steps  # where a workflow's containers run apart (a scheduler's nodes)
         self.workspaces = workspaces  # where their job folders are made (None: /tmp)
         self.preload = list(preload)  # what a job's process loads before its request
         self.spares = spares
@@ -299,38 +290,32 @@ class OwnSandbox:
             task.add_done_callback(self._adding.discard)
         return found
 
-    async def connect(self, request: bytes, inputs: Path | None = None,
-                      containers: ContainerJob | None = None,
-                      batch: BatchJob | None = None) -> Started:
-        spare = await self._spare_for(inputs) if containers is None and self.spares else None
+    async def launch(self, run: JobRun) -> Handle:
+        if run.containers is not None:
+            raise ValueError("a job of containers runs in a ContainerSandbox")
+        spare = await self._spare_for(run.inputs) if self.spares else None
         if spare is not None:
             try:
-                return await _handshake(spare.socket, request)
+                return await _handshake(spare.socket, run)
             except BaseException:
                 spare.socket.close()
                 raise
-        read_only = [(inputs, INPUTS_MOUNT)] if inputs is not None else []
-        broker = None if containers is None else await self._broker(containers, inputs)
-        environment, tmp = dict(self.environment), None
-        if broker is not None:  # its folders on the host, where its containers see them
-            tmp = broker.workspace / "tmp"
-            read_only.append((broker.control, CONTROL_MOUNT))
-            environment[SOCKET_VARIABLE] = f"{CONTROL_MOUNT}/{SOCKET_NAME}"
-            if self.sandbox is None:
-                environment |= {"TMPDIR": str(tmp), SOCKET_VARIABLE: str(broker.socket_path)}
+        read_only = [(run.inputs, INPUTS_MOUNT)] if run.inputs is not None else []
+        ours, _ = await self._spawn(read_only, self.environment, None)
         try:
-            ours, _ = await self._spawn(read_only, environment, tmp)
-        except BaseException:
-            if broker is not None:
-                await broker.close()
-            raise
-        try:
-            return dataclasses.replace(await _handshake(ours, request), broker=broker)
+            return await _handshake(ours, run)
         except BaseException:
             ours.close()
-            if broker is not None:
-                await broker.close()
             raise
+
+    async def reattach(self, run: JobRun) -> Handle | None:
+        return None  # its process ends with the worker that started it
+
+    def follow(self, handle: Handle) -> JobStream:
+        return handle.stream
+
+    async def end(self, handle: Handle, why: End) -> None:
+        await ended(handle, why)
 
     async def _spawn(self, read_only: list[tuple[Path, str]], environment: Mapping[str, str],
                      tmp: Path | None, removed: Path | None = None
@@ -356,6 +341,73 @@ class OwnSandbox:
         self._started[reaped] = process
         reaped.add_done_callback(self._started.pop)
         return ours, process
+
+
+class ContainerSandbox(OwnSandbox):
+    """The executor of deployed processes whose tools name images: a sandbox of the job's
+    own, as `OwnSandbox`'s, never started ahead, with a broker of its containers (the
+    worker runs each tool's container its cwltool asks for, checked: `container_broker`)
+    and the job's folders on the host where its containers see them."""
+
+    def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
+                 podman: Podman | None, cgroups: Cgroups | None = None,
+                 steps: Steps | None = None, workspaces: Path | None = None,
+                 preload: Iterable[str] = (), modules: Iterable[str] = JOB_PACKAGES,
+                 network: bool = False, use_cgroups: bool = False) -> None:
+        super().__init__(sandbox, environment, network=network, modules=modules,
+                         workspaces=workspaces, preload=preload)
+        self.podman = podman  # runs its jobs' containers (None: this worker has none)
+        self.cgroups = cgroups  # where their containers' cgroups are made
+        self.use_cgroups = use_cgroups  # look for them at `start`
+        self.steps = steps  # where a workflow's containers run apart (a scheduler's nodes)
+
+    async def start(self) -> None:
+        """Containers' cgroups found, and what dead workers of this host left removed:
+        their containers, cgroups and job folders."""
+        await super().start()
+        if self.podman is not None:
+            await asyncio.to_thread(self._containers_ready, self.podman)
+
+    def _containers_ready(self, podman: Podman) -> None:
+        if self.use_cgroups and self.cgroups is None:
+            self.cgroups = Cgroups.for_containers()
+        try:
+            if removed := podman.reap():
+                logger.warning("containers of workers that are gone, removed: %s",
+                               ", ".join(removed))
+        except (OSError, subprocess.SubprocessError) as e:
+            logger.warning("containers of workers that are gone: not listed (%s)", e)
+        forget_dead_workspaces()
+
+    async def launch(self, run: JobRun) -> Handle:
+        if run.containers is None:
+            raise ValueError("a job without containers runs in an OwnSandbox")
+        broker = await self._broker(run.containers, run.inputs)
+        read_only = [(run.inputs, INPUTS_MOUNT)] if run.inputs is not None else []
+        # its folders on the host, where its containers see them
+        tmp = broker.workspace / "tmp"
+        read_only.append((broker.control, CONTROL_MOUNT))
+        environment = {**self.environment,
+                       SOCKET_VARIABLE: f"{CONTROL_MOUNT}/{SOCKET_NAME}"}
+        if self.sandbox is None:
+            environment |= {"TMPDIR": str(tmp), SOCKET_VARIABLE: str(broker.socket_path)}
+        try:
+            ours, _ = await self._spawn(read_only, environment, tmp)
+        except BaseException:
+            await broker.close()
+            raise
+        try:
+            return dataclasses.replace(await _handshake(ours, run), broker=broker)
+        except BaseException:
+            ours.close()
+            await broker.close()
+            raise
+
+    async def end(self, handle: Handle, why: End) -> None:
+        await ended(handle, why)
+        if why in (End.RELEASED, End.ABANDONED) and handle.broker is not None:
+            # its containers stopped and removed (the limits they met kept: `hit`)
+            await asyncio.shield(handle.broker.close())
 
     async def _broker(self, job: ContainerJob, inputs: Path | None) -> Broker:
         """The broker of a job's containers, listening, with the job's folders on the
