@@ -116,7 +116,8 @@ def gc(service: dict, settings, *options: str) -> list[str]:
     return out.stdout.splitlines()
 
 
-async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoint) -> None:
+async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoint,
+                                                   published_collections) -> None:
     alice, alice_data, store = service["alice"], service["alice_data"], service["store"]
     run = uuid.uuid4().hex[:8]
     bucket = f"gc-{run}"
