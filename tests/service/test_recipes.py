@@ -87,6 +87,7 @@ def gauge_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[s
         del sys.modules[module]
 
 
+@pytest.mark.slow  # a worker and its sandbox start
 async def test_a_process_in_a_package_of_its_own_runs_as_a_built_in_does(
         service_app, issuer: TestIssuer, gauge_package: str) -> None:
     token = issuer.token("alice", client=PROCESS_CLIENT)
@@ -143,6 +144,7 @@ def test_a_setting_is_read_from_the_environment_and_in_the_reference(
 
 # -- Adding a migration or a function file ---------------------------------------------
 
+@pytest.mark.slow  # a database migrated afresh
 def test_a_schemas_migrations_run_once_and_its_function_files_when_they_change(
         database_url: str, tmp_path: Path) -> None:
     migrations, functions = tmp_path / "migrations", tmp_path / "functions"
