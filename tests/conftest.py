@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
+from functools import partial
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
 
 from process_api import SHIPPED
-from stac_ext.app import create_app
 from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.platform.database.migrations import migrate
 from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import migrated_cluster, new_database
-from tests.support.http import app_on, free_port, http_client, uvicorn_serving
+from tests.support.http import Started, free_port, http_client, started_app, uvicorn_serving
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.processes import TEST_DEFINITIONS, TEST_PROCESSES
 from tests.support.roles import role_settings
@@ -87,19 +89,32 @@ def settings(database_url: str, issuer: TestIssuer,
                     in_process_worker=False)
 
 
+#: `service_app(**overrides)`: an async context manager of a started service.
+ServiceApp = Callable[..., AbstractAsyncContextManager[Started]]
+
+
 @pytest.fixture(scope="session")
-async def app(settings: Settings) -> AsyncIterator:
-    with_worker = settings.model_copy(update={"in_process_worker": True})
-    application = create_app(with_worker, processes=TEST_PROCESSES)
-    async with application.router.lifespan_context(application):
-        yield application
+def service_app(settings: Settings) -> ServiceApp:
+    """`async with service_app(**overrides) as service:` the service built with the
+    session's settings and `overrides` (`settings.model_copy(update=overrides)`; also
+    `database=` another database's URL, `processes=` and `tracer_provider=`, `create_app`'s:
+    the test processes by default), its lifespan run; `service.app`, and
+    `service.client(token, ...)`: clients of it, closed when it stops."""
+    return partial(started_app, settings, processes=TEST_PROCESSES)
+
+
+@pytest.fixture(scope="session")
+async def app(service_app: ServiceApp) -> AsyncIterator[Any]:
+    """The session's service, with the one job worker of the run."""
+    async with service_app(in_process_worker=True) as service:
+        yield service.app
 
 
 @pytest.fixture(scope="module")
-async def database_app(settings: Settings, database: str) -> AsyncIterator:
+async def database_app(service_app: ServiceApp, database: str) -> AsyncIterator[Any]:
     """The service (no job worker) on the module's own `database` (a fixture it defines)."""
-    async with app_on(settings, database) as application:
-        yield application
+    async with service_app(database=database) as service:
+        yield service.app
 
 
 @pytest.fixture

@@ -317,8 +317,8 @@ class CoreClient(CoreCrudClient):
         migrations install) sends with every item (its own copy).
 
         pypgstac's Python merge walks the base item's keys only (a few), where the Rust
-        hydrater stock uses converts the whole item to Rust and back: about 10 us an
-        item, a fifth of a 100-item page's CPU. The two merge alike (the Rust one raises
+        hydrater stock uses converts the whole item to Rust and back, a large part of a
+        page's CPU (docs/performance.md). The two merge alike (the Rust one raises
         on a list over another type, where the Python one keeps the item's value); where
         pgstac's do-not-merge markers may be left to strip (`markers`), stock's hydrater
         does it."""

@@ -11,7 +11,7 @@ text, so another key, and the old entry ages out.
 The bodies are written one after the other into one buffer of the budget's size, the
 oldest overwritten first: kept as separate objects, freed and allocated again as entries
 come and go, they made the heap grow to two to four times the budget. The text is kept as
-its SHA-256 digest (1.5 us an item). Imports orjson and the standard library, nothing of
+its SHA-256 digest. Imports orjson and the standard library, nothing of
 the project: the read client decides what is rendered and kept.
 """
 

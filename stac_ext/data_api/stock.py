@@ -4,12 +4,12 @@ Each is pinned to the stock source it copies by `tests/data_api/test_stock_mirro
 
 Endpoints build their request model themselves, in the event loop: stac-fastapi's request
 models (`ItemUri`, the items and GET /search models...) are attrs classes used as
-dependencies, and FastAPI runs a class dependency in its thread pool. The hop to a thread
-and back was about a quarter of a single item's CPU (profile, then a paired run: single
-item 740 -> 1,007 req/s), and a dependency of its own is FastAPI solving one more
-dependant per request. `create_async_endpoint` is stock's, except that the endpoint takes
-the model's parameters as its own (same parameters, same validation, same OpenAPI) and
-builds the model from them.
+dependencies, and FastAPI runs a class dependency in its thread pool: a hop to a thread
+and back for each request, a large part of a single item's CPU (docs/performance.md), and
+a dependency of its own is FastAPI solving one more dependant per request.
+`create_async_endpoint` is stock's, except that the endpoint takes the model's parameters
+as its own (same parameters, same validation, same OpenAPI) and builds the model from
+them.
 
 The routes stay stock's as stock declares them: each `register_*` of stock runs against a
 recorder, and its route is added with the same arguments and our endpoint, on the app's own

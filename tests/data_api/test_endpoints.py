@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from stac_fastapi.pgstac.app import instantiate_api as stock_instantiate_api
 from stac_fastapi.types.search import APIRequest
 
-from stac_ext.app import build_auth, create_app, data_extensions
+from stac_ext.app import build_auth, data_extensions
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.stock import create_async_endpoint
 from stac_ext.settings import Settings
@@ -33,8 +33,9 @@ def _operation(document: dict[str, Any], path: str, method: str) -> dict[str, An
             "parameters": operation["parameters"]}
 
 
-def test_routes_declare_what_stock_declares(settings: Settings) -> None:
-    ours = create_app(settings).openapi()
+async def test_routes_declare_what_stock_declares(settings: Settings, service_app) -> None:
+    async with service_app() as service:
+        ours = service.app.openapi()
     auth, _ = build_auth(settings)
     stock = stock_instantiate_api(client=CoreClient, extensions=data_extensions(settings, auth),
                                   lifespan=_no_lifespan, settings=settings).app.openapi()

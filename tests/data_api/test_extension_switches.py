@@ -13,23 +13,21 @@ import pytest
 from pydantic import ValidationError
 
 from catalogs_ext import CONFORMANCE as TREE_CONFORMANCE
-from stac_ext.app import create_app
 from stac_ext.data_api.search.owner import OWNER_CONFORMANCE
 from stac_ext.settings import Settings
-from tests.support.http import http_client
 from tests.support.stac import make_item
 
 STOCK_KEYS = "query,sort,fields,filter,pagination,collection_search"
 
 
-async def test_enabled_extensions_switches_ours_off(settings, anon) -> None:
+async def test_enabled_extensions_switches_ours_off(service_app, anon) -> None:
     ours = {f"http://testserver/data/{c}" for c in (TREE_CONFORMANCE, OWNER_CONFORMANCE)}
     default = (await anon.get("/data/conformance")).json()["conformsTo"]
     assert ours <= set(default)
     assert (await anon.get("/data/catalogs")).status_code == 200
 
-    app = create_app(settings.model_copy(update={"enabled_extensions": STOCK_KEYS.split(",")}))
-    async with app.router.lifespan_context(app), http_client(app) as c:
+    async with service_app(enabled_extensions=STOCK_KEYS.split(",")) as service:
+        c = service.client()
         classes = (await c.get("/data/conformance")).json()["conformsTo"]
         assert not ours & set(classes)
         assert (await c.get("/data/catalogs")).status_code == 404
@@ -80,12 +78,11 @@ def leveled(item_id: str, level: object, schema_url: str) -> dict:
     return item
 
 
-async def test_validate_extensions_checks_item_writes(settings, issuer, collection: str,
+async def test_validate_extensions_checks_item_writes(service_app, issuer, collection: str,
                                                       schema_url: str) -> None:
-    app = create_app(settings.model_copy(update={"validate_extensions": True}))
     items = f"/data/collections/{collection}/items"
-    async with app.router.lifespan_context(app), \
-            http_client(app, issuer.token("alice")) as c:
+    async with service_app(validate_extensions=True) as service:
+        c = service.client(issuer.token("alice"))
         r = await c.post(items, json=leveled("bad-level", "high", schema_url))
         assert r.status_code == 400
         assert r.json() == {"code": "BadRequest", "description": "Item 'bad-level' fails the "

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from stac_ext.app import create_app
 from stac_ext.content.decorate import ItemDecorator
 from tests.support.http import free_port
 from tests.support.stac import make_item
@@ -135,7 +134,7 @@ async def test_notebook_link_per_notebook_example(alice_data: httpx.AsyncClient,
         assert "Walkthrough" in notebook["title"]
 
 
-async def test_loaded_items_and_config_changes(settings, alice_data, collection, database_url,
+async def test_loaded_items_and_config_changes(service_app, alice_data, collection, database_url,
                                                tmp_path: Path) -> None:
     doc = make_item("loaded", collection_id=collection, data="s3://b/x.zarr")
     doc.update(stac_version="1.0.0", bbox=[0, 0, 1, 1], links=[])
@@ -148,29 +147,23 @@ async def test_loaded_items_and_config_changes(settings, alice_data, collection,
     [view] = (await every_view(alice_data, collection, "loaded"))[:1]
     assert rels(view, "example") and rels(view, "explorer")
 
-    other = settings.model_copy(update={"explorer_url_template": "https://new.example/?u={href}"})
-    app = create_app(other)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            item = (await c.get(f"/data/collections/{collection}/items/loaded")).json()
+    async with service_app(explorer_url_template="https://new.example/?u={href}") as other:
+        item = (await other.client().get(f"/data/collections/{collection}/items/loaded")).json()
     [explorer] = rels(item, "explorer")
     assert explorer["href"] == "https://new.example/?u=" + quote("s3://b/x.zarr", safe="")
 
 
-async def test_generated_content_and_owner_search_can_be_off(settings, alice_data, collection):
+async def test_generated_content_and_owner_search_can_be_off(service_app, alice_data,
+                                                             collection):
     """`GENERATED_CONTENT=false` / `OWNER_SEARCH=false` (what `make bench` compares against):
     stock items, and `owner` is not a search parameter."""
     doc = make_item("plain", collection_id=collection, data="s3://b/y.zarr")
     assert (await alice_data.post(f"/data/collections/{collection}/items", json=doc)).status_code \
         == 201
-    app = create_app(settings.model_copy(update={"generated_content": False,
-                                                 "owner_search": False}))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            item = (await c.get(f"/data/collections/{collection}/items/plain")).json()
-            search = await c.post("/data/search", json={"owner": "nobody", "ids": ["plain"]})
+    async with service_app(generated_content=False, owner_search=False) as stock_like:
+        c = stock_like.client()
+        item = (await c.get(f"/data/collections/{collection}/items/plain")).json()
+        search = await c.post("/data/search", json={"owner": "nobody", "ids": ["plain"]})
     assert not rels(item, "example") and not rels(item, "explorer")
     assert [link["rel"] for link in item["links"]] == ["collection", "parent", "root", "self"]
     assert item["stac_extensions"] == []

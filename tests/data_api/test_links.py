@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx
 import pytest
 
-from stac_ext.app import create_app
 from tests.support.stac import make_item
 
 
@@ -66,13 +67,9 @@ async def test_links_follow_forwarded_headers(alice_data: httpx.AsyncClient, col
 
 
 @pytest.fixture
-async def base_url_client(settings) -> httpx.AsyncClient:
-    configured = settings.model_copy(update={"base_url": "https://public.example/catalog"})
-    app = create_app(configured)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://internal:9") as c:
-            yield c
+async def base_url_client(service_app) -> AsyncIterator[httpx.AsyncClient]:
+    async with service_app(base_url="https://public.example/catalog") as service:
+        yield service.client(base_url="http://internal:9")
 
 
 async def test_links_follow_configured_base_url(

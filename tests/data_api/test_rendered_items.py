@@ -18,11 +18,8 @@ import psycopg
 import pytest
 
 import catalogs_ext
-from stac_ext.app import create_app
 from stac_ext.data_api import queries
 from stac_ext.data_api.rendered_items import RenderedItems
-from stac_ext.settings import Settings
-from tests.support.http import http_client
 from tests.support.stac import make_collection, make_item, unique
 
 ROOT = "http://testserver/data/"
@@ -74,12 +71,11 @@ def test_a_page_runs_its_search_once(database_url: str, statement: str, args: st
 
 
 @pytest.fixture
-async def uncached(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+async def uncached(service_app) -> AsyncIterator[httpx.AsyncClient]:
     """The same service without kept items: every answer rendered afresh."""
-    app = create_app(settings.model_copy(update={"rendered_items_mb": 0}))
-    assert app.state.rendered_items is None
-    async with app.router.lifespan_context(app), http_client(app) as client:
-        yield client
+    async with service_app(rendered_items_mb=0) as service:
+        assert service.app.state.rendered_items is None
+        yield service.client()
 
 
 async def _answers(client: httpx.AsyncClient, collection_id: str, item_id: str

@@ -18,15 +18,13 @@ import pytest
 from pypgstac.db import PgstacDB
 from pypgstac.load import Loader, Methods
 
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import campaign
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
-from tests.support.roles import on_database, role_env
+from tests.support.roles import role_env
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 from tests.support.stac import make_collection, make_item
 
@@ -86,11 +84,9 @@ def queue() -> Iterator[str]:
 
 
 @pytest.fixture
-async def service(settings, database: str, queue: str) -> AsyncIterator:
-    app = create_app(on_database(settings, database, job_queue=queue, in_process_worker=True),
-                     processes=TEST_PROCESSES)
-    async with app.router.lifespan_context(app):
-        yield app
+async def service(service_app, database: str, queue: str) -> AsyncIterator:
+    async with service_app(database=database, job_queue=queue, in_process_worker=True) as started:
+        yield started.app
 
 
 def disagreements(url: str) -> list[tuple]:

@@ -10,14 +10,11 @@ import logging
 
 import psycopg
 
-from stac_ext.app import create_app
-from tests.support.http import http_client
 
-
-async def test_a_query_over_its_limit_is_504(settings, database_url: str, caplog) -> None:
-    app = create_app(settings.model_copy(update={"db_statement_timeout": 0.3}))
+async def test_a_query_over_its_limit_is_504(service_app, database_url: str, caplog) -> None:
     caplog.set_level(logging.WARNING, logger="stac_ext.platform.service.errors")
-    async with app.router.lifespan_context(app), http_client(app) as client:
+    async with service_app(db_statement_timeout=0.3) as service:
+        client = service.client()
         with psycopg.connect(database_url) as holder:  # the search waits for this lock
             holder.execute("LOCK TABLE geocatalog.search_items IN ACCESS EXCLUSIVE MODE")
             r = await client.get("/data/search", params={"limit": 1})
@@ -32,10 +29,9 @@ async def test_a_query_over_its_limit_is_504(settings, database_url: str, caplog
         in caplog.text
 
 
-async def test_a_busy_pool_is_503_busy_not_unavailable(settings, database_url: str) -> None:
-    app = create_app(settings.model_copy(update={
-        "db_min_conn_size": 1, "db_max_conn_size": 1, "db_timeout": 0.5}))
-    async with app.router.lifespan_context(app), http_client(app) as client:
+async def test_a_busy_pool_is_503_busy_not_unavailable(service_app, database_url: str) -> None:
+    async with service_app(db_min_conn_size=1, db_max_conn_size=1, db_timeout=0.5) as service:
+        client = service.client()
         with psycopg.connect(database_url) as holder:
             holder.execute("LOCK TABLE geocatalog.search_items IN ACCESS EXCLUSIVE MODE")
             waiting = asyncio.create_task(client.get("/data/search", params={"limit": 1}))
@@ -49,13 +45,13 @@ async def test_a_busy_pool_is_503_busy_not_unavailable(settings, database_url: s
         assert (await waiting).status_code == 200
 
 
-async def test_a_full_lock_table_is_503_retry(settings, database_url: str, caplog) -> None:
+async def test_a_full_lock_table_is_503_retry(service_app, database_url: str, caplog) -> None:
     """Another client of the database that fills its lock table (stock's search over
     thousands of partitions, at PostgreSQL's defaults) leaves the API's queries "out of
     shared memory": a 503 to retry, not a 500."""
-    app = create_app(settings)
     caplog.set_level(logging.WARNING, logger="stac_ext.platform.service.errors")
-    async with app.router.lifespan_context(app), http_client(app) as client:
+    async with service_app() as service:
+        client = service.client()
         assert (await client.get("/data/search", params={"limit": 1})).status_code == 200
         with psycopg.connect(database_url, autocommit=True) as holder:
             # session locks, kept after the statement fails for want of room

@@ -10,12 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from stac_ext.app import create_app
 from stac_ext.platform.database import roles
 from stac_ext.platform.database.cluster import Cluster
 from tests.support.cluster import migrated_cluster
-from tests.support.http import free_port, http_client
-from tests.support.roles import on_database
+from tests.support.http import free_port
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -41,12 +39,12 @@ async def _eventually(get, seconds: float = 30):
 
 @pytest.mark.slow
 async def test_reads_go_to_the_replica_and_writes_to_the_primary(
-        settings, issuer, primary_and_replica: tuple[Cluster, Cluster]) -> None:
+        settings, service_app, issuer, primary_and_replica: tuple[Cluster, Cluster]) -> None:
     primary, replica = primary_and_replica
-    app = create_app(on_database(settings, primary.dsn,
-                                 database_reader_url=replica.role_dsn(roles.API)))
     admin = issuer.token("root", rights=[settings.admin_right])
-    async with app.router.lifespan_context(app), http_client(app, admin) as c:
+    async with service_app(database=primary.dsn,
+                           database_reader_url=replica.role_dsn(roles.API)) as service:
+        app, c = service.app, service.client(admin)
         async with app.state.readpool.acquire() as conn:
             assert await conn.fetchval("SELECT pg_is_in_recovery()") is True
             assert await conn.fetchval("SELECT current_user") == roles.API

@@ -27,17 +27,13 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from stac_ext.app import create_app
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.platform.database.migrations import MigrationSet, migrate
-from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.paths import ROOT
-from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 pytestmark = pytest.mark.slow
@@ -51,11 +47,10 @@ API = "http://testserver/data/"
 
 
 @asynccontextmanager
-async def serving(settings: Settings, url: str, token: str | None = None
+async def serving(service_app, url: str, token: str | None = None
                   ) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(on_database(settings, url, in_process_worker=False))
-    async with app.router.lifespan_context(app), http_client(app, token) as client:
-        yield client
+    async with service_app(database=url, in_process_worker=False) as service:
+        yield service.client(token)
 
 
 def _migrate_cli(url: str) -> str:
@@ -79,7 +74,7 @@ def _stored(item: dict[str, Any]) -> dict[str, Any]:
                        if k not in ("created", "updated")}}
 
 
-async def test_a_pgstac_database_of_the_previous_minor_release(settings, tmp_path,
+async def test_a_pgstac_database_of_the_previous_minor_release(settings, service_app, tmp_path,
                                                                 issuer: TestIssuer) -> None:
     url = new_database(settings.database_url or "", "upgrade_pgstac_")
     assert _old_pypgstac("migrate", "--dsn", url).strip() == "0.9.12"
@@ -100,7 +95,7 @@ async def test_a_pgstac_database_of_the_previous_minor_release(settings, tmp_pat
     assert "pgstac 0.9.12 -> 0.10.0" in out, out
     assert "applied processes 004_job_trace_context" in out, out
 
-    async with serving(settings, url) as client:
+    async with serving(service_app, url) as client:
         for item in items:
             r = await client.get(f"/data/collections/{item['collection']}/items/{item['id']}")
             assert r.status_code == 200, r.text
@@ -150,7 +145,7 @@ VALUES (%(id)s, 'echo', 'alice', NULL, 'successful', 'finished', 100,
 """
 
 
-async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
+async def test_a_database_of_the_previous_geocatalog_release(settings, service_app, tmp_path,
                                                              issuer: TestIssuer) -> None:
     url = new_database(settings.database_url or "", "upgrade_geocatalog_")
     migrate(url, _previous_release(tmp_path), echo=lambda _: None, bootstraps=BOOTSTRAPS)
@@ -207,12 +202,12 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
             "SELECT relpages, relallvisible FROM pg_class "
             "WHERE oid = 'geocatalog.search_items'::regclass").fetchone() == (1, 1)
 
-    async with serving(settings, url, alice) as c:
+    async with serving(service_app, url, alice) as c:
         for n in range(4):  # every item, as written, public
             item = (await c.get(f"/data/collections/{collection}/items/r-{n}")).json()
             assert (item["id"], item["properties"]["owner"]) == (f"r-{n}", "alice")
             assert "visibility" not in item["properties"]
-        async with serving(settings, url) as anyone:  # and anyone reads them
+        async with serving(service_app, url) as anyone:  # and anyone reads them
             r = await anyone.get(f"/data/collections/{collection}/items")
             assert sorted(f["id"] for f in r.json()["features"]) == [f"r-{n}" for n in range(4)]
         top = (await c.get("/data/catalogs/campaign")).json()
@@ -230,7 +225,7 @@ async def test_a_database_of_the_previous_geocatalog_release(settings, tmp_path,
         # the items written before have their words (the collection's, here)
         words = await c.get("/data/search", params={"q": "release", "collections": collection})
         assert sorted(f["id"] for f in words.json()["features"]) == ["r-0", "r-1", "r-2", "r-3"]
-    async with serving(settings, url, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+    async with serving(service_app, url, issuer.token("alice", client=PROCESS_CLIENT)) as c:
         job = await c.get(f"/processes/jobs/{job_id}")
         assert job.status_code == 200, job.text
         assert job.json()["status"] == "successful"

@@ -14,10 +14,9 @@ import psycopg
 import pytest
 
 from stac_ext.governance.tables import TableError, read_table, shipped_cf_table
-from stac_ext.settings import Settings
 from tests.support.cli import run_cli
 from tests.support.cluster import migrated_database
-from tests.support.http import app_on, http_client
+from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
 from tests.support.roles import role_env
 from tests.support.stac import make_collection, make_item
@@ -34,11 +33,10 @@ def database(database_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def strict_app(settings: Settings, database: str) -> AsyncIterator:
+async def strict_app(service_app, database: str) -> AsyncIterator:
     """The service as deployed: every convention must have a vocabulary."""
-    async with app_on(settings.model_copy(update={"require_vocabulary": True}),
-                      database) as application:
-        yield application
+    async with service_app(database=database, require_vocabulary=True) as service:
+        yield service.app
 
 
 @pytest.fixture
@@ -159,12 +157,12 @@ def _later_table(tmp_path: Path, retired: str, successor: str, dropped: str) -> 
 
 
 async def test_a_later_table_keeps_every_collection_and_item(
-        settings: Settings, database_url: str, issuer: TestIssuer, tmp_path: Path) -> None:
+        service_app, database_url: str, issuer: TestIssuer, tmp_path: Path) -> None:
     url = migrated_database(database_url, "vocabulary_update_")
     env = {"DATABASE_URL": url, **role_env(url)}
     kept, dropped = "climate_forecast-sea_ice_speed", "climate_forecast-sea_ice_freeboard"
-    async with app_on(settings, url) as application, http_client(
-            application, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+    async with service_app(database=url) as service:
+        admin = service.client(issuer.token("root", rights=[ADMIN_RIGHT]))
         for collection in (kept, dropped):
             assert (await admin.post("/data/collections",
                                      json=make_collection(collection))).status_code == 201
@@ -186,8 +184,8 @@ async def test_a_later_table_keeps_every_collection_and_item(
     assert re.fullmatch(r"climate_forecast  CF Standard Name Table, version 94: 5022 names, "
                         r"593 aliases \(loaded \d{4}-\d\d-\d\d \d\d:\d\d\)\n", out.stdout)
 
-    async with app_on(settings, url) as application, http_client(
-            application, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+    async with service_app(database=url) as service:
+        admin = service.client(issuer.token("root", rights=[ADMIN_RIGHT]))
         for collection in (kept, dropped):  # every collection and item kept
             r = await admin.get(f"/data/collections/{collection}/items/ice-1")
             assert r.status_code == 200, (collection, r.text)
@@ -216,7 +214,7 @@ async def test_a_later_table_keeps_every_collection_and_item(
 
 
 async def test_another_conventions_vocabulary_is_loaded_from_a_file(
-        settings: Settings, database_url: str, issuer: TestIssuer, tmp_path: Path) -> None:
+        service_app, database_url: str, issuer: TestIssuer, tmp_path: Path) -> None:
     url = migrated_database(database_url, "vocabulary_load_")
     env = {"DATABASE_URL": url, **role_env(url)}
     table = tmp_path / "ocean-colour.json"
@@ -232,9 +230,8 @@ async def test_another_conventions_vocabulary_is_loaded_from_a_file(
     assert (out.returncode, out.stderr.strip()) == (
         1, "the vocabulary of ocean_colour is loaded already (version 1): `geocatalog "
            "vocabulary update` loads a newer one")
-    strict = settings.model_copy(update={"require_vocabulary": True})
-    async with app_on(strict, url) as application, http_client(
-            application, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+    async with service_app(database=url, require_vocabulary=True) as service:
+        admin = service.client(issuer.token("root", rights=[ADMIN_RIGHT]))
         r = await admin.post("/data/collections",
                              json=make_collection("ocean_colour-remote_sensing_reflectance"))
         assert r.status_code == 201, r.text

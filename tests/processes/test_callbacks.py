@@ -17,8 +17,7 @@ import httpx
 import pytest
 
 from process_api.jobs.callbacks import Notifier
-from stac_ext.app import create_app
-from tests.support.http import free_port, http_client
+from tests.support.http import free_port
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, until, wait_for
 
@@ -190,17 +189,15 @@ class Silent:
 
 
 @pytest.mark.slow
-async def test_callbacks_to_a_silent_target_are_bounded(settings, issuer) -> None:
+async def test_callbacks_to_a_silent_target_are_bounded(service_app, issuer) -> None:
     """500 jobs whose callbacks went to a target that never answers opened ~430
     connections at once: a worker holds at most CALLBACKS_IN_FLIGHT, and none once they
     are given up."""
     silent = Silent()
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    app = create_app(settings.model_copy(update={
-        "job_queue": queue, "in_process_worker": True, "worker_concurrency": 4,
-        "callbacks_in_flight": 3, "callback_timeout_seconds": 0.2}))
-    async with app.router.lifespan_context(app), \
-            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+    async with service_app(job_queue=queue, in_process_worker=True, worker_concurrency=4,
+                           callbacks_in_flight=3, callback_timeout_seconds=0.2) as service:
+        c = service.client(issuer.token("alice", client=PROCESS_CLIENT))
         jobs = [(await execute(c, "echo", {"message": str(n)}, subscriber={
             "successUri": f"{silent.url}/{n}"})).headers["Location"] for n in range(20)]
         for url in jobs:

@@ -18,13 +18,10 @@ import pytest
 from prov.model import ProvDocument
 from rocrate.rocrate import ROCrate
 
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes, sst_monthly
 from tests.support.cwl import cdo_mean, python_tool
-from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
 from tests.support.s3 import KEY_ID, SECRET, s3_client, secured_s3_server
 from tests.support.stac import make_collection, make_item
 
@@ -39,14 +36,11 @@ def s3_section(endpoint: str) -> dict:
 
 
 @pytest.fixture
-async def loop_service(settings, issuer: TestIssuer, published_collections
+async def loop_service(service_app, issuer: TestIssuer, published_collections
                        ) -> AsyncIterator[dict]:
     """The service with a worker, staging at most 40 KiB and 8 files per job (three
     months' files fit, six demo NetCDFs do not); clients: alice (deploys, in ocean-lab),
     bob, anonymous, each with a data and a process token, and an administrator."""
-    app = create_app(settings.model_copy(update={
-        "job_queue": f"loop-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
-        "job_stage_bytes": "40Ki", "job_stage_files": 8}), processes=TEST_PROCESSES)
     clients = {
         "alice": issuer.token("alice", client=PROCESS_CLIENT, groups=["ocean-lab"],
                               rights=["deployProcess"]),
@@ -55,14 +49,10 @@ async def loop_service(settings, issuer: TestIssuer, published_collections
         "bob_data": issuer.token("bob"),
         "admin_data": issuer.token("root", rights=[ADMIN_RIGHT]),
     }
-    async with app.router.lifespan_context(app):
-        made = {name: http_client(app, token) for name, token in clients.items()}
-        made["anonymous"] = http_client(app)
-        try:
-            yield made
-        finally:
-            for client in made.values():
-                await client.aclose()
+    async with service_app(job_queue=f"loop-{uuid.uuid4().hex[:8]}", in_process_worker=True,
+                           job_stage_bytes="40Ki", job_stage_files=8) as service:
+        yield {**{name: service.client(token) for name, token in clients.items()},
+               "anonymous": service.client()}
 
 
 async def published(client: httpx.AsyncClient, inputs: dict) -> dict:

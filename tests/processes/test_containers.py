@@ -23,15 +23,12 @@ import xarray as xr
 
 from process_api.runner.containers import LABEL, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import sst_monthly
 from tests.support.containers import cdo_image, cdo_mean_in, containers_of, shell_in
 from tests.support.cwl import cdo_mean
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, until, wait_for
 from tests.support.paths import ROOT
-from tests.support.processes import TEST_PROCESSES
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
 pytestmark = pytest.mark.slow
@@ -39,18 +36,16 @@ CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 
 
 @pytest.fixture
-async def service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
+async def service(service_app, issuer: TestIssuer) -> AsyncIterator[dict]:
     """The service with a worker and a data dir of its own (a password file in it); dora
     deploys."""
     data_dir = ROOT / ".artifacts" / f"containers-{uuid.uuid4().hex[:8]}"
     data_dir.mkdir(parents=True)
     (data_dir / "pg.password").write_text("superuser-secret")
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"containers-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True}), processes=TEST_PROCESSES)
     token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
-    async with app.router.lifespan_context(app), http_client(app, token) as dora:
-        yield {"dora": dora, "data_dir": data_dir}
+    async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
+                           job_queue=f"containers-{uuid.uuid4().hex[:8]}") as started:
+        yield {"dora": started.client(token), "data_dir": data_dir}
     subprocess.run(["rm", "-rf", str(data_dir)], check=True)
 
 
@@ -276,14 +271,13 @@ async def test_a_container_that_cannot_run_says_why_in_its_jobs_message(service)
         f"pull {image}` from an allowed registry, or `podman load`/`podman import`)."))
 
 
-async def test_a_worker_without_podman_fails_container_jobs_saying_so(settings,
+async def test_a_worker_without_podman_fails_container_jobs_saying_so(service_app,
                                                                      issuer) -> None:
-    app = create_app(settings.model_copy(update={
-        "job_queue": f"no-podman-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
-        "job_containers": "none"}), processes=TEST_PROCESSES)
     token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
     process = f"unrun-{uuid.uuid4().hex[:8]}"
-    async with app.router.lifespan_context(app), http_client(app, token) as dora:
+    async with service_app(job_queue=f"no-podman-{uuid.uuid4().hex[:8]}",
+                           in_process_worker=True, job_containers="none") as service:
+        dora = service.client(token)
         await deployed(dora, CONTAINER_TOOL.format(process=process, image=cdo_image()))
         job, _ = await ran(dora, process, {})
     assert (job["status"], job["message"]) == ("failed", (

@@ -26,7 +26,6 @@ from process_api.deployment.cwl import PackageError
 from process_api.deployment.package_check import checked
 from process_api.runner.isolation import job_environment
 from process_api.runner.sandbox import Sandbox
-from stac_ext.app import create_app
 from tests.service.test_metrics import scrape, value
 from tests.support.cwl import (
     TWO_STEPS,
@@ -41,7 +40,6 @@ from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
-from tests.support.processes import TEST_PROCESSES
 
 # a deployed job starts Python and cwltool: about a second each
 pytestmark = pytest.mark.slow
@@ -50,7 +48,7 @@ PACKAGE = {"Content-Type": "application/ogcapppkg+json"}
 
 
 @pytest.fixture
-async def service(settings, issuer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
+async def service(service_app, issuer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
     """The service with a data dir of its own (a password file in it, as the embedded
     cluster keeps them) and a worker; clients: dora deploys (right `deployProcess`, project
     ocean-lab), alice is in ocean-lab, bob in nothing, carol deploys in ocean-lab too, and
@@ -58,9 +56,6 @@ async def service(settings, issuer) -> AsyncIterator[dict[str, httpx.AsyncClient
     data_dir = ROOT / ".artifacts" / f"deploy-{uuid.uuid4().hex[:8]}"
     data_dir.mkdir(parents=True)
     (data_dir / "pg.password").write_text("superuser-secret")
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"deploy-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True}), processes=TEST_PROCESSES)
     tokens = {
         "dora": issuer.token("dora", client=PROCESS_CLIENT, groups=["ocean-lab"],
                              rights=["deployProcess"]),
@@ -70,15 +65,14 @@ async def service(settings, issuer) -> AsyncIterator[dict[str, httpx.AsyncClient
         "bob": issuer.token("bob", client=PROCESS_CLIENT),
         "admin": issuer.token("root", client=PROCESS_CLIENT, rights=["manageCollections"]),
     }
-    async with app.router.lifespan_context(app):
-        clients = {name: http_client(app, token) for name, token in tokens.items()}
-        clients["anonymous"] = http_client(app)
-        try:
-            yield {**clients, "data_dir": data_dir}  # type: ignore[dict-item]
-        finally:
-            for client in clients.values():
-                await client.aclose()
-            shutil.rmtree(data_dir, ignore_errors=True)
+    try:
+        async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
+                               job_queue=f"deploy-{uuid.uuid4().hex[:8]}") as started:
+            clients = {name: started.client(token) for name, token in tokens.items()}
+            yield {**clients, "anonymous": started.client(),  # type: ignore[dict-item]
+                   "data_dir": data_dir}
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def unique(name: str) -> str:

@@ -12,9 +12,7 @@ import httpx
 import pytest
 
 from process_api.runner.cgroups import Cgroups
-from stac_ext.app import create_app
 from tests.support.cwl import greedy
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
@@ -23,16 +21,16 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-async def dora(settings, issuer) -> AsyncIterator[httpx.AsyncClient]:
+async def dora(service_app, issuer) -> AsyncIterator[httpx.AsyncClient]:
     """A service whose operator set small ceilings, and dora, who deploys there."""
     data_dir = ROOT / ".artifacts" / f"ceilings-{uuid.uuid4().hex[:8]}"
     data_dir.mkdir(parents=True)
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"ceilings-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True, "job_memory": "1Gi", "job_tmp_size": "320Mi",
-        "job_processes": 64, "job_wall_seconds": 15}))
     token = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"])
-    async with app.router.lifespan_context(app), http_client(app, token) as client:
+    async with service_app(
+            geocatalog_data_dir=data_dir, job_queue=f"ceilings-{uuid.uuid4().hex[:8]}",
+            in_process_worker=True, job_memory="1Gi", job_tmp_size="320Mi",
+            job_processes=64, job_wall_seconds=15) as service:
+        client = service.client(token)
         r = await client.post("/processes/processes", content=greedy("greedy"),
                               headers={"Content-Type": "application/cwl+yaml"})
         assert r.status_code in (201, 409), r.text

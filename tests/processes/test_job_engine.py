@@ -18,11 +18,8 @@ import pytest
 from owslib.ogcapi.processes import Processes
 from psycopg import sql
 
-from stac_ext.app import create_app
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
 from tests.support.roles import role_env
 
 
@@ -43,16 +40,13 @@ def queue() -> Iterator[str]:
 
 
 @pytest.mark.slow
-async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
+async def test_worker_killed_mid_job(app, service_app, settings, issuer, queue: str) -> None:
     """A job of a killed worker ends `failed`, or is retried when its process allows it."""
-    submitter = create_app(settings.model_copy(update={"job_queue": queue,
-                                                       "in_process_worker": False}),
-                           processes=TEST_PROCESSES)
     first = start_worker(settings, queue)
     second = None
     try:
-        async with submitter.router.lifespan_context(submitter), \
-                http_client(submitter, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        async with service_app(job_queue=queue, in_process_worker=False) as submitter:
+            c = submitter.client(issuer.token("alice", client=PROCESS_CLIENT))
             doomed = (await execute(c, "sleep", {"seconds": 120})).headers["Location"]
             retried = (await execute(c, "test-nap", {"seconds": 2})).headers["Location"]
             for url in (doomed, retried):
@@ -77,24 +71,20 @@ async def test_worker_killed_mid_job(app, settings, issuer, queue: str) -> None:
 
 
 @pytest.mark.slow
-async def test_a_stopping_worker_ends_its_jobs(app, settings, issuer, queue: str) -> None:
+async def test_a_stopping_worker_ends_its_jobs(app, service_app, settings, issuer,
+                                               queue: str) -> None:
     """A service stopping with jobs running lets them run for JOB_SHUTDOWN_SECONDS, then
     ends them: queued again when their process allows a retry, else failed. It stops
     (the test returns), and no job is left `running`."""
-    stopping = create_app(settings.model_copy(update={"job_queue": queue,
-                                                      "in_process_worker": True,
-                                                      "job_shutdown_seconds": 0.5}),
-                          processes=TEST_PROCESSES)
-    async with stopping.router.lifespan_context(stopping), \
-            http_client(stopping, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+    async with service_app(job_queue=queue, in_process_worker=True,
+                           job_shutdown_seconds=0.5) as stopping:
+        c = stopping.client(issuer.token("alice", client=PROCESS_CLIENT))
         doomed = (await execute(c, "sleep", {"seconds": 120})).headers["Location"]
         retried = (await execute(c, "test-nap", {"seconds": 120})).headers["Location"]
         for url in (doomed, retried):
             assert (await wait_for(c, url, "running"))["status"] == "running"
-    without_worker = create_app(settings.model_copy(update={"job_queue": queue}),
-                                processes=TEST_PROCESSES)
-    async with without_worker.router.lifespan_context(without_worker), \
-            http_client(without_worker, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+    async with service_app(job_queue=queue) as without_worker:
+        c = without_worker.client(issuer.token("alice", client=PROCESS_CLIENT))
         job = (await c.get(doomed)).json()
         assert (job["status"], job["message"]) == (
             "failed", "The worker running this job was shut down before the job finished.")
@@ -111,36 +101,34 @@ async def test_a_stopping_worker_ends_its_jobs(app, settings, issuer, queue: str
         await owner.commit()
 
 
-async def test_api_restart_between_submit_and_completion(app, settings, issuer) -> None:
+async def test_api_restart_between_submit_and_completion(app, service_app, issuer) -> None:
     token = issuer.token("alice", client=PROCESS_CLIENT)
-    no_worker = settings.model_copy(update={"in_process_worker": False})
-    before = create_app(no_worker)
-    async with before.router.lifespan_context(before), http_client(before, token) as c:
+    async with service_app(in_process_worker=False) as before:
+        c = before.client(token)
         r = await execute(c, "sleep", {"seconds": 1.5})
         assert r.status_code == 201
         url = r.headers["Location"]
-    after = create_app(no_worker)  # the session app's worker runs it meanwhile
-    async with after.router.lifespan_context(after), http_client(after, token) as c:
+    # the session app's worker runs it meanwhile
+    async with service_app(in_process_worker=False) as after:
+        c = after.client(token)
         job = await wait_for(c, url, "successful", "failed")
         assert job["status"] == "successful"
         assert (await c.get(f"{url}/results")).json() == {"slept": 1.5}
 
 
-async def test_a_job_is_recorded_only_when_it_is_queued(app, settings, issuer,
+async def test_a_job_is_recorded_only_when_it_is_queued(app, service_app, settings, issuer,
                                                        queue: str) -> None:
     """Record and queue entry are one transaction: when the queue refuses the job (here a
     real constraint on procrastinate's table, for this queue only), the client gets a 503
     and no job is left behind that no worker would ever take."""
-    submitter = create_app(settings.model_copy(update={"job_queue": queue,
-                                                       "in_process_worker": False}))
     user = f"queued-{uuid.uuid4().hex[:6]}"
     refuse = sql.SQL("ALTER TABLE procrastinate.procrastinate_jobs ADD CONSTRAINT {} "
                      "CHECK (queue_name <> {}) NOT VALID").format(
         sql.Identifier(f"refuse_{queue}"), sql.Literal(queue))
     async with await psycopg.AsyncConnection.connect(settings.database_url,
                                                      autocommit=True) as owner:
-        async with submitter.router.lifespan_context(submitter), \
-                http_client(submitter, issuer.token(user, client=PROCESS_CLIENT)) as c:
+        async with service_app(job_queue=queue, in_process_worker=False) as submitter:
+            c = submitter.client(issuer.token(user, client=PROCESS_CLIENT))
             await owner.execute(refuse)
             try:
                 r = await execute(c, "echo", {"message": "refused"})
@@ -286,15 +274,13 @@ async def test_resources_beyond_bounds_are_400(alice_processes: httpx.AsyncClien
 
 
 @pytest.mark.slow
-async def test_a_job_the_engine_cannot_run_fails(settings, issuer, queue: str,
+async def test_a_job_the_engine_cannot_run_fails(service_app, settings, issuer, queue: str,
                                                  database_url: str) -> None:
     """Whatever goes wrong in the engine ends the job `failed`, with a message."""
-    submitter = create_app(settings.model_copy(update={"job_queue": queue,
-                                                       "in_process_worker": False}))
     worker = None
     try:
-        async with submitter.router.lifespan_context(submitter), \
-                http_client(submitter, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+        async with service_app(job_queue=queue, in_process_worker=False) as submitter:
+            c = submitter.client(issuer.token("alice", client=PROCESS_CLIENT))
             url = (await execute(c, "echo", {"message": "x"})).headers["Location"]
             with psycopg.connect(database_url) as conn:  # what no submission can store
                 conn.execute("UPDATE processes.jobs SET inputs = inputs || "

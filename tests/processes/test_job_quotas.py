@@ -12,9 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from stac_ext.app import create_app
 from tests.service.test_metrics import scrape, value
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
@@ -23,16 +21,15 @@ from tests.support.product import Product, running
 pytestmark = pytest.mark.slow
 
 
-async def test_a_users_backlog_does_not_hold_another_users_job(settings, issuer) -> None:
+async def test_a_users_backlog_does_not_hold_another_users_job(service_app, issuer) -> None:
     data_dir = ROOT / ".artifacts" / f"quotas-{uuid.uuid4().hex[:8]}"
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"quotas-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True, "worker_concurrency": 2,
-        # the defaults' rule (one running job a user), a small queue to reach
-        "job_user_running": 1, "job_user_queued": 5, "job_project_queued": 500}))
-    async with app.router.lifespan_context(app), \
-            http_client(app, issuer.token("bob", client=PROCESS_CLIENT)) as bob, \
-            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as alice:
+    async with service_app(
+            geocatalog_data_dir=data_dir, job_queue=f"quotas-{uuid.uuid4().hex[:8]}",
+            in_process_worker=True, worker_concurrency=2,
+            # the defaults' rule (one running job a user), a small queue to reach
+            job_user_running=1, job_user_queued=5, job_project_queued=500) as service:
+        bob = service.client(issuer.token("bob", client=PROCESS_CLIENT))
+        alice = service.client(issuer.token("alice", client=PROCESS_CLIENT))
         # bob: two long jobs (the worker has two slots), then echoes up to his quota
         sleeping = [(await execute(bob, "sleep", {"seconds": 3600})).headers["Location"]
                     for _ in range(2)]

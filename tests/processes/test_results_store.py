@@ -14,14 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes
 from tests.support.cli import run_cli
 from tests.support.cwl import python_tool
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
 from tests.support.roles import role_env
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
@@ -32,19 +29,17 @@ SST = "climate_forecast-sea_surface_temperature"
 
 
 @pytest.fixture(scope="module")
-async def service(settings, issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory
+async def service(service_app, issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory
                   ) -> AsyncIterator[dict]:
     """The service with a worker and a results store of its own (at most 20 files a job);
     alice's process and data clients, its data dir."""
     data_dir = tmp_path_factory.mktemp("results-store")
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"results-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True, "job_result_files": 20}), processes=TEST_PROCESSES)
-    async with app.router.lifespan_context(app), \
-            http_client(app, issuer.token("alice", client=PROCESS_CLIENT,
-                                          rights=["deployProcess"])) as alice, \
-            http_client(app, issuer.token("alice")) as alice_data:
-        yield {"alice": alice, "alice_data": alice_data, "data_dir": data_dir,
+    async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
+                           job_queue=f"results-{uuid.uuid4().hex[:8]}",
+                           job_result_files=20) as started:
+        yield {"alice": started.client(issuer.token("alice", client=PROCESS_CLIENT,
+                                                    rights=["deployProcess"])),
+               "alice_data": started.client(issuer.token("alice")), "data_dir": data_dir,
                "store": data_dir / "results"}
 
 
@@ -121,7 +116,8 @@ def gc(service: dict, settings, *options: str) -> list[str]:
     return out.stdout.splitlines()
 
 
-async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoint) -> None:
+async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoint,
+                                                   published_collections) -> None:
     alice, alice_data, store = service["alice"], service["alice_data"], service["store"]
     run = uuid.uuid4().hex[:8]
     bucket = f"gc-{run}"

@@ -16,12 +16,9 @@ import httpx
 import pytest
 
 from process_api.runner.sandbox import VIEW
-from stac_ext.app import create_app
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
 from tests.support.paths import ROOT
-from tests.support.processes import TEST_PROCESSES
 
 #: a module of the service, as a path within the checkout
 CHILD = Path("process_api", "runner", "child.py")
@@ -40,14 +37,12 @@ def data_dir() -> Iterator[Path]:
 
 
 async def test_a_job_sees_neither_the_services_files_nor_its_secrets(
-        settings, issuer, data_dir: Path, database_url: str) -> None:
+        service_app, issuer, data_dir: Path, database_url: str) -> None:
     database = urlsplit(database_url)
     cluster_files = sorted(str(p) for p in Path("/tmp").glob("geocatalog-test-*/pg.password"))
-    app = create_app(settings.model_copy(update={
-        "geocatalog_data_dir": data_dir, "job_queue": f"sandbox-{uuid.uuid4().hex[:8]}",
-        "in_process_worker": True}), processes=TEST_PROCESSES)
-    async with app.router.lifespan_context(app), \
-            http_client(app, issuer.token("alice", client=PROCESS_CLIENT)) as c:
+    async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
+                           job_queue=f"sandbox-{uuid.uuid4().hex[:8]}") as service:
+        c = service.client(issuer.token("alice", client=PROCESS_CLIENT))
         probes = {
             "read": [str(data_dir / "pg.password"), *cluster_files, "/etc/shadow",
                      str(ROOT / "pyproject.toml"), str(ROOT / CHILD), str(VIEW / "code" / CHILD)],

@@ -18,14 +18,11 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from stac_ext.app import create_app
 from tests.support.containers import cdo_image, containers_of, shell_in
 from tests.support.cwl import shout_tool
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, until, wait_for
 from tests.support.paths import ROOT
-from tests.support.processes import TEST_PROCESSES
 from tests.support.roles import role_env
 from tests.support.slurm import SlurmCluster
 
@@ -50,23 +47,21 @@ def shared(slurm: SlurmCluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     subprocess.run(["rm", "-rf", str(folder)], check=True)
 
 
-def slurm_settings(settings, shared: Path, **more):
-    return settings.model_copy(update={
-        "job_executor": "slurm", "slurm_folder": shared, "job_cpu_max": 2,
-        "job_memory_max": "1Gi", "job_memory": "256Mi", "worker_concurrency": 8,
-        "job_queue": f"slurm-{uuid.uuid4().hex[:8]}", "in_process_worker": True, **more})
+def slurm_settings(shared: Path, **more) -> dict:
+    """The settings of a service whose worker runs jobs on Slurm (`service_app`'s)."""
+    return {"job_executor": "slurm", "slurm_folder": shared, "job_cpu_max": 2,
+            "job_memory_max": "1Gi", "job_memory": "256Mi", "worker_concurrency": 8,
+            "job_queue": f"slurm-{uuid.uuid4().hex[:8]}", "in_process_worker": True, **more}
 
 
 @pytest.fixture
-async def service(settings, issuer: TestIssuer, shared: Path) -> AsyncIterator[dict]:
+async def service(service_app, issuer: TestIssuer, shared: Path) -> AsyncIterator[dict]:
     """The service whose worker runs jobs on Slurm; ann runs them, dora deploys."""
-    app = create_app(slurm_settings(settings, shared), processes=TEST_PROCESSES)
     ann = issuer.token("ann", client=PROCESS_CLIENT, groups=["ocean"])
     dora = issuer.token("dora", client=PROCESS_CLIENT, rights=["deployProcess"],
                         groups=["ocean"])
-    async with app.router.lifespan_context(app), http_client(app, ann) as ann_client, \
-            http_client(app, dora) as dora_client:
-        yield {"ann": ann_client, "dora": dora_client}
+    async with service_app(**slurm_settings(shared)) as started:
+        yield {"ann": started.client(ann), "dora": started.client(dora)}
 
 
 async def ran(client: httpx.AsyncClient, process: str, inputs: dict, **body) -> dict:
@@ -117,7 +112,8 @@ async def message_of(client: httpx.AsyncClient, url: str, prefix: str) -> str:
 
 
 async def test_jobs_run_through_slurm_with_the_local_executors_results(
-        service, settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster) -> None:
+        service, service_app, settings, issuer: TestIssuer, shared: Path,
+        slurm: SlurmCluster) -> None:
     """50 echo jobs and 10 deployed CWL jobs, each its own Slurm job, answer what the
     local executor answers."""
     ann, dora = service["ann"], service["dora"]
@@ -139,11 +135,10 @@ async def test_jobs_run_through_slurm_with_the_local_executors_results(
     assert None not in slurm_ids and len(set(slurm_ids)) == 60  # a Slurm job each
 
     assert list(shared.iterdir()) == []  # each job's folder removed once read
-    local = create_app(settings.model_copy(update={
-        "job_queue": f"local-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
-        "worker_concurrency": 4}), processes=TEST_PROCESSES)
     token = issuer.token("ann", client=PROCESS_CLIENT, groups=["ocean"])
-    async with local.router.lifespan_context(local), http_client(local, token) as here:
+    async with service_app(job_queue=f"local-{uuid.uuid4().hex[:8]}", in_process_worker=True,
+                           worker_concurrency=4) as local:
+        here = local.client(token)
         local_jobs, results = await every(here)
         assert results == through_slurm
         assert {await batch_job(settings, job["jobID"]) for job in local_jobs} == {None}
@@ -212,16 +207,15 @@ def start_worker(settings, shared: Path, slurm: SlurmCluster, queue: str,
 
 
 @pytest.fixture
-async def submitter(settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster
-                    ) -> AsyncIterator[dict]:
+async def submitter(service_app, settings, issuer: TestIssuer, shared: Path,
+                    slurm: SlurmCluster) -> AsyncIterator[dict]:
     """An API without a worker, and `start()`: a worker process of its queue on Slurm."""
     queue = f"slurm-{uuid.uuid4().hex[:8]}"
-    app = create_app(slurm_settings(settings, shared, job_queue=queue,
-                                    in_process_worker=False), processes=TEST_PROCESSES)
     workers: list[subprocess.Popen] = []
     token = issuer.token("ann", client=PROCESS_CLIENT)
-    async with app.router.lifespan_context(app), http_client(app, token) as ann:
-        yield {"ann": ann, "start": lambda **more: workers.append(
+    async with service_app(**slurm_settings(shared, job_queue=queue,
+                                            in_process_worker=False)) as api:
+        yield {"ann": api.client(token), "start": lambda **more: workers.append(
             start_worker(settings, shared, slurm, queue, **more)) or workers[-1]}
     for worker in workers:
         if worker.poll() is None:
@@ -365,12 +359,10 @@ async def test_a_deployed_tools_container_runs_in_its_slurm_job(
 
 
 async def test_a_job_slurm_refuses_fails_with_slurms_reason(
-        settings, issuer: TestIssuer, shared: Path) -> None:
-    app = create_app(slurm_settings(settings, shared, slurm_partition="nowhere"),
-                     processes=TEST_PROCESSES)
+        service_app, issuer: TestIssuer, shared: Path) -> None:
     token = issuer.token("ann", client=PROCESS_CLIENT)
-    async with app.router.lifespan_context(app), http_client(app, token) as ann:
-        job = await ran(ann, "echo", {"message": "x"})
+    async with service_app(**slurm_settings(shared, slurm_partition="nowhere")) as service:
+        job = await ran(service.client(token), "echo", {"message": "x"})
     assert (job["status"], job["message"]) == (
         "failed", "Slurm refused the job: invalid partition specified: nowhere")
 
@@ -386,12 +378,10 @@ async def test_a_slurm_jobs_process_holds_its_memory_limit(service) -> None:
 
 
 async def test_past_its_wall_time_a_slurm_job_is_cancelled_saying_so(
-        settings, issuer: TestIssuer, shared: Path, slurm: SlurmCluster) -> None:
-    app = create_app(slurm_settings(settings, shared, job_wall_seconds=4),
-                     processes=TEST_PROCESSES)
+        service_app, issuer: TestIssuer, shared: Path, slurm: SlurmCluster) -> None:
     token = issuer.token("ann", client=PROCESS_CLIENT)
-    async with app.router.lifespan_context(app), http_client(app, token) as ann:
-        slow = await ran(ann, "sleep", {"seconds": 60})
+    async with service_app(**slurm_settings(shared, job_wall_seconds=4)) as service:
+        slow = await ran(service.client(token), "sleep", {"seconds": 60})
     assert (slow["status"], slow["message"]) == (
         "failed", "Wall time limit reached: the job ran for 4 s (JOB_WALL_SECONDS) and was "
         "stopped.")

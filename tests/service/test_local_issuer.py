@@ -9,40 +9,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from stac_ext.app import create_app
 from tests.support.stac import make_item
 
 
-async def test_local_issuer_session(settings, collection: str, tmp_path, caplog) -> None:
-    local = settings.model_copy(update={"oidc_issuer": None, "jwks_url": None,
-                                        "geocatalog_data_dir": tmp_path})
-    app = create_app(local)
-    assert "DEVELOPMENT TOKEN ISSUER" in caplog.text
-    key_file = tmp_path / "issuer-key.json"
-    assert oct(key_file.stat().st_mode)[-3:] == "600"
+async def test_local_issuer_session(service_app, collection: str, tmp_path, caplog) -> None:
+    async with service_app(oidc_issuer=None, jwks_url=None,
+                           geocatalog_data_dir=tmp_path) as service:
+        assert "DEVELOPMENT TOKEN ISSUER" in caplog.text
+        key_file = tmp_path / "issuer-key.json"
+        assert oct(key_file.stat().st_mode)[-3:] == "600"
 
-    out = subprocess.run(
-        [sys.executable, "-m", "stac_ext.cli", "token", "dev-user", "--group", "lab",
-         "--right", "updateCatalog", "--ttl", "600"],
-        env={**os.environ, "GEOCATALOG_DATA_DIR": str(tmp_path), "OIDC_ISSUER": "",
-             "JWKS_URL": ""}, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    token = out.stdout.strip()
+        out = subprocess.run(
+            [sys.executable, "-m", "stac_ext.cli", "token", "dev-user", "--group", "lab",
+             "--right", "updateCatalog", "--ttl", "600"],
+            env={**os.environ, "GEOCATALOG_DATA_DIR": str(tmp_path), "OIDC_ISSUER": "",
+                 "JWKS_URL": ""}, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        token = out.stdout.strip()
 
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            discovery = (await c.get("/auth/.well-known/openid-configuration")).json()
-            assert discovery["issuer"] == "http://127.0.0.1:8080/auth"
-            keys = (await c.get("/auth/jwks")).json()["keys"]
-            assert keys and "d" not in keys[0]  # public part only
-            r = await c.post(f"/data/collections/{collection}/items", json=make_item("dev"),
-                             headers={"Authorization": f"Bearer {token}"})
-            assert r.status_code == 201, r.text
-            assert r.json()["properties"]["owner"] == "dev-user"
+        c = service.client(base_url="http://t")
+        discovery = (await c.get("/auth/.well-known/openid-configuration")).json()
+        assert discovery["issuer"] == "http://127.0.0.1:8080/auth"
+        keys = (await c.get("/auth/jwks")).json()["keys"]
+        assert keys and "d" not in keys[0]  # public part only
+        r = await c.post(f"/data/collections/{collection}/items", json=make_item("dev"),
+                         headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 201, r.text
+        assert r.json()["properties"]["owner"] == "dev-user"
 
 
 def test_token_command_refuses_when_a_provider_is_set(tmp_path) -> None:

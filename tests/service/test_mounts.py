@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from stac_ext.app import create_app
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 
@@ -16,10 +15,9 @@ OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
 
 
 @pytest.fixture
-async def moved(settings) -> AsyncIterator:
-    app = create_app(settings.model_copy(update={"processes_prefix": "/ogc/processes"}))
-    async with app.router.lifespan_context(app):
-        yield app
+async def moved(service_app) -> AsyncIterator:
+    async with service_app(processes_prefix="/ogc/processes") as service:
+        yield service.app
 
 
 async def test_the_process_api_where_the_setting_puts_it(moved, issuer) -> None:

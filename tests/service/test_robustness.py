@@ -12,12 +12,10 @@ import pytest
 from owslib.ogcapi.features import Features
 from pystac_client import Client
 
-from stac_ext.app import create_app
 from stac_ext.platform.database.cluster import Cluster
 from stac_ext.platform.service.body_limit import bodiless
 from tests.support.cluster import migrated_cluster
 from tests.support.http import http_client
-from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -70,10 +68,9 @@ async def test_bad_input_sweep(app, issuer, status, method, path, body, content_
     assert await counts(app) == before
 
 
-async def test_oversized_bodies_are_413(settings, issuer) -> None:
-    small = create_app(settings.model_copy(update={"max_body_bytes": 2000}))
-    async with small.router.lifespan_context(small), \
-            http_client(small, issuer.token("big")) as c:
+async def test_oversized_bodies_are_413(service_app, issuer) -> None:
+    async with service_app(max_body_bytes=2000) as small:
+        c = small.client(issuer.token("big"))
         big = {"type": "FeatureCollection", "features": [make_item(f"b{n}") for n in range(50)]}
         r = await c.post("/data/collections/any-thing/items", json=big)
         assert r.status_code == 413 and r.json()["code"] == "RequestEntityTooLarge"
@@ -110,9 +107,9 @@ def own_cluster() -> Iterator[Cluster]:
         yield cluster
 
 
-async def test_database_restart_while_serving(settings, own_cluster: Cluster) -> None:
-    app = create_app(on_database(settings, own_cluster.dsn))
-    async with app.router.lifespan_context(app), http_client(app) as c:
+async def test_database_restart_while_serving(service_app, own_cluster: Cluster) -> None:
+    async with service_app(database=own_cluster.dsn) as service:
+        c = service.client()
         assert (await c.get("/data/collections")).status_code == 200
         own_cluster.stop()
         r = await c.get("/data/collections")

@@ -5,12 +5,9 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.app import create_app
 from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.platform.database.migrations import migrate
 from tests.support.cluster import new_database
-from tests.support.http import http_client
-from tests.support.roles import on_database
 from tests.support.stac import make_item
 
 
@@ -42,15 +39,14 @@ async def test_readiness_reports_database_and_schemas(anon: httpx.AsyncClient) -
     assert health.status_code == 200 and health.json()["status"] == "UP"
 
 
-async def test_readiness_names_unapplied_migrations(settings) -> None:
+async def test_readiness_names_unapplied_migrations(settings, service_app) -> None:
     """A database a newer release has not been migrated to yet is not ready (503)."""
     url = new_database(settings.database_url or "", "unmigrated_")
     migrate(url, MIGRATIONS, echo=lambda _: None, bootstraps=BOOTSTRAPS)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM geocatalog.schema_migrations WHERE schema_name = 'catalogs'")
-    app = create_app(on_database(settings, url))
-    async with app.router.lifespan_context(app), http_client(app) as c:
-        r = await c.get("/healthz")
+    async with service_app(database=url) as service:
+        r = await service.client().get("/healthz")
     assert r.status_code == 503
     assert r.json() == {"status": "DOWN", "pgstac": r.json()["pgstac"],
                         "pending_migrations": ["catalogs"]}
@@ -96,7 +92,8 @@ async def test_the_openapi_document_says_its_version(anon: httpx.AsyncClient) ->
     assert r.json()["openapi"].startswith("3.1")
 
 
-async def test_a_changed_function_file_is_pending_until_migrate_applies_it(settings) -> None:
+async def test_a_changed_function_file_is_pending_until_migrate_applies_it(settings,
+                                                                           service_app) -> None:
     """A release that changes one SQL function (one file of `functions/`) finds the database
     not ready until `migrate` has applied that file, and only that file."""
     url = new_database(settings.database_url or "", "stale_functions_")
@@ -104,14 +101,12 @@ async def test_a_changed_function_file_is_pending_until_migrate_applies_it(setti
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE geocatalog.schema_functions SET sha256 = 'an earlier release' "
                      "WHERE schema_name = 'geocatalog' AND file = 'search.sql'")
-    app = create_app(on_database(settings, url))
-    async with app.router.lifespan_context(app), http_client(app) as c:
-        r = await c.get("/healthz")
+    async with service_app(database=url) as service:
+        r = await service.client().get("/healthz")
     assert (r.status_code, r.json()["pending_migrations"]) == (503, ["geocatalog"])
     said: list[str] = []
     assert migrate(url, MIGRATIONS, echo=said.append, bootstraps=BOOTSTRAPS) == [
         "geocatalog functions search"]
     assert "applied geocatalog functions search" in said
-    app = create_app(on_database(settings, url))
-    async with app.router.lifespan_context(app), http_client(app) as c:
-        assert (await c.get("/healthz")).status_code == 200
+    async with service_app(database=url) as service:
+        assert (await service.client().get("/healthz")).status_code == 200

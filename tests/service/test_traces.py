@@ -12,12 +12,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from stac_ext.app import create_app
 from stac_ext.platform.telemetry.traces import configured_provider
 from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
 from tests.support.stac import make_item, unique
 
 
@@ -37,15 +35,13 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture(scope="module")
-async def traced(settings, exporter: InMemorySpanExporter) -> AsyncIterator:
+async def traced(service_app, exporter: InMemorySpanExporter) -> AsyncIterator:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     # a worker of its own, on a queue of its own: its jobs' spans are this provider's
-    application = create_app(settings.model_copy(update={
-        "in_process_worker": True, "job_queue": unique("traced")}), processes=TEST_PROCESSES,
-        tracer_provider=provider)
-    async with application.router.lifespan_context(application):
-        yield application
+    async with service_app(in_process_worker=True, job_queue=unique("traced"),
+                           tracer_provider=provider) as service:
+        yield service.app
 
 
 def _tree(spans: tuple[ReadableSpan, ...], root: ReadableSpan) -> list[ReadableSpan]:

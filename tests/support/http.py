@@ -1,12 +1,14 @@
-"""HTTP for tests: clients of the ASGI app, free ports, the app in a real uvicorn."""
+"""HTTP for tests: the app built and started (`started_app`, behind the `service_app`
+fixture) and its clients, free ports, the app in a real uvicorn."""
 
 from __future__ import annotations
 
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,46 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def http_client(app, token: str | None = None) -> httpx.AsyncClient:
+def http_client(app, token: str | None = None, *, base_url: str = "http://testserver",
+                **options: Any) -> httpx.AsyncClient:
+    """A client of the ASGI `app`, `token` as its bearer; `options`: httpx's (cookies...)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                             base_url="http://testserver", headers=headers)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url,
+                             headers=headers, **options)
+
+
+@dataclass
+class Started:
+    """An app `started_app` built and started, and the clients it gave (closed with it)."""
+
+    app: Any
+    clients: list[httpx.AsyncClient] = field(default_factory=list)
+
+    def client(self, token: str | None = None, **options: Any) -> httpx.AsyncClient:
+        """A client of the app (`http_client`), closed when the app stops."""
+        self.clients.append(http_client(self.app, token, **options))
+        return self.clients[-1]
+
+
+@asynccontextmanager
+async def started_app(settings: Settings, *, database: str | None = None,
+                      processes: Iterable[Any] = (), tracer_provider: Any = None,
+                      **overrides: Any) -> AsyncIterator[Started]:
+    """The service built with `settings` and `overrides` (any setting, by its field name),
+    on `database` (another database than the settings', with its roles) when given, and
+    started (its lifespan run); `processes` and `tracer_provider`: `create_app`'s."""
+    from stac_ext.app import create_app  # the composition root, only where a test asks
+    configured = settings.model_copy(update=overrides)
+    if database is not None:
+        configured = on_database(configured, database)
+    app = create_app(configured, processes=processes, tracer_provider=tracer_provider)
+    started = Started(app)
+    async with app.router.lifespan_context(app):
+        try:
+            yield started
+        finally:
+            for client in started.clients:
+                await client.aclose()
 
 
 @contextmanager
@@ -74,12 +112,3 @@ def wait_until_ok(url: str, seconds: float = 120) -> httpx.Response:
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.2)
-
-
-@asynccontextmanager
-async def app_on(settings: Settings, database_url: str) -> AsyncIterator[Any]:
-    """The service (no job worker) on another database than the session's, started."""
-    from stac_ext.app import create_app  # the composition root, only where a test asks
-    app = create_app(on_database(settings, database_url))
-    async with app.router.lifespan_context(app):
-        yield app

@@ -9,8 +9,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stac_ext.app import create_app
-from stac_ext.settings import Settings
 from tests.support.sessions import no_cookies
 
 #: Where the local issuer's service is addressed (its issuer's default address)
@@ -18,12 +16,8 @@ LOCAL_BASE = "http://127.0.0.1:8080"
 
 
 @pytest.fixture
-async def signing_in(settings: Settings, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+async def signing_in(service_app, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     """The service with its development issuer, at its own address; a client that keeps
     no cookie (each request carries only those the test gives it)."""
-    app = create_app(settings.model_copy(update={
-        "oidc_issuer": None, "geocatalog_data_dir": tmp_path}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url=LOCAL_BASE,
-            cookies=no_cookies()) as client:
-        yield client
+    async with service_app(oidc_issuer=None, geocatalog_data_dir=tmp_path) as service:
+        yield service.client(base_url=LOCAL_BASE, cookies=no_cookies())

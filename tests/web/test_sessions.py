@@ -12,7 +12,6 @@ from urllib.parse import parse_qs, urlsplit
 import asyncpg
 import httpx
 
-from stac_ext.app import create_app
 from stac_ext.platform.sessions.middleware import FORGED
 from stac_ext.settings import Settings
 from tests.support.sessions import SAME_ORIGIN, cookie_of, no_cookies, sign_in
@@ -187,15 +186,11 @@ async def test_a_sign_in_is_finished_only_where_it_started(signing_in: httpx.Asy
     assert "The identity provider did not sign you in: &lt;b&gt;no&lt;/b&gt;." in r.text
 
 
-async def test_over_https_the_cookie_is_the_hosts_alone(settings: Settings,
-                                                         tmp_path: Path) -> None:
+async def test_over_https_the_cookie_is_the_hosts_alone(service_app, tmp_path: Path) -> None:
     """Behind https (BASE_URL, with a path a proxy takes off): `__Host-` and `Secure`."""
-    app = create_app(settings.model_copy(update={
-        "oidc_issuer": None, "geocatalog_data_dir": tmp_path,
-        "base_url": "https://maps.example/geo"}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://internal",
-            cookies=no_cookies()) as client:
+    async with service_app(oidc_issuer=None, geocatalog_data_dir=tmp_path,
+                           base_url="https://maps.example/geo") as service:
+        client = service.client(base_url="http://internal", cookies=no_cookies())
         start = await client.get("/ui/session/sign-in")
         assert start.headers["location"].startswith("https://maps.example/geo/auth/authorize?")
         flight = cookie_of(start, "__Host-geocatalog-sign-in")

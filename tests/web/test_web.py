@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from process_api.data.file_inputs import FILE_INPUT
-from stac_ext.app import create_app
 from stac_ext.platform.service.logs import logging_config
 from stac_ext.settings import Settings
 from stac_ext.web.pages.search import typed_datetime
@@ -215,9 +214,9 @@ async def test_stac_browser_is_configured_at_serve_time(anon: httpx.AsyncClient,
     assert (r.status_code, r.headers["location"]) == (308, "http://testserver/browser/")
 
 
-async def test_stac_browser_behind_a_base_url(settings: Settings) -> None:
-    app = create_app(settings.model_copy(update={"base_url": "https://maps.example/geo"}))
-    async with http_client(app) as c:
+async def test_stac_browser_behind_a_base_url(service_app) -> None:
+    async with service_app(base_url="https://maps.example/geo") as service:
+        c = service.client()
         config = (await c.get("/browser/config.js")).text
         index = (await c.get("/browser/collections/x")).text
         redirect = await c.get("/data/collections/x", headers=HTML)
@@ -235,13 +234,10 @@ def _pkce() -> tuple[str, str]:
 
 
 @pytest.fixture
-async def local(settings: Settings, tmp_path) -> AsyncIterator[httpx.AsyncClient]:
+async def local(service_app, tmp_path) -> AsyncIterator[httpx.AsyncClient]:
     """The service with its development issuer (no OIDC_ISSUER), at its own address."""
-    app = create_app(settings.model_copy(update={
-        "oidc_issuer": None, "geocatalog_data_dir": tmp_path}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8080") as c:
-        yield c
+    async with service_app(oidc_issuer=None, geocatalog_data_dir=tmp_path) as service:
+        yield service.client(base_url="http://127.0.0.1:8080")
 
 
 async def test_sign_in_with_code_and_pkce(local: httpx.AsyncClient) -> None:

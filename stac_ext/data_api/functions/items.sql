@@ -39,9 +39,9 @@ $$;
 -- table. pgstac's own path inserts each statement's items into `items_staging`, copies
 -- them into a temporary table it creates (a catalog write per statement) and deletes them
 -- there again, and its SQL functions (`content_dehydrate`, `content_slim`, `strip_jsonb`
--- at each level of each item) are planned again at every call: 8 items 6.0-6.7 ms a
--- statement against 2.4-2.8 ms this way. `test_item_creation.py` compares the rows with
--- pgstac's.
+-- at each level of each item) are planned again at every call; these statements keep their
+-- plans for the session (docs/performance.md). `test_item_creation.py` compares the rows
+-- with pgstac's.
 
 -- The items as the rows pgstac stores, as its `content_dehydrate` makes them: each
 -- collection's current base item looked up once, not once an item (an item naming no
@@ -129,7 +129,7 @@ $$;
 -- `_reader` may read it. The same answer without its cost: pgstac's function finds the
 -- base item through an SQL function that cannot be inlined (planned again at each call)
 -- and sets up its plpgsql expressions in each transaction; these statements keep their
--- plans for the session (a call: 242 -> 162 us). The base item is the one pgstac's
+-- plans for the session (docs/performance.md). The base item is the one pgstac's
 -- `collection_base_item` finds: an untagged item's is the collection's first (the one it
 -- had before its first edit), a tagged item's the one its tag names. A tag naming none is
 -- left to pgstac's own function (its warning, then the collection's current base item).

@@ -3,12 +3,11 @@
 
 -- pgstac's `check_partition`: the partition that will hold a collection's items of these
 -- time ranges, made if missing, its time constraint widened to them. The first partition
--- of a collection not partitioned by time is made here in about half pgstac's time (16-17
--- against 29-31 ms at 5,000 partitions, of which PostgreSQL's own partition bookkeeping
--- about 12 ms): the same table, index, rights and constraint (written with the table, not
--- added and validated after it), the same `partition_stats` row, and pgstac's index upkeep
--- (`maintain_partitions`, 12 ms of catalog reads) only when a queryable asks for an index,
--- without which it makes none. Every other case is pgstac's own function.
+-- of a collection not partitioned by time is made here in about half pgstac's time
+-- (docs/performance.md): the same table, index, rights and constraint (written with the
+-- table, not added and validated after it), the same `partition_stats` row, and pgstac's
+-- index upkeep (`maintain_partitions`, which reads every index of the schema) only when a
+-- queryable asks for an index, without which it makes none. Every other case is pgstac's own function.
 -- The table is made on its own and attached: attaching locks pgstac.items against other
 -- attachments only, where `CREATE TABLE ... PARTITION OF` locks out every reader and writer
 -- of every partition until the transaction ends (a load writes while it makes partitions).

@@ -2,9 +2,9 @@
 -- statement that leaves the index half as large again as at its last ANALYZE (or past a
 -- few pages, never analyzed) analyzes it, in its own transaction, unless another session
 -- is analyzing or vacuuming it. Autovacuum does the same within a minute or so; until then
--- the planner planned with the statistics of before (items pages ran 7x slower after a
--- bulk load into a migrated database: `pypgstac load` writes through the index's
--- triggers). A load that doubles the index analyzes it about twice, a fraction of a
+-- the planner plans with the statistics of before, and items pages read their whole
+-- collection after a bulk load into a migrated database (`pypgstac load` writes through
+-- the index's triggers; docs/performance.md). A load that doubles the index analyzes it about twice, a fraction of a
 -- second each (a sample of a fixed size); an API write costs a look at the table's size.
 CREATE OR REPLACE FUNCTION geocatalog.fresh_statistics() RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$

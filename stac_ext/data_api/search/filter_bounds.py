@@ -2,15 +2,16 @@
 
 cql2's text parser recurses once per nesting level: a few thousand parentheses (or `NOT`s,
 or signs) overflow its stack and kill the process. Its `validate()`, which stock runs on
-every GET filter, checks a JSON Schema whose cost grows steeply with nesting (64 nested
-function calls: 2 s and 2 GB) and is 25 ms for a plain `owner = 'a'`. So a filter is
+every GET filter, checks a JSON Schema whose cost grows steeply with nesting (seconds and
+gigabytes for a few dozen nested calls) and is high even for a plain `owner = 'a'`
+(docs/performance.md). So a filter is
 bounded lexically (length, nesting), parsed (text) or decoded (JSON), and its root checked
 to be a boolean expression; pgstac, which answers POST filters without cql2, judges the
 rest, as it does for them (a 400 naming what it cannot use).
 
 Every filter, a POST body's as a GET's once turned into CQL2-JSON, is then bounded by its
 size and its operations (`bounded_json`): the database's work grows with its
-terms (an OR of 20,000 LIKEs, 1.27 MB, took 25 s of it per request).
+terms (an OR of thousands of LIKEs takes seconds of it per request).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Connections the data API's requests keep between them, in front of asyncpg's pool.
 
-Giving a connection back to asyncpg's pool and taking it out again cost a request about
-60 us of the API's CPU under load, a sixth of a single item's request: the pool shields each
-release from cancellation with a task of its own and arms and cancels a timer on either
-side. A request that used its connection and left it idle keeps it here instead, for the
+Giving a connection back to asyncpg's pool and taking it out again costs a request a task
+and two timers, a large part of a single item's CPU (docs/performance.md): the pool shields
+each release from cancellation with a task of its own and arms and cancels a timer on
+either side. A request that used its connection and left it idle keeps it here instead, for the
 next request; the pool still makes, resets, replaces and closes every connection, as each
 goes back to it:
 - a connection whose request failed or was cancelled, that is closed, or in a transaction

@@ -7,7 +7,7 @@ constraints wide enough. One session makes them all, share after share, while ot
 sessions write the shares made: `make_partition` attaches a new table, which leaves writers
 free to write (a table made `PARTITION OF` pgstac.items would lock out every writer of
 every partition until it commits), and each new partition costs PostgreSQL a rebuild of
-pgstac.items' partition bounds in each session that makes one (about 40% of making it).
+pgstac.items' partition bounds in each session that makes one (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -52,8 +52,8 @@ SHARE_ITEMS = 5_000
 SHARE_COLLECTIONS = 100
 
 #: A collection of more items than this, not partitioned by time, is written in pieces of
-#: this size, its bounding items first (above): one collection of 81,000 items, 6.1-6.9 s ->
-#: 5.3-5.5 s with two loaders.
+#: this size, its bounding items first (above): every loader writes a large collection, not
+#: one alone (docs/performance.md).
 PIECE_ITEMS = 20_000
 
 #: Documents per check task.

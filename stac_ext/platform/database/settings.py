@@ -51,9 +51,8 @@ class DatabaseSettings(BaseSettings):
     db_max_conn_size: int = 10
     """Connections each read and write pool of a process opens at most."""
     db_parallel_workers: int = 0
-    """PostgreSQL parallel workers per query on the API's connections: a page query is small
-    and starting workers cost more than they saved (a bbox+datetime search: 53 ms -> 17 ms
-    without)."""
+    """PostgreSQL parallel workers per query on the API's connections: a page query is small,
+    and starting workers costs more than they save (see Performance)."""
     db_timeout: float = 2.0
     """Seconds a request waits for a database connection (connect or pool) before its 503:
     during an outage clients hear it at once and workers are not tied up (the job store and
@@ -113,7 +112,7 @@ class DatabaseSettings(BaseSettings):
                 statement_timeout=str(int(self.db_statement_timeout * 1000)),
                 # any other PostgreSQL setting is allowed (extra="allow"). A page query is
                 # short: compiling it (PostgreSQL's JIT, on by default for costly plans)
-                # took longer than running it (12 ms of a 20 ms search).
+                # takes longer than running it (docs/performance.md).
                 max_parallel_workers_per_gather=str(  # type: ignore[call-arg]
                     self.db_parallel_workers), jit="off",
                 **more,

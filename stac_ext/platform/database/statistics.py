@@ -1,7 +1,7 @@
 """The planner's statistics after a bulk change: the tables a migration's batched steps or
 a load fill in bulk are analyzed before the command returns. Autovacuum's ANALYZE may come a
-minute later; until then the planner plans with what the table held before (an items page
-ran 7x slower right after `migrate` filled the search index). After a migration they are
+minute later; until then the planner plans with what the table held before, and an items
+page reads its whole collection (docs/performance.md). After a migration they are
 vacuumed too: a migration that rewrites a table (a new generated column) leaves its
 visibility map empty, which autovacuum, counting no new rows, does not fill, and every
 index-only count (an items page's, an owner's) then reads each match's row."""

@@ -23,9 +23,8 @@ from starlette.requests import Request
 from starlette.types import Receive
 
 T = TypeVar("T")
-#: Reads shorter than this are not watched: a watch is a task of its own (watching every
-#: read from its start cost a ten-item page about 5 % of its CPU), and queries pile up
-#: only from long reads.
+#: Reads shorter than this are not watched: a watch is a task of its own, which a short
+#: read would pay for in CPU, and queries pile up only from long reads.
 WATCH_AFTER = 0.25
 
 
