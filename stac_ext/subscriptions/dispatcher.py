@@ -145,7 +145,7 @@ class Dispatcher:
             for run in submitted:
                 await self._follow(processes, run)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
-            logger.warning("subscriptions: standing jobs: %s", type(e).__name__)
+            logger.warning("subscriptions: standing jobs: %s: %s", type(e).__name__, e)
         except Exception:  # a bug must not stop the dispatcher: logged, retried next round
             logger.exception("subscriptions: standing jobs")
 

@@ -124,7 +124,7 @@ MATCH = "SELECT subscriptions.match($1)"
 #: seconds: $1 at most.
 CLAIM_WEBHOOKS = """
 UPDATE subscriptions.subscriptions s
-SET lease_until = now() + $2 * interval '1 second'
+SET lease_until = now() + $2::float8 * interval '1 second'
 WHERE s.id IN (
     SELECT id FROM subscriptions.subscriptions
     WHERE webhook IS NOT NULL AND status = 'active' AND last_number > delivered_number
@@ -187,8 +187,8 @@ WHERE subscription_id = $1 AND number = $2 ORDER BY collection, item_id
 #: A run's job recorded: $1 subscription, $2 window, $3 job id, $4 its URL.
 RUN_SUBMITTED = """
 UPDATE subscriptions.runs
-SET status = 'submitted', job_id = $3, job_url = $4, jobs = jobs || $3, message = NULL,
-    next_try = NULL, updated = now()
+SET status = 'submitted', job_id = $3::text, job_url = $4, jobs = jobs || $3::text,
+    message = NULL, next_try = NULL, updated = now()
 WHERE subscription_id = $1 AND number = $2 AND status = 'submitting'
 """
 
@@ -210,7 +210,8 @@ WHERE subscription_id = $1 AND number = $2
 #: A cut-short submission's job, found: $1 subscription, $2 window, $3 job id.
 RUN_TAKEN_UP = """
 UPDATE subscriptions.runs
-SET status = 'submitted', job_id = $3, jobs = jobs || $3, next_try = NULL, updated = now()
+SET status = 'submitted', job_id = $3::text, jobs = jobs || $3::text, next_try = NULL,
+    updated = now()
 WHERE subscription_id = $1 AND number = $2
 """
 
@@ -233,7 +234,7 @@ STALE_SUBMISSIONS = """
 SELECT r.subscription_id, r.number, r.claimed, r.jobs, s.owner, s.reader, s.job,
        s.service_url
 FROM subscriptions.runs r JOIN subscriptions.subscriptions s ON s.id = r.subscription_id
-WHERE r.status = 'submitting' AND r.claimed < now() - $1 * interval '1 second'
+WHERE r.status = 'submitting' AND r.claimed < now() - $1::float8 * interval '1 second'
 """
 
 #: Job ids already recorded by the subscription's runs: $1 subscription.
@@ -243,4 +244,4 @@ WHERE r.subscription_id = $1
 """
 
 #: $1 days kept, $2 backlog, $3 attempts kept.
-PRUNE = "SELECT subscriptions.prune($1 * interval '1 day', $2, $3)"
+PRUNE = "SELECT subscriptions.prune($1::float8 * interval '1 day', $2, $3)"

@@ -184,8 +184,9 @@ END;
 $$;
 
 -- A standing job's windows, given its subscription's events after number `_after`: each
--- created or updated item once a window (its own results, which name its process in
--- `processing:software`, never), a window closing (due) at its count of items.
+-- created or updated item once a window, each event in one window at most (given again, it
+-- is not taken again), its own results (which name its process in `processing:software`)
+-- never; a window closes (due) at its count of items.
 CREATE OR REPLACE FUNCTION subscriptions.fill_windows(_subscription uuid, _after bigint)
 RETURNS void
 LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
@@ -201,10 +202,12 @@ BEGIN
         RETURN;
     END IF;
     FOR item IN
-        SELECT e.collection, e.item_id FROM subscriptions.events e
+        SELECT e.number, e.collection, e.item_id FROM subscriptions.events e
         LEFT JOIN geocatalog.search_items i ON i.collection = e.collection AND i.id = e.item_id
         WHERE e.subscription_id = _subscription AND e.number > _after
           AND e.kind IN ('created', 'updated')
+          AND NOT EXISTS (SELECT FROM subscriptions.run_items r
+                          WHERE r.subscription_id = _subscription AND r.event_number = e.number)
           AND NOT coalesce(i.content->'properties'->'processing:software' ? (job->>'process'),
                            false)
         ORDER BY e.number
@@ -222,8 +225,9 @@ BEGIN
                 counted := 0;
             END IF;
         END IF;
-        INSERT INTO subscriptions.run_items (subscription_id, number, collection, item_id)
-        VALUES (_subscription, open_number, item.collection, item.item_id)
+        INSERT INTO subscriptions.run_items (subscription_id, number, collection, item_id,
+                                             event_number)
+        VALUES (_subscription, open_number, item.collection, item.item_id, item.number)
         ON CONFLICT DO NOTHING;
         IF FOUND THEN
             counted := counted + 1;

@@ -105,12 +105,16 @@ CREATE UNIQUE INDEX runs_open_idx ON subscriptions.runs (subscription_id) WHERE 
 CREATE INDEX runs_pending_idx ON subscriptions.runs (status, next_try)
     WHERE status IN ('open', 'due', 'submitting', 'submitted');
 
+-- A window's items, each event of the subscription in one window at most (an event given
+-- again, to any window, is given once).
 CREATE TABLE subscriptions.run_items (
     subscription_id uuid NOT NULL,
     number int NOT NULL,
     collection text NOT NULL,
     item_id text NOT NULL,
+    event_number bigint NOT NULL,
     PRIMARY KEY (subscription_id, number, collection, item_id),
+    UNIQUE (subscription_id, event_number),
     FOREIGN KEY (subscription_id, number) REFERENCES subscriptions.runs ON DELETE CASCADE
 );
 
