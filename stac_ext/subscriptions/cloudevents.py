@@ -3,6 +3,7 @@ mode), naming the item, never carrying its body."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -20,13 +21,18 @@ def _time(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
+def event_id(subscription: str, number: int) -> str:
+    """An event's id: made of its subscription and number, the same on every copy."""
+    return str(uuid.uuid5(uuid.UUID(subscription), str(number)))
+
+
 def item_event(row: Mapping[str, Any], api_root: str, subscription: str) -> dict[str, Any]:
-    """The event of `row` (a subscription's event: number, id, kind, collection, item_id,
+    """The event of `row` (a subscription's event: number, kind, collection, item_id,
     happened), with links under `api_root` (the data API's root, ending in `/`)."""
     item = f"{api_root}{item_path(row['collection'], row['item_id'])}"
     return {
         "specversion": "1.0",
-        "id": str(row["id"]),
+        "id": event_id(subscription, row["number"]),
         "source": f"{api_root}subscriptions/{subscription}",
         "type": TYPE + row["kind"],
         "subject": item_path(row["collection"], row["item_id"]),

@@ -3,25 +3,33 @@ functions/match.sql, functions/upkeep.sql)."""
 
 #: A subscription as its owner reads it.
 _DOCUMENT = """
-s.id, s.owner, s.title, s.search, s.kinds, s.webhook, s.status, s.paused_reason,
-s.last_number, s.delivered_number, s.failures, s.failing_since, s.next_attempt,
-s.last_error, s.dropped, s.job, s.secret_version, s.service_url, s.reader, s.created,
-s.updated
+s.id, s.owner, s.title, s.search, s.kinds, s.webhook, s.status, s.paused_reason, s.job,
+s.secret_version, s.service_url, s.reader, s.created, s.updated, g.last_number,
+g.delivered_number, g.failures, g.failing_since, g.next_attempt, g.last_error, g.dropped
+"""
+_SUBSCRIPTIONS = """
+subscriptions.subscriptions s JOIN subscriptions.progress g ON g.subscription_id = s.id
 """
 
 #: $1 id, $2 owner, $3 title, $4 search (JSON), $5 catalog path, $6 kinds, $7 reader (JSON),
 #: $8 webhook, $9 service URL, $10 job (JSON), $11 its secrets (sealed), $12 the owner's
 #: most subscriptions: no row when she has as many already.
 CREATE = f"""
-INSERT INTO subscriptions.subscriptions AS s (
-    id, owner, title, search, collections, geometry, starts, ends, condition, catalog,
-    kinds, reader, reader_keys, webhook, service_url, job, job_secrets)
-SELECT $1, $2, $3, $4::text::jsonb, c.collections, c.geometry, c.starts, c.ends,
-       c.condition, $5, $6::text[], $7::text::jsonb, geocatalog.reader_keys($7::text::jsonb),
-       $8, $9, $10::text::jsonb, $11
-FROM subscriptions.criteria($4::text::jsonb) c
-WHERE (SELECT count(*) FROM subscriptions.subscriptions WHERE owner = $2) < $12
-RETURNING {_DOCUMENT}
+WITH s AS (
+    INSERT INTO subscriptions.subscriptions (
+        id, owner, title, search, collections, geometry, starts, ends, condition, catalog,
+        kinds, reader, reader_keys, webhook, service_url, job, job_secrets)
+    SELECT $1, $2, $3, $4::text::jsonb, c.collections, c.geometry, c.starts, c.ends,
+           c.condition, $5, $6::text[], $7::text::jsonb,
+           geocatalog.reader_keys($7::text::jsonb), $8, $9, $10::text::jsonb, $11
+    FROM subscriptions.criteria($4::text::jsonb) c
+    WHERE (SELECT count(*) FROM subscriptions.subscriptions WHERE owner = $2) < $12
+    RETURNING *),
+g AS (
+    INSERT INTO subscriptions.progress (subscription_id, sending)
+    SELECT id, webhook IS NOT NULL FROM s
+    RETURNING *)
+SELECT {_DOCUMENT} FROM s JOIN g ON g.subscription_id = s.id
 """
 
 #: Which of the collections $1 do not exist.
@@ -32,34 +40,39 @@ WHERE NOT EXISTS (SELECT FROM pgstac.collections WHERE id = c)
 
 #: $1 id, $2 the caller, $3 whether the caller is an administrator (who reads them all).
 GET = f"""
-SELECT {_DOCUMENT} FROM subscriptions.subscriptions s
+SELECT {_DOCUMENT} FROM {_SUBSCRIPTIONS}
 WHERE s.id = $1 AND (s.owner = $2 OR $3)
 """
 
 #: Her subscriptions, oldest first: $1 owner, $2 limit, $3 offset.
 LIST = f"""
-SELECT {_DOCUMENT} FROM subscriptions.subscriptions s
+SELECT {_DOCUMENT} FROM {_SUBSCRIPTIONS}
 WHERE s.owner = $1 ORDER BY s.created, s.id LIMIT $2 OFFSET $3
 """
 
 #: Everything a change may set, the search's criteria made again: $1 id, $2 title,
 #: $3 search, $4 catalog, $5 kinds, $6 reader, $7 webhook, $8 status, $9 why it is paused,
-#: $10 whether its failures are forgotten (resumed), $11 a new secret version (webhook
-#: changed).
+#: $10 whether its failures are forgotten (resumed).
 CHANGE = f"""
-UPDATE subscriptions.subscriptions s
-SET title = $2, search = $3::text::jsonb, collections = c.collections,
-    geometry = c.geometry, starts = c.starts, ends = c.ends, condition = c.condition,
-    catalog = $4, kinds = $5::text[], reader = $6::text::jsonb,
-    reader_keys = geocatalog.reader_keys($6::text::jsonb), webhook = $7, status = $8,
-    paused_reason = $9,
-    failures = CASE WHEN $10 THEN 0 ELSE s.failures END,
-    failing_since = CASE WHEN $10 THEN NULL ELSE s.failing_since END,
-    next_attempt = CASE WHEN $10 THEN NULL ELSE s.next_attempt END,
-    secret_version = coalesce($11, s.secret_version), updated = now()
-FROM subscriptions.criteria($3::text::jsonb) c
-WHERE s.id = $1
-RETURNING {_DOCUMENT}
+WITH s AS (
+    UPDATE subscriptions.subscriptions s
+    SET title = $2, search = $3::text::jsonb, collections = c.collections,
+        geometry = c.geometry, starts = c.starts, ends = c.ends, condition = c.condition,
+        catalog = $4, kinds = $5::text[], reader = $6::text::jsonb,
+        reader_keys = geocatalog.reader_keys($6::text::jsonb), webhook = $7, status = $8,
+        paused_reason = $9, updated = now()
+    FROM subscriptions.criteria($3::text::jsonb) c
+    WHERE s.id = $1
+    RETURNING s.*),
+g AS (
+    UPDATE subscriptions.progress g
+    SET sending = $7 IS NOT NULL AND $8 = 'active',
+        failures = CASE WHEN $10 THEN 0 ELSE g.failures END,
+        failing_since = CASE WHEN $10 THEN NULL ELSE g.failing_since END,
+        next_attempt = CASE WHEN $10 THEN NULL ELSE g.next_attempt END
+    WHERE g.subscription_id = $1
+    RETURNING g.*)
+SELECT {_DOCUMENT} FROM s JOIN g ON g.subscription_id = s.id
 """
 
 #: A new secret: $1 id; the new version.
@@ -74,7 +87,7 @@ DELETE = "DELETE FROM subscriptions.subscriptions WHERE id = $1"
 #: ($3 reader JSON, $4 user name) may read its item: as it is now, or as it was when it
 #: went (a removed item).
 _EVENTS = """
-SELECT e.number, e.id, e.kind, e.collection, e.item_id, e.happened,
+SELECT e.number, e.kind, e.collection, e.item_id, e.happened,
        subscriptions.may_read(
            CASE WHEN i.id IS NULL THEN e.readers ELSE i.readers END,
            CASE WHEN i.id IS NULL THEN e.owner ELSE i.owner END, {keys}, $4) AS readable
@@ -109,9 +122,8 @@ ORDER BY number DESC LIMIT $2
 #: Whether anything may be waiting: item events, webhooks due, windows or runs pending.
 ANYTHING = """
 SELECT EXISTS (SELECT FROM geocatalog.item_events)
-    OR EXISTS (SELECT FROM subscriptions.subscriptions
-               WHERE webhook IS NOT NULL AND status = 'active'
-                 AND last_number > delivered_number)
+    OR EXISTS (SELECT FROM subscriptions.progress
+               WHERE sending AND last_number > delivered_number)
     OR EXISTS (SELECT FROM subscriptions.runs
                WHERE status IN ('open', 'due', 'submitting', 'submitted'))
 """
@@ -123,17 +135,20 @@ MATCH = "SELECT subscriptions.match($1)"
 #: Webhooks with events to send and no attempt due later, leased to this process for $2
 #: seconds: $1 at most.
 CLAIM_WEBHOOKS = """
-UPDATE subscriptions.subscriptions s
-SET lease_until = now() + $2::float8 * interval '1 second'
-WHERE s.id IN (
-    SELECT id FROM subscriptions.subscriptions
-    WHERE webhook IS NOT NULL AND status = 'active' AND last_number > delivered_number
-      AND (next_attempt IS NULL OR next_attempt <= now())
-      AND (lease_until IS NULL OR lease_until < now())
-    ORDER BY next_attempt NULLS FIRST
-    LIMIT $1 FOR UPDATE SKIP LOCKED)
-RETURNING s.id, s.webhook, s.secret_version, s.service_url, s.delivered_number, s.failures,
-          s.failing_since, s.reader_keys, s.owner
+WITH leased AS (
+    UPDATE subscriptions.progress g
+    SET lease_until = now() + $2::float8 * interval '1 second'
+    WHERE g.subscription_id IN (
+        SELECT subscription_id FROM subscriptions.progress
+        WHERE sending AND last_number > delivered_number
+          AND (next_attempt IS NULL OR next_attempt <= now())
+          AND (lease_until IS NULL OR lease_until < now())
+        ORDER BY next_attempt NULLS FIRST
+        LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING g.*)
+SELECT s.id, s.webhook, s.secret_version, s.service_url, s.reader_keys, s.owner,
+       g.delivered_number, g.failures, g.failing_since
+FROM leased g JOIN subscriptions.subscriptions s ON s.id = g.subscription_id
 """
 
 #: Attempts of a webhook: $1 id and arrays $2 numbers, $3 event ids, $4 kinds, $5 items,
@@ -148,11 +163,15 @@ SELECT $1, * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::i
 #: A webhook's batch sent: $1 id, $2 sent up to number, $3 failures in a row now, $4 failing
 #: since, $5 next attempt, $6 last error, $7 paused (why), its lease released.
 SENT = """
-UPDATE subscriptions.subscriptions
+UPDATE subscriptions.progress
 SET delivered_number = greatest(delivered_number, $2), failures = $3, failing_since = $4,
     next_attempt = $5, last_error = coalesce($6, last_error), lease_until = NULL,
-    status = CASE WHEN $7::text IS NOT NULL THEN 'paused' ELSE status END,
-    paused_reason = coalesce($7, paused_reason)
+    sending = sending AND $7::text IS NULL
+WHERE subscription_id = $1
+"""
+#: A webhook paused by the service: $1 id, $2 why.
+PAUSED = """
+UPDATE subscriptions.subscriptions SET status = 'paused', paused_reason = $2, updated = now()
 WHERE id = $1
 """
 

@@ -256,7 +256,7 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
         async with request.app.state.get_connection(request, "w") as conn:
             changed = await conn.fetchrow(
                 queries.CHANGE, subscription, title, json.dumps(search), search.get("catalog"),
-                kinds, json.dumps(reader), webhook, status, reason, resumed, None)
+                kinds, json.dumps(reader), webhook, status, reason, resumed)
         if changed is None:
             raise _missing(subscription)
         return _document(changed, root(request))

@@ -111,9 +111,10 @@ class Webhooks:
             if not row["readable"]:  # she may not read it now: never told
                 delivered = row["number"]
                 continue
-            body = orjson.dumps(item_event(row, root, str(sub["id"])))
+            event = item_event(row, root, str(sub["id"]))
+            body = orjson.dumps(event)
             headers = {"Content-Type": f"{MEDIA_TYPE}; charset=utf-8",
-                       **self.signer.headers(sub["id"], sub["secret_version"], str(row["id"]),
+                       **self.signer.headers(sub["id"], sub["secret_version"], event["id"],
                                              body)}
             started, when = time.monotonic(), datetime.now(UTC)
             status: int | None = None
@@ -129,7 +130,7 @@ class Webhooks:
             except httpx.HTTPError as e:
                 error = f"{host}: {type(e).__name__}"
             attempts.append(_Attempt(
-                row["number"], str(row["id"]), row["kind"],
+                row["number"], event["id"], row["kind"],
                 f"{row['collection']}/{row['item_id']}", status, error,
                 int((time.monotonic() - started) * 1000), when))
             if error is not None:
@@ -163,3 +164,5 @@ class Webhooks:
                     [a.attempted for a in attempts])
             await conn.execute(queries.SENT, sub["id"], delivered, failures, since, later,
                                failed, paused)
+            if paused is not None:
+                await conn.execute(queries.PAUSED, sub["id"], paused)

@@ -5,10 +5,11 @@ loader (`loader.load`, as the command runs it, two workers). After a round with
 subscriptions, the time the outbox took to be matched empty is noted (not part of the
 write's figure: writes never wait for it).
 
-The subscriptions are a mix a deployment might hold: places of every size in the bench's
-collections, time windows, words, CQL2 filters on a property, owners; written in SQL as
-the API writes them (`subscriptions.criteria`), without webhooks (the receivers' part is
-the drills' in tests/subscriptions/).
+The subscriptions are a mix a deployment might hold (`_search`): mostly a variable over a
+region (1 to 20 degrees), some with a time window, words or a CQL2 filter, some a region
+alone or an owner's items; written in SQL as the API writes them
+(`subscriptions.criteria`), without webhooks (the receivers' part is the drills' in
+tests/subscriptions/). The events they make (per item written) are reported beside.
 """
 
 from __future__ import annotations
@@ -28,30 +29,31 @@ from tests.bench.servers import Running
 
 SUBSCRIPTIONS = 10_000
 #: Items of each load round (a collection of their own, emptied between rounds).
-LOAD_ITEMS = 50_000
+LOAD_ITEMS = 20_000
 LOADED = "bench-subscriptions-load"
 OWNERS = [f"bench-follower{n}" for n in range(500)]
 
 
 def _search(rng: random.Random) -> dict[str, Any]:
+    """A subscription as scientists make them: a variable (collection) over a region, some
+    with a time window, words or a filter besides; some a region alone, some an owner's."""
     collections = [*dataset.COLLECTIONS, dataset.WRITES, LOADED]
     kind = rng.random()
-    west, south = rng.uniform(-175, 150), rng.uniform(-75, 50)
-    size = rng.choice([1, 5, 20, 60])
-    bbox = [west, south, min(180.0, west + size), min(85.0, south + size / 2)]
+    west, south = rng.uniform(-175, 160), rng.uniform(-75, 60)
+    size = rng.choice([1, 2, 5, 10, 20])
+    region = {"bbox": [west, south, min(180.0, west + size), min(85.0, south + size / 2)]}
     year = rng.randrange(2018, 2024)
-    if kind < 0.4:
-        return {"collections": [rng.choice(collections)], "bbox": bbox}
-    if kind < 0.6:
-        return {"bbox": bbox}
-    if kind < 0.75:
-        return {"collections": [rng.choice(collections)],
-                "datetime": f"{year}-01-01T00:00:00Z/{year}-12-31T23:59:59Z"}
-    if kind < 0.85:
-        return {"collections": [rng.choice(collections)], "q": [rng.choice(
-            ["alpha", "beta gamma", "sea surface", "cloud"])]}
+    variable = {"collections": [rng.choice(collections)], **region}
+    if kind < 0.5:
+        return variable
+    if kind < 0.65:
+        return region
+    if kind < 0.8:
+        return {**variable, "datetime": f"{year}-01-01T00:00:00Z/{year}-12-31T23:59:59Z"}
+    if kind < 0.9:
+        return {**variable, "q": [rng.choice(["alpha", "beta gamma", "sea surface", "cloud"])]}
     if kind < 0.95:
-        return {"collections": [rng.choice(collections)], "filter-lang": "cql2-json",
+        return {**variable, "filter-lang": "cql2-json",
                 "filter": {"op": "<", "args": [{"property": "cloud_cover"},
                                                rng.randint(5, 60)]}}
     return {"owner": rng.choice(dataset.OWNERS)}
@@ -64,7 +66,7 @@ def prepare(dsn: str) -> None:
         conn.execute("DELETE FROM subscriptions.subscriptions WHERE owner LIKE 'bench-%'")
         conn.execute("DROP TABLE IF EXISTS public.bench_subscriptions")
         conn.execute("CREATE TABLE public.bench_subscriptions "
-                     "(LIKE subscriptions.subscriptions)")
+                     "(LIKE subscriptions.subscriptions INCLUDING DEFAULTS)")
         rows = []
         for _ in range(SUBSCRIPTIONS):
             owner = rng.choice(OWNERS)
@@ -92,6 +94,8 @@ def _subscribed(dsn: str, present: bool) -> None:
         if present:
             conn.execute("INSERT INTO subscriptions.subscriptions "
                          "SELECT * FROM public.bench_subscriptions")
+            conn.execute("INSERT INTO subscriptions.progress (subscription_id, sending) "
+                         "SELECT id, false FROM public.bench_subscriptions")
             conn.execute("ANALYZE subscriptions.subscriptions")
 
 

@@ -134,41 +134,44 @@ BEGIN
           AND subscriptions.may_read(b.readers, b.owner, s.reader_keys, s.owner));
     IF cardinality(pairs) > 0 THEN
         -- standing jobs' subscriptions: their events from here on fill their windows
-        jobs := (SELECT jsonb_object_agg(s.id, s.last_number) FROM subscriptions.subscriptions s
+        jobs := (SELECT jsonb_object_agg(s.id, g.last_number)
+                 FROM subscriptions.subscriptions s
+                 JOIN subscriptions.progress g ON g.subscription_id = s.id
                  WHERE s.job IS NOT NULL AND s.id IN (SELECT p.subscription FROM unnest(pairs) p));
         -- those met by their indexed criteria alone
         WITH added AS (
-            INSERT INTO subscriptions.events (subscription_id, number, id, kind, collection,
+            INSERT INTO subscriptions.events (subscription_id, number, kind, collection,
                                               item_id, happened, owner, readers)
-            SELECT p.subscription, s.last_number + row_number() OVER (
+            SELECT p.subscription, g.last_number + row_number() OVER (
                        PARTITION BY p.subscription ORDER BY p.seq),
-                   gen_random_uuid(), b.kind, b.collection, b.id, b.happened, b.owner,
-                   b.readers
+                   b.kind, b.collection, b.id, b.happened, b.owner, b.readers
             FROM unnest(pairs) p
             JOIN unnest(batch) b ON b.seq = p.seq
             JOIN subscriptions.subscriptions s ON s.id = p.subscription
+            JOIN subscriptions.progress g ON g.subscription_id = p.subscription
             WHERE s.condition IS NULL AND s.catalog IS NULL
             RETURNING subscription_id, number)
-        UPDATE subscriptions.subscriptions s SET last_number = a.last
+        UPDATE subscriptions.progress g SET last_number = a.last
         FROM (SELECT subscription_id, max(number) AS last FROM added GROUP BY 1) a
-        WHERE s.id = a.subscription_id;
+        WHERE g.subscription_id = a.subscription_id;
         -- the others: the rest of each search, over its candidates
         FOR sub IN
-            SELECT s.id, s.last_number, array_agg(p.seq) AS seqs,
+            SELECT s.id, g.last_number, array_agg(p.seq) AS seqs,
                    concat_ws(' AND ', s.condition, CASE WHEN s.catalog IS NOT NULL THEN
                        subscriptions.scope_condition(s.catalog, s.reader) END) AS condition
             FROM unnest(pairs) p JOIN subscriptions.subscriptions s ON s.id = p.subscription
+            JOIN subscriptions.progress g ON g.subscription_id = s.id
             WHERE s.condition IS NOT NULL OR s.catalog IS NOT NULL
-            GROUP BY s.id
+            GROUP BY s.id, g.last_number
         LOOP
             EXECUTE format(
                 'WITH added AS (INSERT INTO subscriptions.events (subscription_id, number, '
-                'id, kind, collection, item_id, happened, owner, readers) '
-                'SELECT $1, $2 + row_number() OVER (ORDER BY b.seq), gen_random_uuid(), '
+                'kind, collection, item_id, happened, owner, readers) '
+                'SELECT $1, $2 + row_number() OVER (ORDER BY b.seq), '
                 'b.kind, b.collection, b.id, b.happened, b.owner, b.readers '
                 'FROM unnest($3) b WHERE b.seq = ANY ($4) AND (%s) RETURNING number) '
-                'UPDATE subscriptions.subscriptions SET last_number = '
-                '(SELECT max(number) FROM added) WHERE id = $1 AND EXISTS (SELECT FROM added)',
+                'UPDATE subscriptions.progress SET last_number = (SELECT max(number) FROM '
+                'added) WHERE subscription_id = $1 AND EXISTS (SELECT FROM added)',
                 sub.condition)
                 USING sub.id, sub.last_number, batch, sub.seqs;
         END LOOP;

@@ -17,6 +17,15 @@ BEGIN
 END;
 $$;
 
+-- A deleted subscription's events go with it.
+CREATE OR REPLACE FUNCTION subscriptions.events_gone() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM subscriptions.events e USING gone g WHERE e.subscription_id = g.id;
+    RETURN NULL;
+END;
+$$;
+
 -- Events kept `_keep` at most, and each subscription's newest `_backlog`: those dropped
 -- before its webhook was sent them are counted (`dropped`, on its page) and its webhook goes
 -- on after them. Each subscription's last `_attempts` delivery attempts are kept. How many
@@ -35,9 +44,9 @@ BEGIN
     INTO n FROM dropped;
     gone := gone + coalesce(n, 0);
     WITH dropped AS (
-        DELETE FROM subscriptions.events e USING subscriptions.subscriptions s
-        WHERE e.subscription_id = s.id AND s.last_number > _backlog
-          AND e.number <= s.last_number - _backlog
+        DELETE FROM subscriptions.events e USING subscriptions.progress g
+        WHERE e.subscription_id = g.subscription_id AND g.last_number > _backlog
+          AND e.number <= g.last_number - _backlog
         RETURNING e.subscription_id, e.number)
     SELECT subscriptions.count_dropped(jsonb_agg(jsonb_build_array(subscription_id, number)))
     INTO n FROM dropped;
@@ -60,14 +69,16 @@ BEGIN
     IF _dropped IS NULL THEN
         RETURN 0;
     END IF;
-    UPDATE subscriptions.subscriptions s
-    SET dropped = s.dropped + d.unsent, delivered_number = greatest(s.delivered_number, d.last)
-    FROM (SELECT x.id, count(*) FILTER (WHERE (p->>1)::bigint > x.delivered_number) AS unsent,
+    UPDATE subscriptions.progress g
+    SET dropped = g.dropped + d.unsent, delivered_number = greatest(g.delivered_number, d.last)
+    FROM (SELECT x.subscription_id AS id,
+                 count(*) FILTER (WHERE (p->>1)::bigint > x.delivered_number) AS unsent,
                  max((p->>1)::bigint) AS last
           FROM jsonb_array_elements(_dropped) p
-          JOIN subscriptions.subscriptions x ON x.id = (p->>0)::uuid
-          WHERE x.webhook IS NOT NULL GROUP BY x.id) d
-    WHERE s.id = d.id AND d.unsent > 0;
+          JOIN subscriptions.progress x ON x.subscription_id = (p->>0)::uuid
+          JOIN subscriptions.subscriptions s ON s.id = x.subscription_id
+          WHERE s.webhook IS NOT NULL GROUP BY x.subscription_id) d
+    WHERE g.subscription_id = d.id AND d.unsent > 0;
     RETURN jsonb_array_length(_dropped);
 END;
 $$;

@@ -23,15 +23,6 @@ CREATE TABLE subscriptions.subscriptions (
     service_url text NOT NULL,         -- the service's root as she reached it: links
     status text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'paused')),
     paused_reason text,
-    -- her events are numbered 1, 2, ... (the feed's cursor); a webhook is sent them in order
-    last_number bigint NOT NULL DEFAULT 0,
-    delivered_number bigint NOT NULL DEFAULT 0,
-    failures int NOT NULL DEFAULT 0,   -- attempts failed in a row
-    failing_since timestamptz,
-    next_attempt timestamptz,
-    lease_until timestamptz,           -- a dispatcher is sending (until then)
-    last_error text,
-    dropped bigint NOT NULL DEFAULT 0, -- events dropped unsent (kept too long, too many)
     job jsonb,                         -- a standing job (its secret inputs as placeholders)
     job_secrets text,                  -- and those, encrypted
     created timestamptz NOT NULL DEFAULT now(),
@@ -44,15 +35,33 @@ CREATE INDEX subscriptions_collections_idx ON subscriptions.subscriptions
     USING GIN (collections) WHERE geometry IS NULL;
 CREATE INDEX subscriptions_any_item_idx ON subscriptions.subscriptions (id)
     WHERE geometry IS NULL AND collections IS NULL;
--- webhooks with events to send
-CREATE INDEX subscriptions_due_idx ON subscriptions.subscriptions (next_attempt)
-    WHERE webhook IS NOT NULL AND status = 'active' AND last_number > delivered_number;
 
--- Each subscription's matched events: its feed, and what its webhook is sent.
+-- What changes as events come and go, apart (a narrow row, two small indexes): the rows
+-- above, and their place and collection indexes, are written only when she changes them.
+CREATE TABLE subscriptions.progress (
+    subscription_id uuid PRIMARY KEY REFERENCES subscriptions.subscriptions ON DELETE CASCADE,
+    sending boolean NOT NULL,          -- a webhook, active: events are sent to it
+    -- her events are numbered 1, 2, ... (the feed's cursor); a webhook is sent them in order
+    last_number bigint NOT NULL DEFAULT 0,
+    delivered_number bigint NOT NULL DEFAULT 0,
+    failures int NOT NULL DEFAULT 0,   -- attempts failed in a row
+    failing_since timestamptz,
+    next_attempt timestamptz,
+    lease_until timestamptz,           -- a dispatcher is sending (until then)
+    last_error text,
+    dropped bigint NOT NULL DEFAULT 0  -- events dropped unsent (kept too long, too many)
+);
+-- webhooks with events to send
+CREATE INDEX progress_due_idx ON subscriptions.progress (next_attempt)
+    WHERE sending AND last_number > delivered_number;
+
+-- Each subscription's matched events: its feed, and what its webhook is sent. The rows a
+-- burst of items makes are many (one per subscription an item meets): narrow, and without
+-- a foreign key (checked per row); a subscription's go with it (`subscriptions_gone`).
+-- An event's CloudEvent id is made of its subscription and number (the same on every copy).
 CREATE TABLE subscriptions.events (
-    subscription_id uuid NOT NULL REFERENCES subscriptions.subscriptions ON DELETE CASCADE,
+    subscription_id uuid NOT NULL,
     number bigint NOT NULL,
-    id uuid NOT NULL,                  -- the CloudEvent's: the same on every copy sent
     kind text NOT NULL,
     collection text NOT NULL,
     item_id text NOT NULL,
@@ -120,6 +129,10 @@ CREATE TABLE subscriptions.run_items (
 
 -- A candidate match of the matcher: an outbox row and a subscription.
 CREATE TYPE subscriptions.pair AS (seq bigint, subscription uuid);
+
+CREATE TRIGGER subscriptions_gone AFTER DELETE ON subscriptions.subscriptions
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
+    EXECUTE FUNCTION subscriptions.events_gone();
 
 -- The data API writes its outbox while a subscription exists.
 CREATE TRIGGER subscriptions_listening AFTER INSERT OR DELETE ON subscriptions.subscriptions
