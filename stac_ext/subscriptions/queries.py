@@ -17,10 +17,11 @@ subscriptions.subscriptions s JOIN subscriptions.progress g ON g.subscription_id
 CREATE = f"""
 WITH s AS (
     INSERT INTO subscriptions.subscriptions (
-        id, owner, title, search, collections, geometry, starts, ends, condition, catalog,
-        kinds, reader, reader_keys, webhook, service_url, job, job_secrets)
+        id, owner, title, search, collections, geometry, starts, ends, items_owner,
+        condition, catalog, kinds, reader, reader_keys, webhook, service_url, job,
+        job_secrets)
     SELECT $1, $2, $3, $4::text::jsonb, c.collections, c.geometry, c.starts, c.ends,
-           c.condition, $5, $6::text[], $7::text::jsonb,
+           c.items_owner, c.condition, $5, $6::text[], $7::text::jsonb,
            geocatalog.reader_keys($7::text::jsonb), $8, $9, $10::text::jsonb, $11
     FROM subscriptions.criteria($4::text::jsonb) c
     WHERE (SELECT count(*) FROM subscriptions.subscriptions WHERE owner = $2) < $12
@@ -57,7 +58,8 @@ CHANGE = f"""
 WITH s AS (
     UPDATE subscriptions.subscriptions s
     SET title = $2, search = $3::text::jsonb, collections = c.collections,
-        geometry = c.geometry, starts = c.starts, ends = c.ends, condition = c.condition,
+        geometry = c.geometry, starts = c.starts, ends = c.ends,
+        items_owner = c.items_owner, condition = c.condition,
         catalog = $4, kinds = $5::text[], reader = $6::text::jsonb,
         reader_keys = geocatalog.reader_keys($6::text::jsonb), webhook = $7, status = $8,
         paused_reason = $9, updated = now()

@@ -75,10 +75,10 @@ def prepare(dsn: str) -> None:
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO public.bench_subscriptions (id, owner, search, collections, "
-                "geometry, starts, ends, condition, kinds, reader, reader_keys, "
-                "service_url) "
+                "geometry, starts, ends, items_owner, condition, kinds, reader, "
+                "reader_keys, service_url) "
                 "SELECT %s, %s, %s::jsonb, c.collections, c.geometry, c.starts, c.ends, "
-                "c.condition, '{created,updated,deleted}', %s::jsonb, "
+                "c.items_owner, c.condition, '{created,updated,deleted}', %s::jsonb, "
                 "geocatalog.reader_keys(%s::jsonb), 'http://127.0.0.1/' "
                 "FROM subscriptions.criteria(%s::jsonb) c",
                 [(i, o, s, r, r, s) for i, o, s, r in rows])

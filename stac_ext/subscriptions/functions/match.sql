@@ -3,16 +3,16 @@
 -- becomes for it.
 
 -- What a saved search becomes: the criteria the matcher reads from this schema's indexes
--- (collections, place, time window, as pgstac reads them) and the rest as SQL over the
--- search index's columns (its ids, filter with `owner` folded in, words: pgstac's
--- translation, as geocatalog.search makes it; NULL: nothing more).
+-- (collections, place, time window, as pgstac reads them; the items' owner) and the rest as
+-- SQL over the search index's columns (its ids, filter, words: pgstac's translation, as
+-- geocatalog.search makes it; NULL: nothing more).
+DROP FUNCTION IF EXISTS subscriptions.criteria(jsonb);  -- before its `items_owner`
 CREATE OR REPLACE FUNCTION subscriptions.criteria(
     _search jsonb, OUT collections text[], OUT geometry geometry, OUT starts timestamptz,
-    OUT ends timestamptz, OUT condition text)
+    OUT ends timestamptz, OUT items_owner text, OUT condition text)
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
 DECLARE
     rest jsonb := _search - '{collections,bbox,intersects,datetime,q,catalog,owner}'::text[];
-    owned jsonb;
     window_ tstzrange;
 BEGIN
     IF _search ? 'collections' THEN
@@ -24,14 +24,7 @@ BEGIN
         starts := nullif(lower(window_), '-infinity');
         ends := nullif(upper(window_), 'infinity');
     END IF;
-    IF _search->>'owner' IS NOT NULL THEN
-        owned := jsonb_build_object('op', '=', 'args', jsonb_build_array(
-            jsonb_build_object('property', 'owner'), _search->>'owner'));
-        rest := rest || jsonb_build_object(
-            'filter', CASE WHEN rest ? 'filter' THEN jsonb_build_object(
-                'op', 'and', 'args', jsonb_build_array(rest->'filter', owned)) ELSE owned END,
-            'filter-lang', 'cql2-json');
-    END IF;
+    items_owner := _search->>'owner';
     IF rest ?| ARRAY['ids', 'filter'] THEN
         condition := format('(%s)', geocatalog.plain_properties(stac_search_to_where(rest)));
     END IF;
@@ -67,6 +60,23 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         OR (coalesce(_user, '') <> '' AND _owner = _user)
 $$;
 
+-- The condition of the pair `p` by its subscription, among `_ids` (sorted) and their
+-- `_conditions` from `_low` to `_high`: a tree of comparisons, as SQL.
+CREATE OR REPLACE FUNCTION subscriptions.judging(_ids uuid[], _conditions text[], _low int,
+                                                 _high int) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    middle int := (_low + _high) / 2;
+BEGIN
+    IF _low = _high THEN
+        RETURN format('(%s)', _conditions[_low]);
+    END IF;
+    RETURN format('CASE WHEN p.subscription <= %L::uuid THEN %s ELSE %s END', _ids[middle],
+                  subscriptions.judging(_ids, _conditions, _low, middle),
+                  subscriptions.judging(_ids, _conditions, middle + 1, _high));
+END;
+$$;
+
 -- A batch of the outbox, oldest first, matched and gone from it: each subscription's events
 -- numbered on from its last, its standing job's windows filled. How many outbox rows were
 -- taken (0: none waiting); NULL when another matcher holds the batch.
@@ -76,6 +86,8 @@ DECLARE
     taken bigint[];
     batch geocatalog.item_events[];
     pairs subscriptions.pair[];
+    judged_ids uuid[];
+    judged text[];
     jobs jsonb;
     sub record;
 BEGIN
@@ -116,29 +128,57 @@ BEGIN
         SELECT ROW(b.seq, s.id)::subscriptions.pair
         FROM unnest(batch) b
         CROSS JOIN LATERAL (
-            SELECT x.id, x.collections, x.starts, x.ends, x.kinds, x.reader_keys, x.owner
+            SELECT x.id, x.collections, x.starts, x.ends, x.items_owner, x.kinds,
+                   x.reader_keys, x.owner
             FROM subscriptions.subscriptions x
             WHERE x.geometry && b.geometry AND st_intersects(b.geometry, x.geometry)
             UNION ALL
-            SELECT x.id, x.collections, x.starts, x.ends, x.kinds, x.reader_keys, x.owner
+            SELECT x.id, x.collections, x.starts, x.ends, x.items_owner, x.kinds,
+                   x.reader_keys, x.owner
             FROM subscriptions.subscriptions x
             WHERE x.geometry IS NULL AND x.collections @> ARRAY[b.collection]
             UNION ALL
-            SELECT x.id, x.collections, x.starts, x.ends, x.kinds, x.reader_keys, x.owner
+            SELECT x.id, x.collections, x.starts, x.ends, x.items_owner, x.kinds,
+                   x.reader_keys, x.owner
             FROM subscriptions.subscriptions x
-            WHERE x.geometry IS NULL AND x.collections IS NULL) s
+            WHERE x.geometry IS NULL AND x.collections IS NULL AND x.items_owner = b.owner
+            UNION ALL
+            SELECT x.id, x.collections, x.starts, x.ends, x.items_owner, x.kinds,
+                   x.reader_keys, x.owner
+            FROM subscriptions.subscriptions x
+            WHERE x.geometry IS NULL AND x.collections IS NULL AND x.items_owner IS NULL) s
         WHERE (s.collections IS NULL OR b.collection = ANY (s.collections))
+          AND (s.items_owner IS NULL OR b.owner = s.items_owner)
           AND (s.starts IS NULL OR b.end_datetime >= s.starts)
           AND (s.ends IS NULL OR b.datetime <= s.ends)
           AND b.kind = ANY (s.kinds)
           AND subscriptions.may_read(b.readers, b.owner, s.reader_keys, s.owner));
     IF cardinality(pairs) > 0 THEN
+        -- the rest of each search (its condition, its catalog's subtree), over its
+        -- candidates only: one statement for them all, each pair judged by its own
+        -- subscription's condition, found in a tree of them (a plan a batch, and a few
+        -- comparisons a pair, however many subscriptions have a condition)
+        SELECT array_agg(s.id ORDER BY s.id), array_agg(concat_ws(' AND ', s.condition,
+                   CASE WHEN s.catalog IS NOT NULL THEN
+                       subscriptions.scope_condition(s.catalog, s.reader) END) ORDER BY s.id)
+        INTO judged_ids, judged
+        FROM subscriptions.subscriptions s
+        WHERE s.id IN (SELECT p.subscription FROM unnest(pairs) p)
+          AND (s.condition IS NOT NULL OR s.catalog IS NOT NULL);
+        IF judged_ids IS NOT NULL THEN
+            EXECUTE format(
+                'SELECT ARRAY(SELECT p FROM unnest($1) p LEFT JOIN unnest($2) j(judged) '
+                'ON j.judged = p.subscription WHERE j.judged IS NULL) || ARRAY(SELECT p '
+                'FROM unnest($1) p JOIN unnest($2) j(judged) ON j.judged = p.subscription '
+                'JOIN unnest($3) b ON b.seq = p.seq WHERE %s)',
+                subscriptions.judging(judged_ids, judged, 1, cardinality(judged_ids)))
+                INTO pairs USING pairs, judged_ids, batch;
+        END IF;
         -- standing jobs' subscriptions: their events from here on fill their windows
         jobs := (SELECT jsonb_object_agg(s.id, g.last_number)
                  FROM subscriptions.subscriptions s
                  JOIN subscriptions.progress g ON g.subscription_id = s.id
                  WHERE s.job IS NOT NULL AND s.id IN (SELECT p.subscription FROM unnest(pairs) p));
-        -- those met by their indexed criteria alone
         WITH added AS (
             INSERT INTO subscriptions.events (subscription_id, number, kind, collection,
                                               item_id, happened, owner, readers)
@@ -147,34 +187,11 @@ BEGIN
                    b.kind, b.collection, b.id, b.happened, b.owner, b.readers
             FROM unnest(pairs) p
             JOIN unnest(batch) b ON b.seq = p.seq
-            JOIN subscriptions.subscriptions s ON s.id = p.subscription
             JOIN subscriptions.progress g ON g.subscription_id = p.subscription
-            WHERE s.condition IS NULL AND s.catalog IS NULL
             RETURNING subscription_id, number)
         UPDATE subscriptions.progress g SET last_number = a.last
         FROM (SELECT subscription_id, max(number) AS last FROM added GROUP BY 1) a
         WHERE g.subscription_id = a.subscription_id;
-        -- the others: the rest of each search, over its candidates
-        FOR sub IN
-            SELECT s.id, g.last_number, array_agg(p.seq) AS seqs,
-                   concat_ws(' AND ', s.condition, CASE WHEN s.catalog IS NOT NULL THEN
-                       subscriptions.scope_condition(s.catalog, s.reader) END) AS condition
-            FROM unnest(pairs) p JOIN subscriptions.subscriptions s ON s.id = p.subscription
-            JOIN subscriptions.progress g ON g.subscription_id = s.id
-            WHERE s.condition IS NOT NULL OR s.catalog IS NOT NULL
-            GROUP BY s.id, g.last_number
-        LOOP
-            EXECUTE format(
-                'WITH added AS (INSERT INTO subscriptions.events (subscription_id, number, '
-                'kind, collection, item_id, happened, owner, readers) '
-                'SELECT $1, $2 + row_number() OVER (ORDER BY b.seq), '
-                'b.kind, b.collection, b.id, b.happened, b.owner, b.readers '
-                'FROM unnest($3) b WHERE b.seq = ANY ($4) AND (%s) RETURNING number) '
-                'UPDATE subscriptions.progress SET last_number = (SELECT max(number) FROM '
-                'added) WHERE subscription_id = $1 AND EXISTS (SELECT FROM added)',
-                sub.condition)
-                USING sub.id, sub.last_number, batch, sub.seqs;
-        END LOOP;
         FOR sub IN SELECT key::uuid AS id, value::bigint AS after
                    FROM jsonb_each_text(coalesce(jobs, '{}'))
         LOOP

@@ -11,6 +11,7 @@ CREATE TABLE subscriptions.subscriptions (
     geometry geometry,                 -- the search's bbox or intersects; NULL: anywhere
     starts timestamptz,                -- the search's datetime window, as pgstac reads it
     ends timestamptz,
+    items_owner text,                  -- the search's `owner`
     -- the rest of the search, as SQL over the search index's columns (NULL: nothing more)
     condition text,
     catalog text,                      -- a catalog's path: the items its subtree links
@@ -29,12 +30,15 @@ CREATE TABLE subscriptions.subscriptions (
     updated timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX subscriptions_owner_idx ON subscriptions.subscriptions (owner, created);
--- the matcher's three ways in: by place, else by collection, else every item
+-- the matcher's ways in: by place, else by collection, else by the items' owner, else
+-- every item
 CREATE INDEX subscriptions_geometry_idx ON subscriptions.subscriptions USING GIST (geometry);
 CREATE INDEX subscriptions_collections_idx ON subscriptions.subscriptions
     USING GIN (collections) WHERE geometry IS NULL;
-CREATE INDEX subscriptions_any_item_idx ON subscriptions.subscriptions (id)
+CREATE INDEX subscriptions_items_owner_idx ON subscriptions.subscriptions (items_owner)
     WHERE geometry IS NULL AND collections IS NULL;
+CREATE INDEX subscriptions_any_item_idx ON subscriptions.subscriptions (id)
+    WHERE geometry IS NULL AND collections IS NULL AND items_owner IS NULL;
 
 -- What changes as events come and go, apart (a narrow row, two small indexes): the rows
 -- above, and their place and collection indexes, are written only when she changes them.
