@@ -175,10 +175,12 @@ BEGIN
                 INTO pairs USING pairs, judged_ids, batch;
         END IF;
         -- standing jobs' subscriptions: their events from here on fill their windows
-        jobs := (SELECT jsonb_object_agg(s.id, g.last_number)
-                 FROM subscriptions.subscriptions s
-                 JOIN subscriptions.progress g ON g.subscription_id = s.id
-                 WHERE s.job IS NOT NULL AND s.id IN (SELECT p.subscription FROM unnest(pairs) p));
+        IF EXISTS (SELECT FROM subscriptions.subscriptions WHERE job IS NOT NULL) THEN
+            jobs := (SELECT jsonb_object_agg(s.id, g.last_number)
+                     FROM (SELECT id FROM subscriptions.subscriptions WHERE job IS NOT NULL) s
+                     JOIN subscriptions.progress g ON g.subscription_id = s.id
+                     WHERE s.id IN (SELECT p.subscription FROM unnest(pairs) p));
+        END IF;
         WITH added AS (
             INSERT INTO subscriptions.events (subscription_id, number, kind, collection,
                                               item_id, happened, owner, readers)

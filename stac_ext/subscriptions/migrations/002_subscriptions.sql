@@ -30,6 +30,8 @@ CREATE TABLE subscriptions.subscriptions (
     updated timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX subscriptions_owner_idx ON subscriptions.subscriptions (owner, created);
+-- those with a standing job (a batch asks whether any matched)
+CREATE INDEX subscriptions_jobs_idx ON subscriptions.subscriptions (id) WHERE job IS NOT NULL;
 -- the matcher's ways in: by place, else by collection, else by the items' owner, else
 -- every item
 CREATE INDEX subscriptions_geometry_idx ON subscriptions.subscriptions USING GIST (geometry);
@@ -76,7 +78,8 @@ CREATE TABLE subscriptions.events (
     readers text,
     PRIMARY KEY (subscription_id, number)
 );
-CREATE INDEX events_matched_idx ON subscriptions.events (matched);
+-- rows come in time order: a block range index, next to free to keep (pruning by age)
+CREATE INDEX events_matched_idx ON subscriptions.events USING BRIN (matched);
 
 -- Each webhook attempt: the delivery log (the last ones of each subscription are kept).
 CREATE TABLE subscriptions.deliveries (
