@@ -47,6 +47,8 @@ class Receiver:
                 body = self.rfile.read(size)
                 status = receiver.status(self.path) if callable(receiver.status) \
                     else receiver.status
+                if len(body) < size:  # its sender died mid-message (kill -9): refused
+                    status = 400
                 with receiver._lock:
                     receiver.received.append(Received(
                         self.path, {k.lower(): v for k, v in self.headers.items()}, body,
