@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from process_api.jobs.results_gc import orphans as orphans
     from process_api.jobs.results_gc import records_of as records_of
     from process_api.jobs.secrets import SecretBox as SecretBox
+    from process_api.jobs.secrets import merge_secrets as merge_secrets
+    from process_api.jobs.secrets import split_secrets as split_secrets
     from process_api.jobs.status import HAS_PROVENANCE as HAS_PROVENANCE
     from process_api.jobs.submissions import JOB_REFUSALS as JOB_REFUSALS
     from process_api.processes.definition import JOB_DATABASE_URL as JOB_DATABASE_URL
@@ -124,6 +126,8 @@ _EXPORTS = {
     "SlurmError": "process_api.runner.slurm",
     "SecretBox": "process_api.jobs.secrets",
     "ResultsStore": "process_api.data.staging",
+    "merge_secrets": "process_api.jobs.secrets",
+    "split_secrets": "process_api.jobs.secrets",
     "StageLimits": "process_api.data.staging",
     "service_filesystem": "process_api.data.staging",
     "orphans": "process_api.jobs.results_gc",

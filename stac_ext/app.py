@@ -6,6 +6,7 @@ only module that knows them all. `uvicorn --factory stac_ext.app:create_app` ser
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator, Iterable
@@ -91,6 +92,14 @@ from stac_ext.platform.telemetry.readings import Readings, sampling
 from stac_ext.platform.telemetry.traces import configured_provider, instrument_app
 from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
+from stac_ext.subscriptions.dispatcher import LEASE_SECONDS, Dispatcher
+from stac_ext.subscriptions.extension import CONFORMANCE as SUBSCRIPTIONS_CONFORMANCE
+from stac_ext.subscriptions.extension import SPEC as SUBSCRIPTIONS_SPEC
+from stac_ext.subscriptions.extension import SUBSCRIPTIONS, SubscriptionsExtension
+from stac_ext.subscriptions.routes import SubscriptionsConfig
+from stac_ext.subscriptions.signing import Signer
+from stac_ext.subscriptions.standing_jobs import Processes
+from stac_ext.subscriptions.webhooks import Webhooks
 from stac_ext.web.addresses import api_address
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import NegotiationMiddleware
@@ -181,7 +190,33 @@ def build_engine(settings: Settings, processes: Iterable[Process] = (),
                   if tracer_provider is not None else None)
 
 
-def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtensions:
+class Subscriptions:
+    """The subscriptions' parts: their routes' configuration, and the dispatcher that
+    matches and delivers (its process API set once the app is built: `attach`)."""
+
+    def __init__(self, settings: Settings, auth: AuthDependencies) -> None:
+        key = (decode_key(settings.webhook_signing_key) if settings.webhook_signing_key
+               else load_or_create_key(settings.webhook_signing_key_file))
+        signer = Signer(key)
+        self.processes: Processes | None = None
+        self.config = SubscriptionsConfig(
+            user=auth.client(settings.data_client_id),
+            caller=partial(auth.caller, client_id=settings.data_client_id),
+            signer=signer, settings=settings, data_prefix=settings.prefix_path,
+            processes=lambda: self.processes)
+        self.dispatcher = Dispatcher(settings.api_dsn, settings, Webhooks(
+            signer, settings, settings.prefix_path, LEASE_SECONDS))
+
+    def attach(self, app: FastAPI, settings: Settings, engine: Engine) -> None:
+        self.processes = self.dispatcher.processes = Processes(
+            app=app, data_prefix=settings.prefix_path,
+            processes_prefix=settings.processes_prefix,
+            clients=frozenset({settings.data_client_id, settings.process_client_id}),
+            box=engine.box)
+
+
+def data_extensions(settings: Settings, auth: AuthDependencies,
+                    subscriptions: SubscriptionsConfig | None = None) -> DataExtensions:
     """Stock's extensions and ours, in stock's maps (`ENABLED_EXTENSIONS` names keys)."""
     decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
         if settings.generated_content else None
@@ -204,6 +239,8 @@ def data_extensions(settings: Settings, auth: AuthDependencies) -> DataExtension
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,
                             HTML: HtmlConformance(), PROPOSALS: ProposalsExtension(policy),
                             **extensions.extra_map}
+    if subscriptions is not None:
+        extensions.extra_map[SUBSCRIPTIONS] = SubscriptionsExtension(config=subscriptions)
     return extensions
 
 
@@ -230,7 +267,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         body_checks=(json_object_body,),
     ))
 
-    extensions = data_extensions(settings, auth)
+    subscriptions = Subscriptions(settings, auth)
+    extensions = data_extensions(settings, auth, subscriptions.config)
     kept = extensions.rendered
     readings = Readings(pools=[engine.pool_states], database=[engine.sample_queue],
                         kept=kept.state if kept is not None else None)
@@ -240,6 +278,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         await open_pools(app, settings.postgres, settings.db_timeout,
                          reader=settings.postgres_reader)
         readings.pools.append(partial(pool_states, app))
+        dispatching = asyncio.create_task(subscriptions.dispatcher.run()) \
+            if settings.subscriptions_delivery else None
         try:
             async with lifespan_of(process_app)(), sampling(  # a mount's own does not run
                     readings, settings.metrics_sample_seconds):
@@ -251,6 +291,9 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                 gc.freeze()
                 yield
         finally:
+            if dispatching is not None:
+                dispatching.cancel()
+                await asyncio.gather(dispatching, return_exceptions=True)
             readings.pools.pop()
             await close_pools(app)
 
@@ -258,7 +301,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     # our classes' URIs resolve whichever extensions are on (`spec_pages.py`)
     SpecPages(classes={OWNER_CONFORMANCE: OWNER_SPEC,
                        catalogs_ext.CONFORMANCE: catalogs_ext.SPEC,
-                       PROPOSALS_CONFORMANCE: PROPOSALS_SPEC}).register(app)
+                       PROPOSALS_CONFORMANCE: PROPOSALS_SPEC,
+                       SUBSCRIPTIONS_CONFORMANCE: SUBSCRIPTIONS_SPEC}).register(app)
     add_error_handlers(app, settings.processes_prefix)
     expected = readiness.expected(MIGRATIONS)
     app.include_router(root_router(settings.stac_fastapi_title, settings.prefix_path,
@@ -305,6 +349,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     if tracer_provider is not None:
         instrument_app(app, tracer_provider, process_app)
     catalog.app = app
+    subscriptions.attach(app, settings, engine)
     app.state.auth = auth
     app.state.rendered_items = extensions.rendered  # items kept as served (None: none)
     return app

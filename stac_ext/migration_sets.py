@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import catalogs_ext
 import process_api
-from stac_ext import data_api, governance
+from stac_ext import data_api, governance, subscriptions
 from stac_ext.governance.loading import load_shipped_cf
 from stac_ext.platform import sessions
 from stac_ext.platform.database.migrations import Bootstrap, MigrationSet
@@ -26,6 +26,8 @@ MIGRATIONS = [
     MigrationSet("sessions", sessions.MIGRATIONS_DIR),
     # the conventions' vocabularies (CF's table loaded when missing) and proposals
     MigrationSet("governance", governance.MIGRATIONS_DIR, loads=(load_shipped_cf,)),
+    MigrationSet("subscriptions", subscriptions.MIGRATIONS_DIR,
+                 functions=subscriptions.FUNCTIONS_DIR),
 ]
 
 #: Schemas of libraries, installed before ours: the job engine's queue.

@@ -28,6 +28,7 @@ from stac_ext.platform.service.settings import ServiceSettings
 from stac_ext.platform.sessions.settings import SessionSettings
 from stac_ext.platform.telemetry.settings import TelemetrySettings
 from stac_ext.publish.settings import PublishSettings
+from stac_ext.subscriptions.settings import SubscriptionSettings
 from stac_ext.web.settings import WebSettings
 
 __all__ = ["CATALOG_TREE", "CONCERNS", "HTML", "PYTHON_EXAMPLE", "ProcessSettings",
@@ -36,12 +37,13 @@ __all__ = ["CATALOG_TREE", "CONCERNS", "HTML", "PYTHON_EXAMPLE", "ProcessSetting
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    GovernanceSettings, PublishSettings, ProcessSettings, TelemetrySettings, WebSettings,
-    SessionSettings)
+    GovernanceSettings, PublishSettings, ProcessSettings, SubscriptionSettings,
+    TelemetrySettings, WebSettings, SessionSettings)
 
 
 class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSettings,
-               AuthSettings, ProcessSettings, TelemetrySettings, WebSettings, SessionSettings):
+               AuthSettings, ProcessSettings, SubscriptionSettings, TelemetrySettings,
+               WebSettings, SessionSettings):
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 
@@ -90,3 +92,7 @@ class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSet
     @property
     def job_secrets_key_file(self) -> Path:
         return self.data_dir / "job-secrets.key"
+
+    @property
+    def webhook_signing_key_file(self) -> Path:
+        return self.data_dir / "webhook-signing.key"

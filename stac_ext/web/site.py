@@ -10,7 +10,16 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from stac_ext.web import stac_browser
-from stac_ext.web.pages import api_docs, catalogs, jobs, landing, processes, proposals, search
+from stac_ext.web.pages import (
+    api_docs,
+    catalogs,
+    jobs,
+    landing,
+    processes,
+    proposals,
+    search,
+    subscriptions,
+)
 
 STATIC = Path(__file__).parent / "static"
 #: Where the web face serves files that are the same for everyone (our scripts and styles,
@@ -49,7 +58,8 @@ def add_web_face(app: FastAPI, face: WebFace) -> None:
     app.mount("/ui/swagger-ui", StaticFiles(directory=face.swagger_ui_dir, check_dir=False),
               name="web_swagger_ui")
     api_docs.add_data_docs(api_docs.router, f"{face.data_prefix}/api.html")
-    for module in (landing, processes, jobs, catalogs, search, api_docs, proposals):
+    for module in (landing, processes, jobs, catalogs, search, subscriptions, api_docs,
+                   proposals):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(stac_browser.router(face.stac_browser_dir / "dist"),
                        include_in_schema=False)

@@ -39,6 +39,7 @@ from tests.bench import (
     servers,
     slurm,
     staging,
+    subscriptions,
     wrk,
 )
 
@@ -87,7 +88,7 @@ def main(
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
         "--feature", help="only these features: catalogs, scoped_search, jobs, deployed, "
-                          "staging, containers, slurm, freshness")
+                          "staging, containers, slurm, freshness, subscriptions")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = cf_scale.ITEMS,
@@ -255,7 +256,9 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "containers", "slurm",
-            "freshness")
+            "freshness", "subscriptions")
+#: Seconds of each POST item slice with and without subscriptions.
+SUBSCRIPTION_SLICE_SECONDS = 8
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
 #: metrics)
 COST_PAIRS = 6
@@ -276,6 +279,11 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
             results["catalogs"] = features.catalog_tree(dsn, running, admin)
         if "scoped_search" in chosen:
             results["scoped_search"] = features.scoped_search(dsn, running)
+        if "subscriptions" in chosen:  # writes with 10,000 subscriptions and with none
+            writer = issuer.mint("bench-writer", settings.data_client_id, [], [], 24 * 3600)
+            results["subscriptions"] = subscriptions.run(
+                dsn, running, writer, seconds=SUBSCRIPTION_SLICE_SECONDS)
+            print(subscriptions.table(results["subscriptions"]), flush=True)
         results["servers"]["geocatalog"]["feature_peak_rss_mb"] = round(
             running.peak_rss_mb(), 1)
     if "staging" in chosen:  # a job's data in and out, against a plain copy

@@ -141,6 +141,50 @@ DO $migration$
 DECLARE
     body constant text := $body$
 BEGIN
+    -- The outbox (019), while anyone listens: a removed item's index row before it goes; an
+    -- item this transaction removed and writes again, updated (transition tables are seen
+    -- only here, hence the statements in this body).
+    IF EXISTS (SELECT FROM geocatalog.item_event_listeners) THEN
+        IF TG_OP = 'DELETE' THEN
+            INSERT INTO geocatalog.item_events (kind, id, collection, datetime, end_datetime,
+                                                geometry, content, words, owner, readers)
+            SELECT 'deleted', o.id, o.collection, s.datetime, s.end_datetime, s.geometry,
+                   s.content, s.words, s.owner, s.readers
+            FROM old_rows o
+            LEFT JOIN geocatalog.search_items s ON s.id = o.id AND s.collection = o.collection;
+            PERFORM set_config('geocatalog.items_removed', 'yes', true);
+        ELSIF TG_OP = 'UPDATE' THEN
+            INSERT INTO geocatalog.item_events (kind, id, collection, datetime, end_datetime,
+                                                geometry, content, words, owner, readers)
+            SELECT 'deleted', o.id, o.collection, s.datetime, s.end_datetime, s.geometry,
+                   s.content, s.words, s.owner, s.readers
+            FROM old_rows o
+            LEFT JOIN geocatalog.search_items s ON s.id = o.id AND s.collection = o.collection
+            WHERE NOT EXISTS (SELECT FROM new_rows n
+                              WHERE n.id = o.id AND n.collection = o.collection);
+            INSERT INTO geocatalog.item_events (kind, id, collection)
+            SELECT CASE WHEN EXISTS (SELECT FROM old_rows o WHERE o.id = n.id
+                                     AND o.collection = n.collection)
+                        THEN 'updated' ELSE 'created' END, n.id, n.collection
+            FROM new_rows n;
+        ELSIF current_setting('geocatalog.items_removed', true) = 'yes' THEN
+            WITH again AS (
+                UPDATE geocatalog.item_events e
+                SET kind = 'updated', datetime = NULL, end_datetime = NULL, geometry = NULL,
+                    content = NULL, words = NULL, owner = NULL, readers = NULL
+                FROM new_rows n
+                WHERE e.kind = 'deleted' AND e.txid = pg_current_xact_id()
+                  AND e.collection = n.collection AND e.id = n.id
+                RETURNING e.id, e.collection)
+            INSERT INTO geocatalog.item_events (kind, id, collection)
+            SELECT 'created', n.id, n.collection FROM new_rows n
+            WHERE NOT EXISTS (SELECT FROM again a WHERE a.id = n.id
+                              AND a.collection = n.collection);
+        ELSE
+            INSERT INTO geocatalog.item_events (kind, id, collection)
+            SELECT 'created', n.id, n.collection FROM new_rows n;
+        END IF;
+    END IF;
     IF TG_OP = 'DELETE' THEN
         DELETE FROM geocatalog.search_items s USING old_rows o
         WHERE s.id = o.id AND s.collection = o.collection;

@@ -17,6 +17,10 @@ from stac_ext.platform.auth.authenticator import Authenticator, Unauthenticated
 from stac_ext.platform.auth.principal import Principal
 
 _bearer = HTTPBearer(auto_error=False, description="An OIDC access token (JWT).")
+#: The ASGI scope key of a request the service makes itself as one of its users (a
+#: standing job submitted as its owner): the principal, taken in place of a token. No
+#: client can set an ASGI scope key.
+PRINCIPAL_KEY = "geocatalog.principal"
 
 PrincipalDependency = Callable[..., Awaitable[Principal]]
 
@@ -51,7 +55,9 @@ class AuthDependencies:
                           credentials: HTTPAuthorizationCredentials | None, client_id: str,
                           right: str | None, *also: str) -> Principal:
         """The token's principal, when it was issued to `client_id` (or one of `also`)."""
-        principal = await self._principal(credentials)
+        principal = request.scope.get(PRINCIPAL_KEY)
+        if not isinstance(principal, Principal):
+            principal = await self._principal(credentials)
         if client_id not in principal.clients and not principal.clients & set(also):
             raise HTTPException(status_code=403, detail=f"This API needs a token issued "
                                 f"to the client '{client_id}'.")
@@ -82,8 +88,10 @@ class AuthDependencies:
 
         async def caller(request: Request) -> Principal | None:
             header = request.headers.get("authorization")
-            if header is None:
+            if header is None and PRINCIPAL_KEY not in request.scope:
                 return None
+            if header is None:  # the service as one of its users
+                return await self._authorized(request, None, client_id, None)
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise _unauthorized("only a Bearer token is accepted")

@@ -69,3 +69,16 @@ BEGIN
             TO geocatalog_api, geocatalog_job;
     END IF;
 END $$;
+
+-- Subscriptions: the API's processes keep them, match the outbox and deliver (a database
+-- migrated by a release before them has no such schema).
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_namespace WHERE nspname = 'subscriptions') THEN
+        GRANT USAGE ON SCHEMA subscriptions TO geocatalog_api;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA subscriptions
+            TO geocatalog_api;
+        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA subscriptions TO geocatalog_api;
+        GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA subscriptions TO geocatalog_api;
+    END IF;
+END $$;

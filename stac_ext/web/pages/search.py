@@ -201,8 +201,28 @@ async def search_page(request: Request,
     return page(request, "search.html", {"criteria": _in_words(criteria),
                                          "form": dict(typed), "variables": variables,
                                          "unknown": unknown,
-                                         "query": urlencode(criteria), **results},
+                                         "query": urlencode(criteria),
+                                         "saved_search": saved_search(criteria), **results},
                 status_code=status)
+
+
+def saved_search(criteria: list[tuple[str, str]]) -> dict[str, Any]:
+    """The criteria as a subscription saves them (`POST /search`'s body): what "Notify me"
+    and "Process new data" send; the API judges them."""
+    found: dict[str, Any] = {}
+    for name, value in criteria:
+        if name == "collections":
+            found["collections"] = [c for c in value.split(",") if c]
+        elif name == "bbox":
+            try:
+                found["bbox"] = [float(v) for v in value.split(",")]
+            except ValueError:
+                found["bbox"] = value  # refused by the API, in its words
+        elif name == "q":
+            found["q"] = [value]
+        elif name in ("datetime", "owner", "filter", "filter-lang"):
+            found[name] = value
+    return found
 
 
 def _in_words(criteria: list[tuple[str, str]]) -> list[tuple[str, str, str]]:

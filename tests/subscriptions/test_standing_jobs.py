@@ -1,0 +1,164 @@
+"""Standing jobs, end to end on the real engine, a real S3 server and a real tool (CDO):
+alice's subscription runs her deployed time mean on each window of two new sea surface
+temperature items, as her (her S3 credentials sealed in the subscription), each job on
+exactly its window's items, its result published with `derived_from` links to them; the
+same window given again, or taken up after its submitter stopped, makes no second job."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from stac_ext.app import create_app
+from stac_ext.publish.demo_files import sst_monthly
+from tests.support.cluster import migrated_database
+from tests.support.cwl import cdo_mean
+from tests.support.http import http_client
+from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
+from tests.support.roles import on_database
+from tests.support.s3 import KEY_ID, SECRET, s3_client
+from tests.support.stac import make_collection, make_item
+
+SST = "climate_forecast-sea_surface_temperature"
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+
+
+@pytest.fixture(scope="module")
+def database(database_url: str) -> str:
+    return migrated_database(database_url, "standing_")
+
+
+@pytest.fixture(scope="module")
+async def service(settings, database: str) -> AsyncIterator[Any]:
+    """The service with its job worker and its dispatcher, on a database of its own."""
+    app = create_app(on_database(settings, database, in_process_worker=True,
+                                 subscriptions_poll_seconds=0.1))
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def clients(service, issuer: TestIssuer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
+    made = {"data": http_client(service, issuer.token("alice")),
+            "processes": http_client(service, issuer.token(
+                "alice", client=PROCESS_CLIENT, rights=["deployProcess"])),
+            "admin": http_client(service, issuer.token("root", rights=[ADMIN_RIGHT]))}
+    try:
+        yield made
+    finally:
+        for client in made.values():
+            await client.aclose()
+
+
+async def until(check: Any, seconds: float = 240) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (found := await check()):
+        assert time.monotonic() < deadline, "not in time"
+        await asyncio.sleep(0.5)
+    return found
+
+
+@pytest.mark.slow
+async def test_a_standing_job_runs_once_per_window_on_exactly_its_new_items(
+        clients, s3_endpoint, database) -> None:
+    data, processes = clients["data"], clients["processes"]
+    run = uuid.uuid4().hex[:8]
+    bucket = f"standing-{run}"
+    s3 = s3_client(s3_endpoint)
+    s3.create_bucket(Bucket=bucket)
+    await clients["admin"].post("/data/collections", json=make_collection(SST))  # or 409
+    process = f"sst-mean-{run}"
+    r = await processes.post("/processes/processes", content=cdo_mean(process),
+                             headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+
+    s3_section = {"accessKeyId": KEY_ID, "secretAccessKey": SECRET, "endpoint": s3_endpoint,
+                  "defaultRegion": "us-east-1"}
+    r = await data.post("/data/subscriptions", json={
+        # the means it publishes match too: they are announced, never processed again
+        "title": "Monthly means", "search": {"collections": [SST]},
+        "job": {"process": process, "itemsInput": "files", "inputs": {"s3": s3_section},
+                "publish": {"visibility": "private"}, "window": {"items": 2}}})
+    assert r.status_code == 201, r.text
+    subscription = r.json()
+    # her secret is kept sealed: never shown again, never stored in clear
+    assert subscription["job"]["inputs"]["s3"]["secretAccessKey"] == "***"
+    with psycopg.connect(database) as conn:
+        stored = conn.execute("SELECT job::text, job_secrets FROM subscriptions.subscriptions "
+                              "WHERE id = %s", (subscription["id"],)).fetchone()
+    assert stored is not None and SECRET not in stored[0] and SECRET not in stored[1]
+
+    # four months arrive: two windows of two
+    months = dict(sst_monthly())
+    urls = {}
+    for key, body in months.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+        item = make_item(f"{run}-{key.removesuffix('.nc')}", data=f"s3://{bucket}/{key}")
+        item["assets"]["data"]["type"] = "application/x-netcdf"
+        r = await data.post(f"/data/collections/{SST}/items", json=item)
+        assert r.status_code == 201, r.text
+        urls[key] = r.headers["Location"]
+    first = {urls["sst-2021-01.nc"], urls["sst-2021-02.nc"]}
+    second = {urls["sst-2021-03.nc"], urls["sst-2022-01.nc"]}
+    runs_url = f"/data/subscriptions/{subscription['id']}/runs"
+
+    async def ended() -> list[dict] | None:
+        runs = (await data.get(runs_url)).json()["runs"]
+        done = [r for r in runs if r["status"] in ("successful", "failed")]
+        return runs if len(done) == 2 else None
+
+    runs = await until(ended)
+    assert [(r["window"], r["status"], r["items"], r["attempts"]) for r in runs] == [
+        (2, "successful", 2, 1), (1, "successful", 2, 1)], runs
+    for window, items in ((1, first), (2, second)):
+        ran = next(r for r in runs if r["window"] == window)
+        job_url = ran["job"]
+        job = (await processes.get(job_url.removeprefix("http://testserver"))).json()
+        assert (job["status"], job["owner"], job["processID"]) == (
+            "successful", "alice", process)
+        # it read exactly its window's items
+        prov = (await processes.get(job_url.removeprefix("http://testserver") + "/prov")
+                ).json()
+        read = {e["geocatalog:item"] for name, e in prov["entity"].items()
+                if name.startswith("job:inputs/")}
+        assert read == items
+    # their results published (private, hers) with their lineage, and not taken again
+    results = [(await processes.get(r["job"].removeprefix("http://testserver") + "/results")
+                ).json() for r in runs]
+    assert all(len(result["mean"]["items"]) == 1 for result in results)
+    for ran, result in zip(runs, results, strict=True):
+        published = (await data.get(result["mean"]["items"][0].removeprefix(
+            "http://testserver"))).json()
+        assert {link["href"] for link in published["links"]
+                if link["rel"] == "derived_from"} == (first if ran["window"] == 1 else second)
+
+    await asyncio.sleep(2)
+    assert len((await data.get(runs_url)).json()["runs"]) == 2  # the means opened none
+    feed = (await data.get(f"/data/subscriptions/{subscription['id']}/events")).json()
+    assert len(feed["events"]) == 6  # four months, two means
+
+    # the same events given to the windows again, and a window's submission taken up after
+    # its submitter stopped (the run left `submitting`, its job unrecorded): no new job
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SELECT subscriptions.fill_windows(%s, 0)", (subscription["id"],))
+        conn.execute("UPDATE subscriptions.runs SET status = 'submitting', jobs = '{}', "
+                     "job_id = NULL, claimed = now() - interval '1 hour' "
+                     "WHERE subscription_id = %s AND number = 1", (subscription["id"],))
+    first_job = next(r for r in runs if r["window"] == 1)["jobs"][0]
+
+    async def taken_up() -> list[dict] | None:
+        runs = (await data.get(runs_url)).json()["runs"]
+        return runs if runs[-1]["status"] == "successful" else None
+
+    again = await until(taken_up, 60)
+    assert [(r["window"], r["jobs"]) for r in again] == [
+        (2, runs[0]["jobs"]), (1, [first_job])]
+    jobs = (await processes.get("/processes/jobs", params={"processID": process})).json()
+    assert len(jobs["jobs"]) == 2
