@@ -9,6 +9,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import procrastinate
@@ -35,15 +36,16 @@ Gather = Callable[[str, NewJob, Callable[[list[NewJob]],
                   Awaitable[Job | QueueFull]]
 
 
+@dataclass(frozen=True)
 class Submissions:
-    def __init__(self, store: JobStore, app: procrastinate.App, queue_pool: AsyncConnectionPool,
-                 queue: str, quotas: Quotas, gather: Gather) -> None:
-        self.store = store
-        self.app = app
-        self.queue_pool = queue_pool
-        self.queue = queue
-        self.quotas = quotas
-        self.gather = gather
+    """Where the API's new jobs go: recorded and queued (on `queue`) within their quotas."""
+
+    store: JobStore
+    app: procrastinate.App
+    queue_pool: AsyncConnectionPool
+    queue: str
+    quotas: Quotas
+    gather: Gather
 
     async def submit(self, process_id: str, owner: str, project: str | None,
                      inputs: dict[str, Any], secrets: str | None,
