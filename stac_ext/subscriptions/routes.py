@@ -35,6 +35,8 @@ from stac_ext.subscriptions.standing_jobs import JobRefused, Processes
 
 #: The feed's page, at most.
 MAX_PAGE = 1000
+#: How many of a log's newest rows one request may ask for.
+LogLength = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 #: What a paused-by-its-owner subscription's page says.
 PAUSED_BY_OWNER = "Paused by its owner."
 
@@ -148,6 +150,13 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
         if row is None:
             raise _missing(subscription)
         return row
+
+    async def owned_log(request: Request, subscription: uuid.UUID, principal: Principal,
+                        query: str, limit: int) -> list[asyncpg.Record]:
+        """The newest `limit` rows of one of the caller's subscription's logs."""
+        await own(request, subscription, principal)
+        async with request.app.state.get_connection(request, "r") as conn:
+            return await conn.fetch(query, subscription, limit)
 
     async def job_record(request: Request, job: StandingJob | None, caller: Caller
                          ) -> tuple[dict[str, Any] | None, str | None]:
@@ -310,10 +319,8 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
                 "receiver's status (none: no answer), the error.")
     async def deliveries(subscription: uuid.UUID, request: Request,
                          principal: Principal = Depends(user),
-                         limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
-        await own(request, subscription, principal)
-        async with request.app.state.get_connection(request, "r") as conn:
-            rows = await conn.fetch(queries.DELIVERIES, subscription, limit)
+                         limit: LogLength = 100) -> dict:
+        rows = await owned_log(request, subscription, principal, queries.DELIVERIES, limit)
         return {"deliveries": [{
             "attempted": r["attempted"].isoformat(), "sequence": r["number"],
             "event": str(r["event_id"]) if r["event_id"] else None, "kind": r["kind"],
@@ -326,10 +333,8 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
                 "job.")
     async def runs(subscription: uuid.UUID, request: Request,
                    principal: Principal = Depends(user),
-                   limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
-        await own(request, subscription, principal)
-        async with request.app.state.get_connection(request, "r") as conn:
-            rows = await conn.fetch(queries.RUNS, subscription, limit)
+                   limit: LogLength = 100) -> dict:
+        rows = await owned_log(request, subscription, principal, queries.RUNS, limit)
 
         def when(value: Any) -> str | None:
             return value.isoformat() if value is not None else None
