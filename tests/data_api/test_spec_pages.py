@@ -13,7 +13,7 @@ async def test_every_class_of_ours_resolves(anon: httpx.AsyncClient) -> None:
     classes = (await anon.get("/data/conformance")).json()["conformsTo"]
     ours = [c for c in classes if c.startswith(API)]
     assert ours == [f"{API}spec/catalogs-tree/v1.0", f"{API}spec/item-search-owner/v1.0",
-                    f"{API}spec/proposals/v1.0"]
+                    f"{API}spec/proposals/v1.0", f"{API}spec/subscriptions/v1.0"]
     assert (await anon.get("/data/")).json()["conformsTo"] == classes
     for uri in ours:
         r = await anon.get(uri)
