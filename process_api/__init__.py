@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from process_api.processes.definitions import load_definitions as load_definitions
     from process_api.processes.entry import load_entry as load_entry
     from process_api.processes.outbound import OutboundPolicy as OutboundPolicy
+    from process_api.processes.outbound import OutboundSettings as OutboundSettings
     from process_api.processes.outbound import TargetRefused as TargetRefused
     from process_api.processes.outbound import allowed_http_client as allowed_http_client
     from process_api.processes.registry import Registry as Registry
@@ -97,6 +98,7 @@ _EXPORTS = {
     "JOB_REFUSALS": "process_api.jobs.submissions",
     "slurm_site": "process_api.jobs.engine",
     "ProcessSettings": "process_api.settings",
+    "OutboundSettings": "process_api.processes.outbound",
     "Engine": "process_api.jobs.engine",
     "load_entry": "process_api.processes.entry",
     "Catalog": "process_api.data.file_inputs",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from process_api import ProcessSettings
+from process_api import OutboundSettings, ProcessSettings
 from stac_ext.content.settings import ContentSettings
 from stac_ext.data_api.settings import (
     CATALOG_TREE,
@@ -37,8 +37,8 @@ __all__ = ["CATALOG_TREE", "CONCERNS", "HTML", "PYTHON_EXAMPLE", "ProcessSetting
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    GovernanceSettings, PublishSettings, ProcessSettings, SubscriptionSettings,
-    TelemetrySettings, WebSettings, SessionSettings)
+    GovernanceSettings, PublishSettings, ProcessSettings, OutboundSettings,
+    SubscriptionSettings, TelemetrySettings, WebSettings, SessionSettings)
 
 
 class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSettings,

@@ -163,7 +163,8 @@ def test_a_worker_on_an_unmigrated_database_exits_in_one_line(fresh_database: st
     assert out.returncode == 3
     assert out.stderr.splitlines()[-1] == (
         "the database is not migrated yet (pending: pgstac, procrastinate, catalogs, "
-        "geocatalog, governance, processes, sessions): run `geocatalog migrate` first.")
+        "geocatalog, governance, processes, sessions, subscriptions): run `geocatalog "
+        "migrate` first.")
     assert len(out.stderr.splitlines()) == 2  # the wait, the verdict: no traceback
 
 
