@@ -31,6 +31,7 @@ from process_api.api.service import (
 from process_api.api.user_files import file_headers, served_type
 from process_api.data.staging import CHUNK
 from process_api.jobs.job_log import LOG_CHARS
+from process_api.jobs.job_status import FINISHED, JobStatus
 from process_api.jobs.provenance import PROV_JSON, provenance
 from process_api.jobs.quotas import RETRY_SECONDS, QueueFull
 from process_api.jobs.ro_crate import RO_CRATE, ro_crate
@@ -181,7 +182,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
                                 status_code=201, headers={
                                     "Location": location, "Preference-Applied": ASYNC})
         headers = {"Location": location, "Preference-Applied": wait.applied}
-        if ended["status"] == "successful":
+        if ended["status"] == JobStatus.SUCCESSFUL:
             return JSONResponse(ended["results"], headers=headers)
         raise OgcError(422, "job-results-failed", ended["message"] or
                        f"The job was {ended['status']}.", headers=headers)
@@ -223,9 +224,9 @@ def jobs_router(service: ProcessService, user: CallerDependency,
     @router.get("/{job_id}/results", summary="A job's results, once it is successful")
     async def results(job_id: str, caller: Caller = Depends(user)) -> Any:
         job = await service.visible_job(job_id, caller)
-        if job["status"] == "successful":
+        if job["status"] == JobStatus.SUCCESSFUL:
             return job["results"]
-        if job["status"] == "failed":
+        if job["status"] == JobStatus.FAILED:
             raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
         raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
 
@@ -239,7 +240,7 @@ def jobs_router(service: ProcessService, user: CallerDependency,
                    accept: Annotated[str | None, Header(max_length=1024)] = None
                    ) -> Response:
         job = await service.visible_job(job_id, caller)
-        if job["status"] not in ("successful", "failed"):
+        if job["status"] not in FINISHED:
             raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
         if "application/ld+json" in (accept or ""):
             return Response(ro_crate(job, _base(request)), media_type=RO_CRATE)

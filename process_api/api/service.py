@@ -20,6 +20,7 @@ from process_api.deployment.deployed import Deployment
 from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.engine import Engine, PackageChecks
 from process_api.jobs.job_data import DataConfig
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.secrets import SecretBox, split_secrets
 from process_api.jobs.store import Job, JobQuery, JobStore
 from process_api.jobs.submissions import Submissions
@@ -196,7 +197,7 @@ class ProcessService:
 
     async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
                         caller: Caller | None) -> bool:
-        if job["status"] != "dismissed" and may(self.as_caller(caller), "read", Resource(
+        if job["status"] != JobStatus.DISMISSED and may(self.as_caller(caller), "read", Resource(
                 "job", owner=job["owner"], project=job.get("project"))):
             return True
         items = [i["url"] for i in recorded.get("published") or []
