@@ -27,7 +27,8 @@ from process_api.deployment.package_check import checked
 from process_api.processes.definition import id_problem
 from process_api.runner.containers import pull_problem
 from stac_ext.platform.access import Caller as Who
-from stac_ext.platform.access import Resource, Visibility, may, may_publish, refusal
+from stac_ext.platform.access import Resource, Visibility, require
+from stac_ext.platform.service.errors import Forbidden
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
@@ -45,10 +46,10 @@ _PACKAGE_BODY = {"requestBody": {"required": True, "content": {
     **{kind: {"schema": {"type": "string"}} for kind in CWL_TYPES}}}}
 
 
-def _immutable(process_id: str, base: str) -> OgcError:
-    return OgcError(403, OGC2 + "immutable-process", f"The process {process_id!r} is part of "
-                    "this service; it cannot be replaced or undeployed through the API.",
-                    headers={"Location": f"{base}processes/{process_id}"})
+def _immutable(process_id: str, base: str) -> Forbidden:
+    return Forbidden(f"The process {process_id!r} is part of this service; it cannot be "
+                     "replaced or undeployed through the API.", OGC2 + "immutable-process",
+                     headers={"Location": f"{base}processes/{process_id}"})
 
 
 async def _body(request: Request) -> bytes:
@@ -134,14 +135,12 @@ async def _package(request: Request, target: str | None, service: ProcessService
 
 def _placement(visibility: str, project: str | None, who: Who) -> str | None:
     """The project a process is deployed for (None: none), if the caller may place it so."""
-    if visibility == "public" and not may_publish(who, "process"):
-        raise OgcError(403, "forbidden", "Only administrators deploy public processes.")
+    if visibility == "public":
+        require(who, "publish", Resource("process"))
     if (visibility == "project") != (project is not None):
         raise OgcError(400, "invalid-input", "`project` names the project of a process "
                        "deployed with `visibility=project`, and only then.")
-    shared = Resource("process", project=project)
-    if not may(who, "share", shared):
-        raise OgcError(403, "forbidden", refusal(who, "share", shared))
+    require(who, "share", Resource("process", project=project))
     return project
 
 

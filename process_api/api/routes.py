@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from process_api.api.documents import (
@@ -40,7 +40,7 @@ from process_api.jobs.status import status_info
 from process_api.jobs.store import JobQuery
 from process_api.processes.outbound import TargetRefused, check_reachable
 from process_api.processes.resources import resource_problems
-from stac_ext.platform.access import Resource, may, refusal
+from stac_ext.platform.access import Resource, require
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -157,9 +157,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
             raise OgcError(400, "invalid-input", "processInputs ask for more than a job may "
                            f"have: {'; '.join(problems)}")
         project = body.metadata.project if body.metadata else None
-        who, shared = service.as_caller(caller), Resource("job", project=project)
-        if not may(who, "share", shared):
-            raise HTTPException(status_code=403, detail=refusal(who, "share", shared))
+        require(service.as_caller(caller), "share", Resource("job", project=project))
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
         await _check_subscriber(subscriber or {})
         base = _base(request)
@@ -288,7 +286,7 @@ def jobs_router(service: ProcessService, user: CallerDependency,
                    "and project (404 `no-such-job`, not in the job list).")
     async def dismiss(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
         job = await service.visible_job(job_id, caller)
-        dismissed = await service.dismiss(job)
+        dismissed = await service.dismiss(job, caller)
         if dismissed is None:  # dismissed meanwhile by another request
             raise no_such_job(job_id)
         return JSONResponse(status_info(dismissed, _base(request)))

@@ -45,7 +45,7 @@ from stac_ext.data_api.item_writers import ItemWriter, Stored, lock_ids, locked_
 from stac_ext.data_api.policy import DataPolicy, reader_text
 from stac_ext.data_api.urls import item_path
 from stac_ext.platform.database.group_commit import GroupCommit
-from stac_ext.platform.service.errors import describe_errors
+from stac_ext.platform.service.errors import Forbidden, describe_errors
 
 
 def check_collection_id(collection_id: str) -> None:
@@ -101,8 +101,6 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
 CollectionRule = Callable[[Connection, dict[str, Any], bool], Awaitable[dict[str, Any]]]
 
 
-NOT_OWNER = "Only the item's owner or an administrator may change it."
-
 #: What a write raises when the database refuses an item (not when it is away): items
 #: posted together are then written one by one, each for its own answer.
 REFUSALS = (StacApiError, PostgresError)
@@ -155,15 +153,15 @@ class TransactionsClient(StockTransactionsClient):
         except ItemRuleError as e:
             raise HTTPException(status_code=400, detail=str(e)) from e
         if problem := self._writer(request).sharing_problem(body["properties"]):
-            raise HTTPException(status_code=403, detail=problem)
+            raise Forbidden(problem)
         return body
 
     def _writer(self, request: Request) -> ItemWriter:
         return self.policy.writer(self.policy.principal(request))
 
     def _require_change(self, request: Request, owner: str | None) -> None:
-        if not self._writer(request).may_change(owner):
-            raise HTTPException(status_code=403, detail=NOT_OWNER)
+        if problem := self._writer(request).change_problem(owner):
+            raise Forbidden(problem)
 
     def _reader(self, request: Request) -> dict[str, Any] | None:
         return self.policy.reader(self.policy.principal(request))
@@ -240,7 +238,7 @@ class TransactionsClient(StockTransactionsClient):
     async def create_collection(  # type: ignore[override]
         self, collection: Collection, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         check_collection_id(collection.id)
         collection = await self._ruled(request, _storable(collection), existing=False)
         return await super().create_collection(collection, request, **kwargs)
@@ -248,7 +246,7 @@ class TransactionsClient(StockTransactionsClient):
     async def update_collection(  # type: ignore[override]
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         if collection is None:
             raise HTTPException(status_code=400, detail="A collection body is required.")
         if collection.id != collection_id:
@@ -261,7 +259,7 @@ class TransactionsClient(StockTransactionsClient):
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         async with request.app.state.get_connection(request, "w") as conn:
             existing = await conn.fetchval(queries.GET_COLLECTION, collection_id)
         if existing is None:
@@ -277,7 +275,7 @@ class TransactionsClient(StockTransactionsClient):
     async def delete_collection(  # type: ignore[override]
         self, collection_id: str, request: Request, force: bool = False, **kwargs: Any
     ) -> Response:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         await require_collection(request, collection_id)
         if not force:
             async with request.app.state.get_connection(request, "w") as conn:
@@ -323,8 +321,8 @@ class BulkTransactionsClient(StockBulkClient):
         accepted: list[dict[str, Any]] = []
         for item_id, raw in items.items.items():
             found = existing.get(item_id)
-            if found and not writer.may_change(found.owner):
-                refused.append({"id": item_id, "msg": "owned by another user"})
+            if found and (problem := writer.change_problem(found.owner)):
+                refused.append({"id": item_id, "msg": problem})
                 continue
             try:  # the same rules as a single POST (minimal items, derived bbox)
                 prepared = item_rules.prepare(

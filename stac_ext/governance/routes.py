@@ -14,11 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.requests import get_base_url
 
-from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.policy import COLLECTIONS, DataPolicy
 from stac_ext.data_api.urls import collection_path
 from stac_ext.governance.collection_rule import vocabulary_description
 from stac_ext.governance.names import look_up
 from stac_ext.governance.proposals import ProposalRefused, Proposals, Status, document
+from stac_ext.platform.access import require
 from stac_ext.platform.auth.principal import Principal
 
 #: Relative: the data API serves it, and writes it against its own address.
@@ -29,7 +30,6 @@ SPEC = ("/proposals holds the community's proposals of collections (for a known 
         "one (POST /proposals/{id}/accept, /reject) with a reason, recorded with who and "
         "when. Items published for a collection not made yet wait in its proposal, read by "
         "their owner only, until the decision.")
-NOT_ADMIN = ("Proposals are decided by administrators: this needs the right '{right}'.")
 MAX_LIMIT = 100
 #: An owner no item has: anonymous readers see no held item.
 NOBODY = ""
@@ -99,11 +99,6 @@ class ProposalsExtension(ApiExtension):
         if principal is None:
             return NOBODY
         return None if self.policy.is_admin(principal) else principal.username
-
-    def _admin(self, principal: Principal) -> None:
-        if not self.policy.is_admin(principal):
-            raise HTTPException(status_code=403, detail=NOT_ADMIN.format(
-                right=self.policy.auth.admin_right))
 
     def register(self, app: FastAPI) -> None:
         router = APIRouter(prefix=f"{app.state.router_prefix}/proposals", tags=["Proposals"])
@@ -179,7 +174,8 @@ class ProposalsExtension(ApiExtension):
 
         async def decide(request: Request, proposal_id: int, decision: str, reason: str,
                          principal: Principal) -> dict[str, Any]:
-            self._admin(principal)
+            # deciding a proposal writes a collection: the access table's rule of those
+            require(self.policy.caller(principal), "change", COLLECTIONS)
             async with request.app.state.get_connection(request, "w") as conn, \
                     conn.transaction():
                 proposals = Proposals(conn)

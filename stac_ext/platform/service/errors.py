@@ -57,6 +57,17 @@ _OGC_BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden",
                   413: "payload-too-large", 429: "too-many-jobs", 503: "unavailable"}
 
 
+class Forbidden(HTTPException):
+    """403: the caller may not, and `detail` says why (the access table's words:
+    `stac_ext.platform.access.require`). `name`: its OGC exception type under the process
+    API (by status, `forbidden`, when None)."""
+
+    def __init__(self, detail: str, name: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status_code=403, detail=detail, headers=headers)
+        self.name = name
+
+
 class ServiceBusy(RuntimeError):
     """Every database connection of the pool stayed in use while a request waited for one:
     the service is busy (503 saying so), not the database away."""
