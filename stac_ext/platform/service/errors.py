@@ -162,7 +162,9 @@ def _stock(unsaid: str) -> Words:
     return lambda request, exc: str(exc) or unsaid
 
 
-_UNAVAILABLE_ANSWER = Answer(
+#: The one answer of both APIs while the database is away (its drivers' words for that
+#: differ: each API's table maps its own to this).
+DATABASE_AWAY = Answer(
     503, "The database is unavailable; retry shortly.", headers={"Retry-After": "5"},
     log=lambda request, exc, status: f"database unavailable: {type(exc).__name__}")
 
@@ -199,7 +201,7 @@ ANSWERS: dict[type[Exception], Answer] = {
         "memory is full); retry shortly.", headers={"Retry-After": "5"},
         log=lambda request, exc, status: "database short of resources: "
         f"{_first_line(exc)} ({request.method} {request.url.path})"),
-    **{away: _UNAVAILABLE_ANSWER for away in _UNAVAILABLE},
+    **{away: DATABASE_AWAY for away in _UNAVAILABLE},
     ForeignKeyError: Answer(404, "The collection this refers to does not exist."),
     DatabaseError: Answer(400, "A required field is missing."),
     NotFoundError: Answer(404, _stock("It does not exist."), "NotFoundError", log=_event,
