@@ -40,9 +40,10 @@ from stac_ext.data_api.collection_ids import collection_id_problem
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.item_reads import read_item
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.item_writers import ItemWriter, Stored, lock_ids, locked_items
-from stac_ext.data_api.policy import DataPolicy, reader_text
+from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.urls import item_path
 from stac_ext.platform.database.group_commit import GroupCommit
 from stac_ext.platform.service.errors import Forbidden, describe_errors
@@ -89,7 +90,7 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
                       reader: dict[str, Any] | None) -> dict[str, Any]:
     """The item as stored, if `reader` reads it: a write to an item hidden from its caller
     is a 404, as to a missing one (never a 403 saying it exists)."""
-    item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id, reader_text(reader))
+    item = await read_item(conn, collection_id, item_id, reader)
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
