@@ -2,17 +2,15 @@
 -- without pgstac's staging table (created, upserted), deleted and updated on the item's
 -- partition.
 
--- pgstac's delete_item and update_item, on the item's partition only.
+-- pgstac's delete_item and update_item, on the item's partition only (no such item: as
+-- pgstac's, no_data_found "query returned no rows", which STRICT raises).
 CREATE OR REPLACE FUNCTION geocatalog.delete_item(_collection text, _id text) RETURNS void
 LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
 DECLARE
-    deleted int;
+    deleted text;
 BEGIN
-    EXECUTE format('DELETE FROM items WHERE collection = %L AND id = %L', _collection, _id);
-    GET DIAGNOSTICS deleted = ROW_COUNT;
-    IF deleted <> 1 THEN
-        RAISE EXCEPTION 'query returned no rows' USING ERRCODE = 'no_data_found';
-    END IF;
+    EXECUTE format('DELETE FROM items WHERE collection = %L AND id = %L RETURNING id',
+                   _collection, _id) INTO STRICT deleted;
 END;
 $$;
 
