@@ -260,18 +260,22 @@ class TransactionsClient(StockTransactionsClient):
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any
     ) -> Any:
+        return await self.update_collection(
+            collection_id, await self._patched(request, collection_id, patch), request)
+
+    async def _patched(self, request: Request, collection_id: str, patch: Any) -> Collection:
+        """The stored collection with `patch` applied, for who may change it; a patch may
+        not make the collection invalid, nor rename it (400)."""
         self.policy.require_collection_change(request)
         async with request.app.state.get_connection(request, "w") as conn:
             existing = await conn.fetchval(queries.GET_COLLECTION, collection_id)
         if existing is None:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
-        patched = apply_patch(existing, patch)
-        try:  # a patch may not make the collection invalid, nor rename it
-            collection = Collection.model_validate(patched)
+        try:
+            return Collection.model_validate(apply_patch(existing, patch))
         except ValidationError as e:
             raise HTTPException(status_code=400, detail="The patched collection is invalid: "
                                 + describe_errors(e.errors(), first_only=True)) from e
-        return await self.update_collection(collection_id, collection, request)
 
     async def delete_collection(  # type: ignore[override]
         self, collection_id: str, request: Request, force: bool = False, **kwargs: Any

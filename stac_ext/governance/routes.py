@@ -4,6 +4,7 @@ administrator (`manageCollections`) accepts or rejects, with a reason."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 import asyncpg
@@ -172,34 +173,32 @@ class ProposalsExtension(ApiExtension):
             return JSONResponse(document, status_code=201,
                                 headers={"Location": f"{api_root}proposals/{new}"})
 
-        async def decide(request: Request, proposal_id: int, decision: str, reason: str,
-                         principal: Principal) -> dict[str, Any]:
+        for decision in ("accept", "reject"):
+            router.add_api_route(f"/{{proposal_id}}/{decision}", self._decision(decision, writer),
+                                 methods=["POST"],
+                                 summary=f"{decision.title()} a proposal (administrators)")
+
+    def _decision(self, decision: Literal["accept", "reject"],
+                  writer: Callable[..., Awaitable[Principal]]
+                  ) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """The endpoint accepting, or rejecting, a proposal with a reason."""
+
+        async def decide(request: Request, proposal_id: Annotated[int, Path(ge=1, le=2**62)],
+                         body: Annotated[DecisionIn, Body()],
+                         principal: Principal = Depends(writer)) -> dict[str, Any]:
             # deciding a proposal writes a collection: the access table's rule of those
             require(self.policy.caller(principal), "change", COLLECTIONS)
             async with request.app.state.get_connection(request, "w") as conn, \
                     conn.transaction():
                 proposals = Proposals(conn)
                 try:
-                    if decision == "accept":
-                        await proposals.accept(proposal_id, principal.username, reason)
-                    else:
-                        await proposals.reject(proposal_id, principal.username, reason)
+                    await getattr(proposals, decision)(proposal_id, principal.username,
+                                                       body.reason)
                 except ProposalRefused as e:
                     raise HTTPException(status_code=e.status, detail=str(e)) from None
                 row = await proposals.read(proposal_id, None)
                 assert row is not None
                 return await proposal_document(conn, get_base_url(request), row)
 
-        @router.post("/{proposal_id}/accept", summary="Accept a proposal (administrators)")
-        async def accept(request: Request,
-                         proposal_id: Annotated[int, Path(ge=1, le=2**62)],
-                         body: Annotated[DecisionIn, Body()],
-                         principal: Principal = Depends(writer)) -> dict[str, Any]:
-            return await decide(request, proposal_id, "accept", body.reason, principal)
-
-        @router.post("/{proposal_id}/reject", summary="Reject a proposal (administrators)")
-        async def reject(request: Request,
-                         proposal_id: Annotated[int, Path(ge=1, le=2**62)],
-                         body: Annotated[DecisionIn, Body()],
-                         principal: Principal = Depends(writer)) -> dict[str, Any]:
-            return await decide(request, proposal_id, "reject", body.reason, principal)
+        decide.__name__ = decision  # its OpenAPI operation's id
+        return decide

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 Visibility = Literal["private", "project", "public"]
 #: Who reads a resource, as clients write it.
@@ -38,21 +38,28 @@ Kind = Literal["item", "catalog", "process", "job", "collection"]
 Action = Literal["read", "change", "update", "share", "publish"]
 Role = Literal["owner", "member", "admin", "readers"]
 
+
+def _row(read: str, change: str, share: str = "") -> Mapping[Action, frozenset[Role]]:
+    """One kind's cells: each the roles it names, by their names (no `share`: a kind not
+    shared into projects)."""
+    cells: dict[Action, frozenset[Role]] = {}
+    named: tuple[tuple[Action, str], ...] = (("read", read), ("change", change),
+                                             ("share", share))
+    for action, names in named:
+        if unknown := set(names.split()) - set(get_args(Role)):
+            raise ValueError(f"not roles: {sorted(unknown)}")
+        if names:
+            cells[action] = frozenset(cast(list[Role], names.split()))
+    return cells
+
+
 RULES: Mapping[Kind, Mapping[Action, frozenset[Role]]] = {
-    "item": {"read": frozenset({"owner", "admin", "readers"}),
-             "change": frozenset({"owner", "admin"}),
-             "share": frozenset({"member", "admin"})},
-    "catalog": {"read": frozenset({"owner", "admin", "readers"}),
-                "change": frozenset({"owner", "member", "admin"}),
-                "share": frozenset({"member", "admin"})},
-    "process": {"read": frozenset({"owner", "admin", "readers"}),
-                "change": frozenset({"owner", "admin"}),
-                "share": frozenset({"member", "admin"})},
-    "job": {"read": frozenset({"owner", "member", "admin"}),
-            "change": frozenset({"owner", "member", "admin"}),
-            "share": frozenset({"member", "admin"})},
-    "collection": {"read": frozenset({"readers", "admin"}),
-                   "change": frozenset({"admin"})},
+    #                  read                   change                share
+    "item":       _row("owner admin readers", "owner admin",        "member admin"),
+    "catalog":    _row("owner admin readers", "owner member admin", "member admin"),
+    "process":    _row("owner admin readers", "owner admin",        "member admin"),
+    "job":        _row("owner member admin",  "owner member admin", "member admin"),
+    "collection": _row("readers admin",       "admin"),
 }
 #: The right an action needs besides the table's roles (an admin holds every right).
 RIGHTS: Mapping[tuple[Kind, Action], str] = {

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stac_ext.platform.service.client_gone import ClientGone
+from stac_ext.platform.service.http_middleware import HttpMiddleware
 
 logger = logging.getLogger(__name__)
 
@@ -248,20 +249,17 @@ def within(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
-class UnexpectedErrorMiddleware:
+class UnexpectedErrorMiddleware(HttpMiddleware):
     """A request that fails unexpectedly gets a 500 with the API's error body, and its
     connection stays usable: Starlette's outermost error handler answers, then raises the
     error again, and uvicorn closed the connection (clients saw it reset). Logged once,
     with its traceback. Under `ogc_prefix` (the process API's mount), OGC's body."""
 
     def __init__(self, app: ASGIApp, ogc_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.ogc_prefix = ogc_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def sending(message: Message) -> None:
