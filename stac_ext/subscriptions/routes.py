@@ -149,6 +149,13 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
             raise _missing(subscription)
         return row
 
+    async def logged(request: Request, subscription: uuid.UUID, principal: Principal,
+                     query: str, limit: int) -> list[asyncpg.Record]:
+        """The last `limit` rows of one of the caller's subscription's logs (`query`)."""
+        await own(request, subscription, principal)
+        async with request.app.state.get_connection(request, "r") as conn:
+            return await conn.fetch(query, subscription, limit)
+
     async def job_record(request: Request, job: StandingJob | None, caller: Caller
                          ) -> tuple[dict[str, Any] | None, str | None]:
         if job is None:
@@ -311,9 +318,7 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
     async def deliveries(subscription: uuid.UUID, request: Request,
                          principal: Principal = Depends(user),
                          limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
-        await own(request, subscription, principal)
-        async with request.app.state.get_connection(request, "r") as conn:
-            rows = await conn.fetch(queries.DELIVERIES, subscription, limit)
+        rows = await logged(request, subscription, principal, queries.DELIVERIES, limit)
         return {"deliveries": [{
             "attempted": r["attempted"].isoformat(), "sequence": r["number"],
             "event": str(r["event_id"]) if r["event_id"] else None, "kind": r["kind"],
@@ -327,9 +332,7 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
     async def runs(subscription: uuid.UUID, request: Request,
                    principal: Principal = Depends(user),
                    limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
-        await own(request, subscription, principal)
-        async with request.app.state.get_connection(request, "r") as conn:
-            rows = await conn.fetch(queries.RUNS, subscription, limit)
+        rows = await logged(request, subscription, principal, queries.RUNS, limit)
 
         def when(value: Any) -> str | None:
             return value.isoformat() if value is not None else None
