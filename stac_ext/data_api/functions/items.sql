@@ -119,8 +119,9 @@ $$;
 -- (planned again at each call) and sets up its plpgsql expressions in each transaction;
 -- these statements keep their plans for the session (docs/performance.md). The base item
 -- is the one pgstac's `collection_base_item` finds: an untagged item's is the collection's
--- first (the one it had before its first edit), a tagged item's the one its tag names. A tag naming none is
--- left to pgstac's own function (its warning, then the collection's current base item).
+-- first (the one it had before its first edit), a tagged item's the one its tag names. A
+-- tag naming none is left to pgstac's own function (its warning, then the collection's
+-- current base item).
 -- `test_hydration.py` compares the two on each kind of item.
 CREATE OR REPLACE FUNCTION geocatalog.stored_item(_collection text, _id text, _reader jsonb)
 RETURNS text
