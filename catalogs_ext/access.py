@@ -9,7 +9,14 @@ from typing import Any, Protocol
 
 from fastapi import HTTPException, Request
 
-from stac_ext.platform.access import Action, Caller, Resource, may, refusal, visibility_problem
+from stac_ext.platform.access import (
+    Action,
+    Caller,
+    Resource,
+    may,
+    require,
+    visibility_problem,
+)
 
 
 class User(Protocol):
@@ -42,9 +49,7 @@ class CatalogAccess:
         self._check(user, action, _catalog(catalog))
 
     def _check(self, user: User, action: Action, resource: Resource) -> None:
-        caller = self.caller(user)
-        if not may(caller, action, resource):
-            raise HTTPException(status_code=403, detail=refusal(caller, action, resource))
+        require(self.caller(user), action, resource)
 
     def governs(self, user: User, catalog: Mapping[str, Any]) -> bool:
         """Whether the user may change the catalog (its owner, a member of its project, or

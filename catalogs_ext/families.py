@@ -20,6 +20,7 @@ from stac_fastapi.types.requests import get_base_url
 from catalogs_ext import queries
 from catalogs_ext.access import CatalogAccess, User
 from catalogs_ext.documents import JSON, STAC_VERSION, DataPaths, catalog_url
+from stac_ext.platform.service.errors import Forbidden
 
 #: The tree's id at the top of `/catalogs` (reserved: no catalog of a user's takes it).
 FAMILIES_ID = "variables"
@@ -161,8 +162,7 @@ def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> API
     async def set_rules(request: Request, rules: FamilyRules | None, user: User
                         ) -> dict[str, Any]:
         if not access.caller(user).admin:
-            raise HTTPException(status_code=403, detail="The families' rules are changed by "
-                                "administrators only.")
+            raise Forbidden("The families' rules are changed by administrators only.")
         text = None if rules is None else rules.model_dump_json(by_alias=True)
         async with request.app.state.get_connection(request, "w") as conn, \
                 conn.transaction():
@@ -215,7 +215,7 @@ def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> API
         return _document(api_root, path, found["title"], description, children)
 
     def refuse() -> None:
-        raise HTTPException(status_code=403, detail=GENERATED)
+        raise Forbidden(GENERATED)
 
     for where in ("", "/{rest:path}"):
         router.add_api_route(where, refuse, methods=["POST", "PUT", "DELETE"],

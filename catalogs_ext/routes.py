@@ -16,15 +16,12 @@ from catalogs_ext.families import FAMILIES_ID, GENERATED
 from catalogs_ext.links import split_links
 from catalogs_ext.models import CATALOG_PATH, CatalogIn
 from catalogs_ext.store import CatalogStore
+from stac_ext.platform.service.errors import Forbidden
 
 Force = Annotated[bool, Query(alias="_force", description="PUT: replace the links; "
                               "DELETE: remove the whole subtree.")]
 CatalogPath = Annotated[str, Path(description="Ids from the top-level catalog down, "
                                   "separated by `/`.", pattern=CATALOG_PATH)]
-
-
-def _forbidden(why: str) -> HTTPException:
-    return HTTPException(status_code=403, detail=why)
 
 
 def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRouter:
@@ -81,7 +78,7 @@ def _add_creation(router: APIRouter, paths: DataPaths, access: CatalogAccess,
     async def create(request: Request, body: CatalogIn, user: User,
                      parent_path: str | None) -> JSONResponse:
         if parent_path is None and body.id == FAMILIES_ID:
-            raise _forbidden(GENERATED)
+            raise Forbidden(GENERATED)
         _check_hrefs(body, href_problem)
         api_root = get_base_url(request)
         targets, others = split_links(body.links or [], api_root)
@@ -166,6 +163,6 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
             others = [c["path"] for c in await store.lock_subtree(row["pk"])
                       if not access.governs(user, c)]
             if others:
-                raise _forbidden(f"The subtree holds {len(others)} catalog(s) you may not "
+                raise Forbidden(f"The subtree holds {len(others)} catalog(s) you may not "
                                  f"delete (e.g. {others[0]}): nothing was removed.")
             return {"deleted": await store.delete_subtree(row["pk"])}

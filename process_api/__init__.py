@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from process_api.jobs.engine import Engine as Engine
     from process_api.jobs.engine import slurm_site as slurm_site
     from process_api.jobs.job_data import DataConfig as DataConfig
+    from process_api.jobs.job_status import ENDED as ENDED
+    from process_api.jobs.job_status import JOB_LIST_STATUSES as JOB_LIST_STATUSES
     from process_api.jobs.queue import install_engine_schema as install_engine_schema
     from process_api.jobs.quotas import QueueFull as QueueFull
     from process_api.jobs.quotas import Quotas as Quotas
@@ -107,6 +109,8 @@ _EXPORTS = {
     "Podman": "process_api.runner.containers",
     "job_environment": "process_api.runner.isolation",
     "DataConfig": "process_api.jobs.job_data",
+    "ENDED": "process_api.jobs.job_status",
+    "JOB_LIST_STATUSES": "process_api.jobs.job_status",
     "OPENAPI30_MEDIA_TYPE": "process_api.api.openapi30",
     "OutboundPolicy": "process_api.processes.outbound",
     "TargetRefused": "process_api.processes.outbound",

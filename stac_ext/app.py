@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 import catalogs_ext
 from catalogs_ext import CatalogAccess, CatalogTreeExtension, DataPaths
 from process_api import (
+    JOB_LIST_STATUSES,
     JOB_REFUSALS,
     OPENAPI30_MEDIA_TYPE,
     Engine,
@@ -324,6 +325,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id,
                        local=not settings.oidc_issuer and bool(settings.local_issuer)),
+        job_statuses=JOB_LIST_STATUSES,
         catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right,
         deploy_right=settings.deploy_right))
     complete_openapi(app, STAC_ERROR, data_protected, token_reads=True)

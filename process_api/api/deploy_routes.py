@@ -11,7 +11,7 @@ deployer's groups; `public`, by an admin only), query parameters of the request.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -27,7 +27,8 @@ from process_api.deployment.package_check import checked
 from process_api.processes.definition import id_problem
 from process_api.runner.containers import pull_problem
 from stac_ext.platform.access import Caller as Who
-from stac_ext.platform.access import Resource, Visibility, may, may_publish, refusal
+from stac_ext.platform.access import Resource, Visibility, require
+from stac_ext.platform.service.errors import Forbidden
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
@@ -45,10 +46,10 @@ _PACKAGE_BODY = {"requestBody": {"required": True, "content": {
     **{kind: {"schema": {"type": "string"}} for kind in CWL_TYPES}}}}
 
 
-def _immutable(process_id: str, base: str) -> OgcError:
-    return OgcError(403, OGC2 + "immutable-process", f"The process {process_id!r} is part of "
-                    "this service; it cannot be replaced or undeployed through the API.",
-                    headers={"Location": f"{base}processes/{process_id}"})
+def _immutable(process_id: str, base: str) -> Forbidden:
+    return Forbidden(f"The process {process_id!r} is part of this service; it cannot be "
+                     "replaced or undeployed through the API.", OGC2 + "immutable-process",
+                     headers={"Location": f"{base}processes/{process_id}"})
 
 
 async def _body(request: Request) -> bytes:
@@ -134,111 +135,141 @@ async def _package(request: Request, target: str | None, service: ProcessService
 
 def _placement(visibility: str, project: str | None, who: Who) -> str | None:
     """The project a process is deployed for (None: none), if the caller may place it so."""
-    if visibility == "public" and not may_publish(who, "process"):
-        raise OgcError(403, "forbidden", "Only administrators deploy public processes.")
+    if visibility == "public":
+        require(who, "publish", Resource("process"))
     if (visibility == "project") != (project is not None):
         raise OgcError(400, "invalid-input", "`project` names the project of a process "
                        "deployed with `visibility=project`, and only then.")
-    shared = Resource("process", project=project)
-    if not may(who, "share", shared):
-        raise OgcError(403, "forbidden", refusal(who, "share", shared))
+    require(who, "share", Resource("process", project=project))
     return project
+
+
+@dataclass
+class DeployRoutes:
+    """The deploy, replace, undeploy and package endpoints, one method registering each on
+    `router`. `deployer`: a caller with the right to deploy (admins have it); `user`: any
+    caller (process client token)."""
+
+    service: ProcessService
+    deployer: CallerDependency
+    user: CallerDependency
+    router: APIRouter = field(default_factory=lambda: APIRouter(
+        prefix="/processes", tags=["Deploy, replace, undeploy"]))
+
+    def __post_init__(self) -> None:
+        self.register_deploy()
+        self.register_replace()
+        self.register_undeploy()
+        self.register_package()
+
+    async def governed(self, process_id: str, caller: Caller, base: str) -> Deployment:
+        """A deployed process the caller may replace or undeploy (the service's own: 403)."""
+        if self.service.is_builtin(process_id):
+            raise _immutable(process_id, base)
+        return await self.service.governed(process_id, caller)
+
+    def register_deploy(self) -> None:
+        service = self.service
+
+        @self.router.post(
+            "", status_code=201, summary="Deploy a process (an application package)",
+            openapi_extra=_PACKAGE_BODY,
+            description="201 with the process's summary and its `Location`. 409 "
+            "`duplicated-process` when a deployed process has its id, 403 "
+            "`immutable-process` when the service's own does, 400 naming what is wrong "
+            "with the package. `w`: which process of a CWL `$graph` (default `main`, "
+            "else the first).")
+        async def deploy(
+            request: Request, caller: Caller = Depends(self.deployer),
+            visibility: Annotated[Visibility, Query()] = "private",
+            project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+            w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        ) -> JSONResponse:
+            base = _base(request)
+            placed = _placement(visibility, project, service.as_caller(caller))
+            package, about, kind, body = await _package(request, w, service)
+            process_id = str(about.get("id") or package.id)
+            if problem := id_problem(process_id):
+                raise OgcError(400, "invalid-input", f"{problem}.")
+            if service.is_builtin(process_id):
+                raise _immutable(process_id, base)
+            if (twin := service.processes.registry.twin(process_id)) is not None:
+                raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} "
+                               f"differs only in case from {twin.id!r}, a process of this "
+                               "service; ids are unique without regard to case.")
+            location = {"Location": f"{base}processes/{process_id}"}
+            try:
+                found = await service.deploy(
+                    _described(package, about), process_id,
+                    str(about.get("version") or "1.0.0"), caller.username, placed,
+                    visibility, kind, body)
+            except DuplicateProcess:
+                raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} "
+                               "(or one whose id differs only in case) is deployed already; "
+                               "replace it (PUT) instead.", headers=location) from None
+            return JSONResponse(summary(found.process, base), status_code=201,
+                                headers=location)
+
+    def register_replace(self) -> None:
+        service = self.service
+
+        @self.router.put(
+            "/{process_id}", status_code=204, summary="Replace a deployed process",
+            openapi_extra=_PACKAGE_BODY,
+            description="Its owner or an admin. New jobs run the new package; jobs "
+            "submitted before run the one they were submitted with. `visibility` and "
+            "`project` stay as they were unless given.")
+        async def replace(
+            process_id: str, request: Request, caller: Caller = Depends(self.deployer),
+            visibility: Annotated[Visibility | None, Query()] = None,
+            project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+            w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        ) -> Response:
+            found = await self.governed(process_id, caller, _base(request))
+            seen_by = visibility or found.visibility
+            if visibility is None:
+                project = project or found.project
+            placed = _placement(seen_by, project, service.as_caller(caller))
+            package, about, kind, body = await _package(request, w, service)
+            if str(about.get("id") or process_id) != process_id:
+                raise OgcError(400, "invalid-input", "processDescription.id "
+                               f"{about.get('id')!r} is not {process_id!r}: a replacement "
+                               "keeps the id.")
+            try:
+                await service.deploy(_described(package, about), process_id,
+                                     str(about.get("version") or found.process.version),
+                                     found.owner, placed, seen_by, kind, body,
+                                     replacing=found)
+            except DuplicateProcess:
+                raise OgcError(409, "conflict", f"The process {process_id!r} changed "
+                               "meanwhile; read it again.") from None
+            return Response(status_code=204)
+
+    def register_undeploy(self) -> None:
+        @self.router.delete(
+            "/{process_id}", status_code=204, summary="Undeploy a deployed process",
+            description="Its owner or an admin. New jobs are refused (404); jobs already "
+            "submitted run, and every job's record and results stay.")
+        async def undeploy(process_id: str, request: Request,
+                           caller: Caller = Depends(self.deployer)) -> Response:
+            found = await self.governed(process_id, caller, _base(request))
+            if not await self.service.undeploy(found):
+                raise no_such_process(process_id)
+            return Response(status_code=204)
+
+    def register_package(self) -> None:
+        @self.router.get(
+            "/{process_id}/package", summary="The package a process was deployed with",
+            responses={200: {"content": {kind: {} for kind in (APP_PACKAGE, *CWL_TYPES)}}})
+        async def package(process_id: str, caller: Caller = Depends(self.user)) -> Response:
+            found = await self.service.deployment(process_id, caller)
+            return Response(found.package, media_type=found.media_type)
 
 
 def deploy_router(service: ProcessService, deployer: CallerDependency,
                   user: CallerDependency) -> APIRouter:
-    """`deployer`: a caller with the right to deploy (admins have it); `user`: any caller
-    (process client token)."""
-    router = APIRouter(prefix="/processes", tags=["Deploy, replace, undeploy"])
-
-    async def governed(process_id: str, caller: Caller, base: str) -> Deployment:
-        if service.is_builtin(process_id):
-            raise _immutable(process_id, base)
-        return await service.governed(process_id, caller)
-
-    @router.post("", status_code=201, summary="Deploy a process (an application package)",
-                 openapi_extra=_PACKAGE_BODY,
-                 description="201 with the process's summary and its `Location`. 409 "
-                 "`duplicated-process` when a deployed process has its id, 403 "
-                 "`immutable-process` when the service's own does, 400 naming what is wrong "
-                 "with the package. `w`: which process of a CWL `$graph` (default `main`, "
-                 "else the first).")
-    async def deploy(
-        request: Request, caller: Caller = Depends(deployer),
-        visibility: Annotated[Visibility, Query()] = "private",
-        project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-        w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-    ) -> JSONResponse:
-        base = _base(request)
-        placed = _placement(visibility, project, service.as_caller(caller))
-        package, about, kind, body = await _package(request, w, service)
-        process_id = str(about.get("id") or package.id)
-        if problem := id_problem(process_id):
-            raise OgcError(400, "invalid-input", f"{problem}.")
-        if service.is_builtin(process_id):
-            raise _immutable(process_id, base)
-        if (twin := service.processes.registry.twin(process_id)) is not None:
-            raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} differs "
-                           f"only in case from {twin.id!r}, a process of this service; ids "
-                           "are unique without regard to case.")
-        location = {"Location": f"{base}processes/{process_id}"}
-        try:
-            found = await service.deploy(
-                _described(package, about), process_id, str(about.get("version") or "1.0.0"),
-                caller.username, placed, visibility, kind, body)
-        except DuplicateProcess:
-            raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} (or "
-                           "one whose id differs only in case) is deployed already; replace "
-                           "it (PUT) instead.", headers=location) from None
-        return JSONResponse(summary(found.process, base), status_code=201, headers=location)
-
-    @router.put("/{process_id}", status_code=204, summary="Replace a deployed process",
-                openapi_extra=_PACKAGE_BODY,
-                description="Its owner or an admin. New jobs run the new package; jobs "
-                "submitted before run the one they were submitted with. `visibility` and "
-                "`project` stay as they were unless given.")
-    async def replace(
-        process_id: str, request: Request, caller: Caller = Depends(deployer),
-        visibility: Annotated[Visibility | None, Query()] = None,
-        project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-        w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-    ) -> Response:
-        base = _base(request)
-        found = await governed(process_id, caller, base)
-        seen_by = visibility or found.visibility
-        if visibility is None:
-            project = project or found.project
-        placed = _placement(seen_by, project, service.as_caller(caller))
-        package, about, kind, body = await _package(request, w, service)
-        if str(about.get("id") or process_id) != process_id:
-            raise OgcError(400, "invalid-input", f"processDescription.id {about.get('id')!r} "
-                           f"is not {process_id!r}: a replacement keeps the id.")
-        try:
-            await service.deploy(_described(package, about), process_id,
-                                  str(about.get("version") or found.process.version),
-                                  found.owner, placed, seen_by, kind, body, replacing=found)
-        except DuplicateProcess:
-            raise OgcError(409, "conflict", f"The process {process_id!r} changed meanwhile; "
-                           "read it again.") from None
-        return Response(status_code=204)
-
-    @router.delete("/{process_id}", status_code=204, summary="Undeploy a deployed process",
-                   description="Its owner or an admin. New jobs are refused (404); jobs "
-                   "already submitted run, and every job's record and results stay.")
-    async def undeploy(process_id: str, request: Request,
-                       caller: Caller = Depends(deployer)) -> Response:
-        found = await governed(process_id, caller, _base(request))
-        if not await service.undeploy(found):
-            raise no_such_process(process_id)
-        return Response(status_code=204)
-
-    @router.get("/{process_id}/package", summary="The package a process was deployed with",
-                responses={200: {"content": {kind: {} for kind in (APP_PACKAGE, *CWL_TYPES)}}})
-    async def package(process_id: str, caller: Caller = Depends(user)) -> Response:
-        found = await service.deployment(process_id, caller)
-        return Response(found.package, media_type=found.media_type)
-
-    return router
+    """The Part 2 endpoints' router (`DeployRoutes`)."""
+    return DeployRoutes(service, deployer, user).router
 
 
 def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:

@@ -13,8 +13,13 @@ from fastapi.responses import JSONResponse
 from process_api.data.file_inputs import InputRefused
 from process_api.jobs.queue import UNREACHABLE
 from stac_ext.platform.service.errors import ANSWERS as SERVICE_ANSWERS
+from stac_ext.platform.service.errors import (
+    DATABASE_AWAY,
+    Answer,
+    exception_body,
+    exception_detail,
+)
 from stac_ext.platform.service.errors import OGC as OGC  # the exception types, for callers
-from stac_ext.platform.service.errors import Answer, exception_body, exception_detail
 from stac_ext.platform.service.errors import add_error_handlers as add_answers
 
 logger = logging.getLogger("geocatalog.processes")
@@ -47,8 +52,7 @@ ANSWERS: dict[type[Exception], Answer] = {
     # e.g. a NUL character, which PostgreSQL text and jsonb cannot hold
     psycopg.DataError: Answer(400, lambda request, exc: f"A value cannot be stored: {exc}"),
     # the database is away: the job store's pool, the engine's queue
-    **{away: Answer(503, "The database is unavailable; retry.",
-                    headers={"Retry-After": "5"}) for away in UNREACHABLE},
+    **{away: DATABASE_AWAY for away in UNREACHABLE},
 }
 
 

@@ -10,9 +10,9 @@ from typing import Annotated
 from fastapi import Query
 
 from process_api.api.errors import OgcError
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.store import JobQuery
 
-STATUSES = ("accepted", "running", "successful", "failed", "dismissed")
 #: The only job type of this service (OGC: `process`, the default type of a status info).
 JOB_TYPE = "process"
 _SECONDS = Query(ge=0, le=10**9, description="Seconds: a job's duration is its end (now "
@@ -58,9 +58,9 @@ def job_query(
     maxDuration: Annotated[float | None, _SECONDS] = None,
 ) -> JobQuery:
     statuses = _values(status)
-    if unknown := set(statuses or ()) - set(STATUSES):
+    if unknown := set(statuses or ()) - set(JobStatus):
         raise OgcError(400, "invalid-input", f"Unknown status {sorted(unknown)}; "
-                       f"one of {', '.join(STATUSES)}.")
+                       f"one of {', '.join(JobStatus)}.")
     if minDuration is not None and maxDuration is not None and minDuration > maxDuration:
         raise OgcError(400, "invalid-input", "minDuration is more than maxDuration.")
     created = _interval(datetime) if datetime else (None, None)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from process_api.api.documents import (
@@ -31,6 +31,7 @@ from process_api.api.service import (
 from process_api.api.user_files import file_headers, served_type
 from process_api.data.staging import CHUNK
 from process_api.jobs.job_log import LOG_CHARS
+from process_api.jobs.job_status import FINISHED, JobStatus
 from process_api.jobs.provenance import PROV_JSON, provenance
 from process_api.jobs.quotas import RETRY_SECONDS, QueueFull
 from process_api.jobs.ro_crate import RO_CRATE, ro_crate
@@ -39,7 +40,7 @@ from process_api.jobs.status import status_info
 from process_api.jobs.store import JobQuery
 from process_api.processes.outbound import TargetRefused, check_reachable
 from process_api.processes.resources import resource_problems
-from stac_ext.platform.access import Resource, may, refusal
+from stac_ext.platform.access import Resource, require
 
 CONFORMANCE = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -156,9 +157,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
             raise OgcError(400, "invalid-input", "processInputs ask for more than a job may "
                            f"have: {'; '.join(problems)}")
         project = body.metadata.project if body.metadata else None
-        who, shared = service.as_caller(caller), Resource("job", project=project)
-        if not may(who, "share", shared):
-            raise HTTPException(status_code=403, detail=refusal(who, "share", shared))
+        require(service.as_caller(caller), "share", Resource("job", project=project))
         subscriber = body.subscriber.model_dump(exclude_none=True) if body.subscriber else None
         await _check_subscriber(subscriber or {})
         base = _base(request)
@@ -181,7 +180,7 @@ def processes_router(service: ProcessService, user: CallerDependency,
                                 status_code=201, headers={
                                     "Location": location, "Preference-Applied": ASYNC})
         headers = {"Location": location, "Preference-Applied": wait.applied}
-        if ended["status"] == "successful":
+        if ended["status"] == JobStatus.SUCCESSFUL:
             return JSONResponse(ended["results"], headers=headers)
         raise OgcError(422, "job-results-failed", ended["message"] or
                        f"The job was {ended['status']}.", headers=headers)
@@ -223,9 +222,9 @@ def jobs_router(service: ProcessService, user: CallerDependency,
     @router.get("/{job_id}/results", summary="A job's results, once it is successful")
     async def results(job_id: str, caller: Caller = Depends(user)) -> Any:
         job = await service.visible_job(job_id, caller)
-        if job["status"] == "successful":
+        if job["status"] == JobStatus.SUCCESSFUL:
             return job["results"]
-        if job["status"] == "failed":
+        if job["status"] == JobStatus.FAILED:
             raise OgcError(404, "job-results-failed", job["message"] or "The job failed.")
         raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
 
@@ -239,7 +238,7 @@ def jobs_router(service: ProcessService, user: CallerDependency,
                    accept: Annotated[str | None, Header(max_length=1024)] = None
                    ) -> Response:
         job = await service.visible_job(job_id, caller)
-        if job["status"] not in ("successful", "failed"):
+        if job["status"] not in FINISHED:
             raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
         if "application/ld+json" in (accept or ""):
             return Response(ro_crate(job, _base(request)), media_type=RO_CRATE)
@@ -287,7 +286,7 @@ def jobs_router(service: ProcessService, user: CallerDependency,
                    "and project (404 `no-such-job`, not in the job list).")
     async def dismiss(job_id: str, request: Request, caller: Caller = Depends(user)) -> Response:
         job = await service.visible_job(job_id, caller)
-        dismissed = await service.dismiss(job)
+        dismissed = await service.dismiss(job, caller)
         if dismissed is None:  # dismissed meanwhile by another request
             raise no_such_job(job_id)
         return JSONResponse(status_info(dismissed, _base(request)))

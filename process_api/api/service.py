@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from process_api.api.errors import OgcError, no_such_job, no_such_process
@@ -20,13 +20,14 @@ from process_api.deployment.deployed import Deployment
 from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.engine import Engine, PackageChecks
 from process_api.jobs.job_data import DataConfig
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.secrets import SecretBox, split_secrets
 from process_api.jobs.store import Job, JobQuery, JobStore
 from process_api.jobs.submissions import Submissions
 from process_api.processes.definition import Process
 from process_api.processes.resources import Ceilings
 from stac_ext.platform.access import Caller as Who
-from stac_ext.platform.access import Resource, may, refusal
+from stac_ext.platform.access import Resource, may, require
 
 
 class Caller(Protocol):
@@ -96,9 +97,7 @@ class ProcessService:
         """A deployed process the caller may replace or undeploy (404 unseen, 403 not
         theirs)."""
         found = await self.deployment(process_id, caller)
-        who = self.as_caller(caller)
-        if not may(who, "change", found.resource):
-            raise OgcError(403, "forbidden", refusal(who, "change", found.resource))
+        require(self.as_caller(caller), "change", found.resource)
         return found
 
     async def deploy(self, package: CwlProcess, process_id: str, version: str, owner: str,
@@ -148,23 +147,26 @@ class ProcessService:
             key = uuid.UUID(job_id)
         except ValueError:
             raise no_such_job(job_id) from None
-        job = await self.store.visible(key, caller.username, sorted(caller.groups),
-                                              self.as_caller(caller).admin)
+        job = await self.store.visible(key, self.as_caller(caller).reader)
         if job is None:
             raise no_such_job(job_id)
         return job
 
     async def jobs(self, caller: Caller, query: JobQuery, limit: int,
                    offset: int) -> Sequence[Job]:
-        return await self.store.list(caller.username, sorted(caller.groups), query,
-                                            limit, offset)
+        """The caller's jobs and their projects' that they may read: a list of theirs, an
+        administrator's too (not a search of everyone's)."""
+        own = replace(self.as_caller(caller), admin=False)
+        return await self.store.list(own.reader, query, limit, offset)
 
     async def log(self, job: Job) -> tuple[str, int]:
         return await self.store.log(job["id"])
 
-    async def dismiss(self, job: Job) -> Job | None:
-        """The job dismissed, and its files in the service's store removed but for those
-        published as items (they outlive the job: their items use them)."""
+    async def dismiss(self, job: Job, caller: Caller) -> Job | None:
+        """The job dismissed, if the caller may change it (403); and its files in the
+        service's store removed but for those published as items (they outlive the job:
+        their items use them)."""
+        require(self.as_caller(caller), "change", _job(job))
         dismissed = await self.submissions.dismiss(job)
         recorded = (dismissed or {}).get("provenance") or {}
         published = {item.get("file") for item in recorded.get("published") or []}
@@ -196,8 +198,8 @@ class ProcessService:
 
     async def _may_read(self, job: Job, written: dict[str, Any], recorded: dict[str, Any],
                         caller: Caller | None) -> bool:
-        if job["status"] != "dismissed" and may(self.as_caller(caller), "read", Resource(
-                "job", owner=job["owner"], project=job.get("project"))):
+        if job["status"] != JobStatus.DISMISSED and may(self.as_caller(caller), "read",
+                                                        _job(job)):
             return True
         items = [i["url"] for i in recorded.get("published") or []
                  if i.get("file") == written["href"]]
@@ -209,3 +211,8 @@ class ProcessService:
             except (LookupError, ValueError):
                 continue
         return False
+
+
+def _job(job: Job) -> Resource:
+    """A job as the access table takes it."""
+    return Resource("job", owner=job["owner"], project=job.get("project"))

@@ -24,6 +24,7 @@ from process_api.deployment.deployed import Deployed
 from process_api.jobs.callbacks import Notifier
 from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.job_data import DataConfig
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.metrics import JOB_QUOTA, JOBS, OLDEST_QUEUED, QUEUE_STATE, WORKERS
 from process_api.jobs.queue import (
     QUIET_ABORTS,
@@ -195,8 +196,8 @@ class Engine:
                 "stalled": self.settings.job_stalled_seconds})).fetchone()
         assert row is not None
         accepted, running, oldest, workers = row
-        JOBS.labels("accepted").set(accepted)
-        JOBS.labels("running").set(running)
+        JOBS.labels(JobStatus.ACCEPTED).set(accepted)
+        JOBS.labels(JobStatus.RUNNING).set(running)
         OLDEST_QUEUED.set(float(oldest))
         WORKERS.set(workers)
 

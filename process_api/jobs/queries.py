@@ -15,21 +15,20 @@ RETURNING *
 
 GET_JOB = "SELECT * FROM processes.jobs WHERE id = %(id)s"
 
-#: A job the caller may see (the access table's rule): their own, one of a project (group)
-#: they belong to, any for an administrator; until it is dismissed (then it is gone, as OGC
-#: says; the row stays for audit).
-GET_VISIBLE_JOB = """
-SELECT * FROM processes.jobs
-WHERE id = %(id)s AND (owner = %(owner)s OR project = ANY(%(projects)s) OR %(admin)s)
-  AND status <> 'dismissed'
-"""
+#: The jobs the reader (`Caller.reader`, JSON) sees: those the access table lets them read
+#: (`processes.may_read`), until dismissed (then gone, as OGC says; the row stays for audit).
+_VISIBLE = ("processes.may_read(owner, project, %(reader)s::jsonb) "
+            "AND status <> 'dismissed'")
 
-#: OGC Part 1's job list: `processID`, `status` (lists), `created` within [from, to], a
-#: duration (seconds: finished or now, minus started) within [min, max] (a job not started
-#: has none: out of such a list).
-LIST_JOBS = """
+#: A job the reader sees.
+GET_VISIBLE_JOB = f"SELECT * FROM processes.jobs WHERE id = %(id)s AND {_VISIBLE}"
+
+#: OGC Part 1's job list of the jobs the reader sees: `processID`, `status` (lists),
+#: `created` within [from, to], a duration (seconds: finished or now, minus started) within
+#: [min, max] (a job not started has none: out of such a list).
+LIST_JOBS = f"""
 SELECT * FROM processes.jobs
-WHERE (owner = %(owner)s OR project = ANY(%(projects)s)) AND status <> 'dismissed'
+WHERE {_VISIBLE}
   AND NOT %(none)s
   AND (%(process_ids)s::text[] IS NULL OR process_id = ANY(%(process_ids)s))
   AND (%(statuses)s::text[] IS NULL OR status = ANY(%(statuses)s))

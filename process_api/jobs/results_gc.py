@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from process_api.jobs import queries
+from process_api.jobs.job_status import ACTIVE, JobStatus
 
 #: (collection, item id) of published items.
 ItemKey = tuple[str, str]
@@ -51,13 +52,13 @@ def orphans(keys: Iterable[str], records: Mapping[str, Record],
         if record is None:
             candidates.append((key, []))
             continue
-        if record["status"] in ("accepted", "running"):
+        if record["status"] in ACTIVE:
             continue  # its files are being written
         written = {w.get("key"): w for w in (record.get("provenance") or {}).get("outputs")
                    or [] if w.get("service_store")}
         if key not in written:
             candidates.append((key, []))
-        elif record["status"] == "dismissed":
+        elif record["status"] == JobStatus.DISMISSED:
             candidates.append((key, publications(record).get(str(written[key]["href"]), [])))
     asked = sorted({item for _, items in candidates for item in items})
     found = existing(asked) if asked else set()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.status import iso
 from process_api.jobs.store import Job
 
@@ -17,8 +18,8 @@ from process_api.jobs.store import Job
 RO_CRATE = 'application/ld+json; profile="https://w3id.org/ro/crate"'
 #: The profiles it conforms to: Process Run Crate and Workflow Run Crate.
 PROFILES = ("https://w3id.org/ro/wfrun/process/0.5", "https://w3id.org/ro/wfrun/workflow/0.5")
-_STATUS = {"successful": "http://schema.org/CompletedActionStatus",
-           "failed": "http://schema.org/FailedActionStatus"}
+_STATUS = {JobStatus.SUCCESSFUL: "http://schema.org/CompletedActionStatus",
+           JobStatus.FAILED: "http://schema.org/FailedActionStatus"}
 
 
 def ro_crate(job: Job, base: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from process_api.jobs.job_status import FINISHED, JobStatus
 from process_api.jobs.store import Job
 
 JSON = "application/json"
@@ -22,10 +23,10 @@ def status_info(job: Job, base: str) -> dict[str, Any]:
              {"rel": "up", "type": JSON, "title": "Job list", "href": f"{base}jobs"},
              {"rel": "logs", "type": "text/plain", "title": "Output of the job's process",
               "href": f"{url}/logs"}]
-    if job["status"] == "successful":
+    if job["status"] == JobStatus.SUCCESSFUL:
         links.append({"rel": "http://www.opengis.net/def/rel/ogc/1.0/results", "type": JSON,
                       "title": "Results", "href": f"{url}/results"})
-    if job["status"] in ("successful", "failed"):
+    if job["status"] in FINISHED:
         links.append({"rel": HAS_PROVENANCE, "type": JSON, "href": f"{url}/prov",
                       "title": "What the job read and wrote (W3C PROV)"})
     info = {

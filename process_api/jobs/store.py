@@ -18,6 +18,9 @@ from process_api.jobs import queries
 Job = dict[str, Any]
 #: A job's record before it is written (`new_job`).
 NewJob = dict[str, Any]
+#: Who reads, as the access table's SQL takes a caller (`Caller.reader`): None anonymous,
+#: {"all": true} an administrator, else {"user": name, "groups": [...]}.
+Reader = dict[str, Any] | None
 
 
 def new_job(process_id: str, owner: str, project: str | None, inputs: dict[str, Any],
@@ -76,17 +79,16 @@ class JobStore:
     async def get(self, job_id: uuid.UUID | str) -> Job | None:
         return await self._one(queries.GET_JOB, id=job_id)
 
-    async def visible(self, job_id: uuid.UUID, owner: str, projects: Sequence[str],
-                      admin: bool = False) -> Job | None:
-        return await self._one(queries.GET_VISIBLE_JOB, id=job_id, owner=owner,
-                               projects=list(projects), admin=admin)
+    async def visible(self, job_id: uuid.UUID, reader: Reader) -> Job | None:
+        """The job, if the reader sees it (`queries.GET_VISIBLE_JOB`)."""
+        return await self._one(queries.GET_VISIBLE_JOB, id=job_id, reader=Jsonb(reader))
 
-    async def list(self, owner: str, projects: Sequence[str], query: JobQuery, limit: int,
-                   offset: int) -> list[Job]:
+    async def list(self, reader: Reader, query: JobQuery, limit: int, offset: int
+                   ) -> list[Job]:
+        """The jobs the reader sees that `query` asks for, newest first."""
         async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(queries.LIST_JOBS, {
-                "owner": owner, "projects": list(projects), **query.params(),
-                "limit": limit, "offset": offset})
+                "reader": Jsonb(reader), **query.params(), "limit": limit, "offset": offset})
             return await cur.fetchall()
 
     async def start(self, job_id: uuid.UUID | str, queue_job_id: int | None) -> Job | None:

@@ -17,12 +17,12 @@ import psycopg
 from opentelemetry import propagate
 from psycopg_pool import AsyncConnectionPool
 
+from process_api.jobs.job_status import ENDED
 from process_api.jobs.metrics import JOBS_REFUSED
 from process_api.jobs.queue import TASK
 from process_api.jobs.quotas import QueueFull, Quotas
 from process_api.jobs.store import Job, JobStore, NewJob, new_job
 
-ENDED = ("successful", "failed", "dismissed")
 #: How often a waiting synchronous request looks at its job.
 SYNC_POLL_SECONDS = 0.02
 #: What the job store refuses for one job's sake (e.g. a NUL character in its inputs):

@@ -18,6 +18,7 @@ import procrastinate
 
 from process_api.data.staging import CHUNK, multihash
 from process_api.jobs.job_log import JobLog
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.metrics import JOB_PROCESSES
 from process_api.jobs.queue import UNREACHABLE
 from process_api.jobs.store import JobStore
@@ -276,7 +277,7 @@ class Supervisor:
         while True:
             await asyncio.sleep(0.5)
             try:
-                dismissed = await self.store.status(self.job_id) == "dismissed"
+                dismissed = await self.store.status(self.job_id) == JobStatus.DISMISSED
             except UNREACHABLE:
                 self.lost()
                 continue

@@ -29,6 +29,7 @@ from process_api.jobs import queries
 from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
 from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.job_data import JOB_DATA_PREFIX, DataConfig, JobData, run_with_data
+from process_api.jobs.job_status import JobStatus
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
 from process_api.jobs.queue import TASK, UNREACHABLE
 from process_api.jobs.reattach import Reattachment
@@ -186,7 +187,7 @@ class JobWorker:
         """A stalled job, claimed: queued again, or failed."""
         manager = self.app.job_manager
         job = await self.store.get(str(queued.task_kwargs.get("job_id")))
-        if job is not None and job["status"] == "running":
+        if job is not None and job["status"] == JobStatus.RUNNING:
             job_id = str(job["id"])
 
             async def again(_: Job) -> None:
@@ -213,7 +214,7 @@ class JobWorker:
             logger.warning("job %s: worker %s, queued again", job["id"], how)
             return True
         await self.batches.end(job)
-        failed = await self.store.finish(job["id"], "failed", failure)
+        failed = await self.store.finish(job["id"], JobStatus.FAILED, failure)
         logger.warning("job %s: worker %s, job failed", job["id"], how)
         await self._ended(job, failed)
         return False
@@ -244,7 +245,7 @@ class JobWorker:
             except Exception as e:  # never left `running`: the job fails, saying so
                 logger.exception("job %s: the engine failed", job_id)
                 await self._ended(started, await self.store.finish(
-                    job_id, "failed", f"The service could not run this job "
+                    job_id, JobStatus.FAILED, f"The service could not run this job "
                     f"({type(e).__name__}); the error has been logged."))
 
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
@@ -254,14 +255,14 @@ class JobWorker:
         process = await parts.catalog.process_of(started)
         if process is None:
             await self._ended(started, await self.store.finish(
-                job_id, "failed", f"Process {started['process_id']} is not offered by this "
+                job_id, JobStatus.FAILED, f"Process {started['process_id']} is not offered by this "
                 "worker."))
             return
         resources = started["inputs"].get("resources") or dict(process.resources or {})
         try:
             limits = plan(resources, parts.ceilings, local=self.executors.local)
         except (ResourceError, ValueError) as e:
-            await self._ended(started, await self.store.finish(job_id, "failed",
+            await self._ended(started, await self.store.finish(job_id, JobStatus.FAILED,
                                                                f"Resources: {e}."))
             return
         secrets = parts.box.open(started["secrets"])
@@ -286,7 +287,7 @@ class JobWorker:
 
     async def _dismissed(self, context: procrastinate.JobContext, job_id: str) -> bool:
         """Whether the job was dismissed (or its queue job aborted) meanwhile."""
-        return context.should_abort() or await self.store.status(job_id) == "dismissed"
+        return context.should_abort() or await self.store.status(job_id) == JobStatus.DISMISSED
 
     def _supervisor(self, context: procrastinate.JobContext, started: Job,
                     executor: Executor) -> Supervisor:
@@ -317,7 +318,7 @@ class JobWorker:
         job_id = str(started["id"])
         if job_id in self._lost:
             self._lost.discard(job_id)
-            await self._ended(started, await self.store.finish(job_id, "failed",
+            await self._ended(started, await self.store.finish(job_id, JobStatus.FAILED,
                                                                DATABASE_AWAY))
             return
 
@@ -337,7 +338,7 @@ class JobWorker:
         ran to its end, failed and dismissed ones too: the logging configuration quiets it),
         and in the metrics."""
         job_id, process_id = started["id"], str(started["process_id"])
-        status = "dismissed" if job is None else str(job["status"])
+        status = JobStatus.DISMISSED if job is None else str(job["status"])
         JOBS_ENDED.labels(_metric_label(started), status).inc()
         JOB_DURATION.labels(_metric_label(started), status).observe(
             (((job or {}).get("finished") or datetime.now(UTC)) - started["started"]
@@ -345,12 +346,12 @@ class JobWorker:
         if job is None:
             logger.info("job %s: dismissed", job_id)
             return
-        if job["status"] == "failed":
+        if job["status"] == JobStatus.FAILED:
             reason = (str(job.get("message") or "").strip().splitlines() or ["no reason"])[0]
             logger.info("job %s (%s): failed: %s", job_id, process_id, reason)
         else:
             logger.info("job %s (%s): %s", job_id, process_id, job["status"])
-        self._callback(job, SUCCESS if job["status"] == "successful" else FAILED)
+        self._callback(job, SUCCESS if job["status"] == JobStatus.SUCCESSFUL else FAILED)
 
     def _callback(self, job: Job, which: str) -> None:
         """The job's subscriber hears of it: its results on success, else its status."""
@@ -366,23 +367,23 @@ class JobWorker:
         applied = limits.record
         if "result" in outcome and (name := _holding_nul(outcome["result"])) is not None:
             return await self.store.finish(
-                job_id, "failed", f"Output {name} holds a NUL character, which a job's "
+                job_id, JobStatus.FAILED, f"Output {name} holds a NUL character, which a job's "
                 "record cannot keep.", resources=applied, provenance=provenance)
         if "result" in outcome:
             try:
                 process.outputs_validator.validate(outcome["result"])
             except jsonschema.ValidationError as e:
                 return await self.store.finish(
-                    job_id, "failed", f"The process returned results that do not match its "
+                    job_id, JobStatus.FAILED, f"The process returned results that do not match its "
                     f"outputs schema: {e.message}", resources=applied)
             try:
-                return await self.store.finish(job_id, "successful",
+                return await self.store.finish(job_id, JobStatus.SUCCESSFUL,
                                                outcome.get("note") or "finished",
                                                outcome["result"], resources=applied,
                                                provenance=provenance)
             except psycopg.DataError:  # e.g. half of a UTF-16 pair: its files stay its own
                 return await self.store.finish(
-                    job_id, "failed", "The job's results hold characters a job's record "
+                    job_id, JobStatus.FAILED, "The job's results hold characters a job's record "
                     "cannot keep.", resources=applied, provenance=provenance)
         error = outcome.get("error") or "the process stopped without a result"
         ceiling = outcome.get("ceiling")
@@ -398,7 +399,7 @@ class JobWorker:
                      f"processes and threads at once (JOB_PROCESSES). {error}")
         # an error text must never carry a secret, nor a NUL (which no record keeps)
         error = Scrubber(hide)(error).replace("\x00", "\ufffd")
-        return await self.store.finish(job_id, "failed", error, resources=applied,
+        return await self.store.finish(job_id, JobStatus.FAILED, error, resources=applied,
                                        provenance=provenance)
 
     @staticmethod

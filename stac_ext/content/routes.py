@@ -9,8 +9,8 @@ from stac_fastapi.types.errors import NotFoundError
 from stac_fastapi.types.extension import ApiExtension
 
 from stac_ext.content.example import render_example
-from stac_ext.data_api import queries
-from stac_ext.data_api.policy import reader_of, reader_text
+from stac_ext.data_api.item_reads import read_item
+from stac_ext.data_api.policy import reader_of
 
 
 @attr.s
@@ -31,8 +31,7 @@ class ExampleExtension(ApiExtension):
         )
         async def example(collection_id: str, item_id: str, request: Request) -> PlainTextResponse:
             async with request.app.state.get_connection(request, "r") as conn:
-                item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
-                                           reader_text(reader_of(request)))
+                item = await read_item(conn, collection_id, item_id, reader_of(request))
             source = render_example(item) if item else None
             if source is None:
                 raise NotFoundError(f"Item {item_id} in Collection {collection_id} has no "

@@ -15,7 +15,7 @@ from typing import Any
 from asyncpg import Connection
 
 from stac_ext.data_api import queries
-from stac_ext.platform.access import Caller, Resource, may, refusal
+from stac_ext.platform.access import Action, Caller, Resource, may, refusal
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,18 @@ class ItemWriter(Caller):
         """Whether they may replace or delete a stored item of `owner`."""
         return may(self, "change", Resource("item", owner=owner))
 
+    def change_problem(self, owner: str | None) -> str | None:
+        """Why they may not replace or delete a stored item of `owner`, or None."""
+        return self._problem("change", Resource("item", owner=owner))
+
     def sharing_problem(self, properties: Mapping[str, Any]) -> str | None:
         """Why they may not write an item with these properties' visibility, or None."""
         if properties.get("visibility") != "project":
             return None
-        shared = Resource("item", project=properties.get("project"))
-        return None if may(self, "share", shared) else refusal(self, "share", shared)
+        return self._problem("share", Resource("item", project=properties.get("project")))
+
+    def _problem(self, action: Action, resource: Resource) -> str | None:
+        return None if may(self, action, resource) else refusal(self, action, resource)
 
 
 async def lock_ids(conn: Connection, collection_id: str, item_ids: list[str]) -> None:

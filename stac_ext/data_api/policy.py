@@ -1,5 +1,6 @@
-"""Who may read and write what in the data API: items by their visibility, admins for
-collections; a request's caller as the item write rule takes them (`item_writers`)."""
+"""Who may read and write what in the data API, as the access table says
+(`stac_ext.platform.access`): items by their visibility, collections by administrators; a
+request's caller as the item write rule takes them (`item_writers`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from fastapi import HTTPException, Request
 
 from stac_ext.data_api.caller_reads import READER_KEY
 from stac_ext.data_api.item_writers import ItemWriter
+from stac_ext.platform.access import Caller, Resource, require
 from stac_ext.platform.auth.dependencies import AuthDependencies
 from stac_ext.platform.auth.principal import Principal
+
+#: Collections as the access table takes them: one rule for all.
+COLLECTIONS = Resource("collection")
 
 
 @dataclass(frozen=True)
@@ -33,12 +38,14 @@ class DataPolicy:
     def is_admin(self, principal: Principal) -> bool:
         return self.auth.is_admin(principal, self.client_id)
 
-    def require_admin(self, request: Request) -> Principal:
-        principal = self.principal(request)
-        if not self.is_admin(principal):
-            raise HTTPException(status_code=403, detail="Collections are governed by "
-                                f"administrators: this needs the right '{self.auth.admin_right}'.")
-        return principal
+    def caller(self, principal: Principal | None) -> Caller:
+        """The caller as the access table takes them."""
+        return self.auth.caller(principal, self.client_id)
+
+    def require_collection_change(self, request: Request) -> None:
+        """403 unless the caller may write collections (create, change, delete, or decide
+        a proposal for one)."""
+        require(self.caller(self.principal(request)), "change", COLLECTIONS)
 
     def writer(self, principal: Principal) -> ItemWriter:
         """The caller as the item write rule takes them (`item_writers`)."""
@@ -47,7 +54,7 @@ class DataPolicy:
 
     def reader(self, principal: Principal | None) -> dict[str, Any] | None:
         """Who reads, as the database's visibility rule takes it (`reader` of a search)."""
-        return self.auth.caller(principal, self.client_id).reader
+        return self.caller(principal).reader
 
     def read_dependency(self) -> Callable[..., Awaitable[None]]:
         """The dependency of every read route: the caller (an optional token of the data

@@ -12,12 +12,11 @@ COLLECTION_HAS_ITEMS = (
 )
 
 
-#: One item as `search()` renders it without hydration (its base item beside it), as JSON
-#: text (as the items of `PAGE`): $1 collection id, $2 item id; NULL unless the reader ($3,
-#: JSON: `DataPolicy.reader`) may read it.
+#: The one read of an item by its key (`item_reads`): as `search()` renders it without
+#: hydration (its base item beside it), as JSON text (as the items of `PAGE`): $1
+#: collection id, $2 item id; NULL unless the reader ($3, JSON: `DataPolicy.reader`) may
+#: read it.
 STORED_ITEM = "SELECT geocatalog.stored_item($1, $2, $3::text::jsonb)"
-#: An item hydrated if the reader ($3) may read it, else NULL.
-READ_ITEM = "SELECT geocatalog.read_item($1, $2, $3::text::jsonb)"
 
 #: Owner and creation time of existing items, for bulk upserts, from the search index (kept
 #: in the writing transaction: it is pgstac.items'). Both are per-item properties, never

@@ -13,9 +13,7 @@ from urllib.parse import unquote_plus
 import attr
 import orjson
 from fastapi import HTTPException, Request
-from hydraters import hydrate
 from pydantic import ValidationError
-from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
 from stac_fastapi.api.models import GeoJSONResponse
 from stac_fastapi.extensions.aggregation import AggregationExtension
 from stac_fastapi.extensions.sort import SearchSortExtension
@@ -33,6 +31,7 @@ from stac_ext.data_api import queries
 from stac_ext.data_api.datetime_param import DATETIME_REFUSALS, refused_datetime
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.item_reads import decoded, hydrated
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.filter_bounds import (
@@ -75,13 +74,6 @@ def _encoded(body: Any) -> Response:
         body.headers["content-type"] = GeoJSON.media_type
         return body
     return GeoJSON(body)
-
-
-def _stored(text: str) -> tuple[Any, bool]:
-    """An item's JSON text from pgstac, decoded, and whether its do-not-merge marker is in
-    it (then it hydrates through stock's hydrater, which strips the markers left
-    unmatched)."""
-    return orjson.loads(text), DO_NOT_MERGE_MARKER in text
 
 
 @attr.s
@@ -286,7 +278,7 @@ class CoreClient(CoreCrudClient):
             key = rendered.key(base_url, text)
             if (served := rendered.get(key)) is not None:
                 return served
-        item, markers = _stored(text)
+        item, markers = decoded(text)
         item = self._rendered(item, settings, linker, base_url, markers, include, exclude)
         if rendered is None or markers:
             return item
@@ -299,7 +291,7 @@ class CoreClient(CoreCrudClient):
         its fields chosen, its links, our generated content. `markers`: pgstac's
         do-not-merge marker is somewhere in the text the item came in."""
         if settings.use_api_hydrate:
-            item = self._hydrated(item, settings, markers)
+            item = hydrated(item, settings.exclude_hydrate_markers, markers)
             collection_id, item_id = item.get("collection"), item.get("id")
             if include or exclude:
                 item = dict(filter_fields(cast(Item, item), include, exclude))
@@ -310,24 +302,6 @@ class CoreClient(CoreCrudClient):
         if self.decorator is not None:
             self.decorator.decorate(item, base_url)
         return item
-
-    @staticmethod
-    def _hydrated(item: dict[str, Any], settings: Any, markers: bool) -> dict[str, Any]:
-        """The item merged with its collection's base item, which pgstac (0.10, as our
-        migrations install) sends with every item (its own copy).
-
-        pypgstac's Python merge walks the base item's keys only (a few), where the Rust
-        hydrater stock uses converts the whole item to Rust and back, a large part of a
-        page's CPU (docs/performance.md). The two merge alike (the Rust one raises
-        on a list over another type, where the Python one keeps the item's value); where
-        pgstac's do-not-merge markers may be left to strip (`markers`), stock's hydrater
-        does it."""
-        base = item.pop("pgstac:base_item", None) or {}
-        base = {k: v for k, v in base.items() if v is not None}
-        if markers:
-            return hydrate(base, item,
-                           strip_unmatched_markers=settings.exclude_hydrate_markers)
-        return hydrate_py(base, item)
 
     async def item_collection(  # type: ignore[override]
         self, collection_id: str, request: Request, bbox: BBox | None = None,

@@ -40,12 +40,13 @@ from stac_ext.data_api.collection_ids import collection_id_problem
 from stac_ext.data_api.encoding import json_bytes
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.item_links import Decorator, ItemLinker
+from stac_ext.data_api.item_reads import read_item
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.item_writers import ItemWriter, Stored, lock_ids, locked_items
-from stac_ext.data_api.policy import DataPolicy, reader_text
+from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.urls import item_path
 from stac_ext.platform.database.group_commit import GroupCommit
-from stac_ext.platform.service.errors import describe_errors
+from stac_ext.platform.service.errors import Forbidden, describe_errors
 
 
 def check_collection_id(collection_id: str) -> None:
@@ -89,7 +90,7 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
                       reader: dict[str, Any] | None) -> dict[str, Any]:
     """The item as stored, if `reader` reads it: a write to an item hidden from its caller
     is a 404, as to a missing one (never a 403 saying it exists)."""
-    item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id, reader_text(reader))
+    item = await read_item(conn, collection_id, item_id, reader)
     if item is None:
         raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
     return item
@@ -100,8 +101,6 @@ async def stored_item(conn: Connection, collection_id: str, item_id: str,
 #: whether it exists already) -> the collection to store; it raises the 400 itself.
 CollectionRule = Callable[[Connection, dict[str, Any], bool], Awaitable[dict[str, Any]]]
 
-
-NOT_OWNER = "Only the item's owner or an administrator may change it."
 
 #: What a write raises when the database refuses an item (not when it is away): items
 #: posted together are then written one by one, each for its own answer.
@@ -155,15 +154,15 @@ class TransactionsClient(StockTransactionsClient):
         except ItemRuleError as e:
             raise HTTPException(status_code=400, detail=str(e)) from e
         if problem := self._writer(request).sharing_problem(body["properties"]):
-            raise HTTPException(status_code=403, detail=problem)
+            raise Forbidden(problem)
         return body
 
     def _writer(self, request: Request) -> ItemWriter:
         return self.policy.writer(self.policy.principal(request))
 
     def _require_change(self, request: Request, owner: str | None) -> None:
-        if not self._writer(request).may_change(owner):
-            raise HTTPException(status_code=403, detail=NOT_OWNER)
+        if problem := self._writer(request).change_problem(owner):
+            raise Forbidden(problem)
 
     def _reader(self, request: Request) -> dict[str, Any] | None:
         return self.policy.reader(self.policy.principal(request))
@@ -240,7 +239,7 @@ class TransactionsClient(StockTransactionsClient):
     async def create_collection(  # type: ignore[override]
         self, collection: Collection, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         check_collection_id(collection.id)
         collection = await self._ruled(request, _storable(collection), existing=False)
         return await super().create_collection(collection, request, **kwargs)
@@ -248,7 +247,7 @@ class TransactionsClient(StockTransactionsClient):
     async def update_collection(  # type: ignore[override]
         self, collection_id: str, collection: Collection, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         if collection is None:
             raise HTTPException(status_code=400, detail="A collection body is required.")
         if collection.id != collection_id:
@@ -261,23 +260,27 @@ class TransactionsClient(StockTransactionsClient):
     async def patch_collection(  # type: ignore[override]
         self, collection_id: str, patch: Any, request: Request, **kwargs: Any
     ) -> Any:
-        self.policy.require_admin(request)
+        return await self.update_collection(
+            collection_id, await self._patched(request, collection_id, patch), request)
+
+    async def _patched(self, request: Request, collection_id: str, patch: Any) -> Collection:
+        """The stored collection with `patch` applied, for who may change it; a patch may
+        not make the collection invalid, nor rename it (400)."""
+        self.policy.require_collection_change(request)
         async with request.app.state.get_connection(request, "w") as conn:
             existing = await conn.fetchval(queries.GET_COLLECTION, collection_id)
         if existing is None:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
-        patched = apply_patch(existing, patch)
-        try:  # a patch may not make the collection invalid, nor rename it
-            collection = Collection.model_validate(patched)
+        try:
+            return Collection.model_validate(apply_patch(existing, patch))
         except ValidationError as e:
             raise HTTPException(status_code=400, detail="The patched collection is invalid: "
                                 + describe_errors(e.errors(), first_only=True)) from e
-        return await self.update_collection(collection_id, collection, request)
 
     async def delete_collection(  # type: ignore[override]
         self, collection_id: str, request: Request, force: bool = False, **kwargs: Any
     ) -> Response:
-        self.policy.require_admin(request)
+        self.policy.require_collection_change(request)
         await require_collection(request, collection_id)
         if not force:
             async with request.app.state.get_connection(request, "w") as conn:
@@ -323,8 +326,8 @@ class BulkTransactionsClient(StockBulkClient):
         accepted: list[dict[str, Any]] = []
         for item_id, raw in items.items.items():
             found = existing.get(item_id)
-            if found and not writer.may_change(found.owner):
-                refused.append({"id": item_id, "msg": "owned by another user"})
+            if found and (problem := writer.change_problem(found.owner)):
+                refused.append({"id": item_id, "msg": problem})
                 continue
             try:  # the same rules as a single POST (minimal items, derived bbox)
                 prepared = item_rules.prepare(

@@ -4,6 +4,7 @@ administrator (`manageCollections`) accepts or rejects, with a reason."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 import asyncpg
@@ -14,11 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from stac_fastapi.types.extension import ApiExtension
 from stac_fastapi.types.requests import get_base_url
 
-from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.policy import COLLECTIONS, DataPolicy
 from stac_ext.data_api.urls import collection_path
 from stac_ext.governance.collection_rule import vocabulary_description
 from stac_ext.governance.names import look_up
 from stac_ext.governance.proposals import ProposalRefused, Proposals, Status, document
+from stac_ext.platform.access import require
 from stac_ext.platform.auth.principal import Principal
 
 #: Relative: the data API serves it, and writes it against its own address.
@@ -29,7 +31,6 @@ SPEC = ("/proposals holds the community's proposals of collections (for a known 
         "one (POST /proposals/{id}/accept, /reject) with a reason, recorded with who and "
         "when. Items published for a collection not made yet wait in its proposal, read by "
         "their owner only, until the decision.")
-NOT_ADMIN = ("Proposals are decided by administrators: this needs the right '{right}'.")
 MAX_LIMIT = 100
 #: An owner no item has: anonymous readers see no held item.
 NOBODY = ""
@@ -99,11 +100,6 @@ class ProposalsExtension(ApiExtension):
         if principal is None:
             return NOBODY
         return None if self.policy.is_admin(principal) else principal.username
-
-    def _admin(self, principal: Principal) -> None:
-        if not self.policy.is_admin(principal):
-            raise HTTPException(status_code=403, detail=NOT_ADMIN.format(
-                right=self.policy.auth.admin_right))
 
     def register(self, app: FastAPI) -> None:
         router = APIRouter(prefix=f"{app.state.router_prefix}/proposals", tags=["Proposals"])
@@ -177,33 +173,32 @@ class ProposalsExtension(ApiExtension):
             return JSONResponse(document, status_code=201,
                                 headers={"Location": f"{api_root}proposals/{new}"})
 
-        async def decide(request: Request, proposal_id: int, decision: str, reason: str,
-                         principal: Principal) -> dict[str, Any]:
-            self._admin(principal)
+        for decision in ("accept", "reject"):
+            router.add_api_route(f"/{{proposal_id}}/{decision}", self._decision(decision, writer),
+                                 methods=["POST"],
+                                 summary=f"{decision.title()} a proposal (administrators)")
+
+    def _decision(self, decision: Literal["accept", "reject"],
+                  writer: Callable[..., Awaitable[Principal]]
+                  ) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """The endpoint accepting, or rejecting, a proposal with a reason."""
+
+        async def decide(request: Request, proposal_id: Annotated[int, Path(ge=1, le=2**62)],
+                         body: Annotated[DecisionIn, Body()],
+                         principal: Principal = Depends(writer)) -> dict[str, Any]:
+            # deciding a proposal writes a collection: the access table's rule of those
+            require(self.policy.caller(principal), "change", COLLECTIONS)
             async with request.app.state.get_connection(request, "w") as conn, \
                     conn.transaction():
                 proposals = Proposals(conn)
                 try:
-                    if decision == "accept":
-                        await proposals.accept(proposal_id, principal.username, reason)
-                    else:
-                        await proposals.reject(proposal_id, principal.username, reason)
+                    await getattr(proposals, decision)(proposal_id, principal.username,
+                                                       body.reason)
                 except ProposalRefused as e:
                     raise HTTPException(status_code=e.status, detail=str(e)) from None
                 row = await proposals.read(proposal_id, None)
                 assert row is not None
                 return await proposal_document(conn, get_base_url(request), row)
 
-        @router.post("/{proposal_id}/accept", summary="Accept a proposal (administrators)")
-        async def accept(request: Request,
-                         proposal_id: Annotated[int, Path(ge=1, le=2**62)],
-                         body: Annotated[DecisionIn, Body()],
-                         principal: Principal = Depends(writer)) -> dict[str, Any]:
-            return await decide(request, proposal_id, "accept", body.reason, principal)
-
-        @router.post("/{proposal_id}/reject", summary="Reject a proposal (administrators)")
-        async def reject(request: Request,
-                         proposal_id: Annotated[int, Path(ge=1, le=2**62)],
-                         body: Annotated[DecisionIn, Body()],
-                         principal: Principal = Depends(writer)) -> dict[str, Any]:
-            return await decide(request, proposal_id, "reject", body.reason, principal)
+        decide.__name__ = decision  # its OpenAPI operation's id
+        return decide

@@ -5,18 +5,12 @@ links to the items the job read, links to the job and its provenance."""
 
 from __future__ import annotations
 
-import asyncio
-import os
+import functools
 from typing import Any
 
-import asyncpg
-
-from process_api import HAS_PROVENANCE, JOB_DATABASE_URL, Context
-from stac_ext.data_api.item_rules import ItemRules
-from stac_ext.data_api.urls import api_root
+from process_api import HAS_PROVENANCE, Context
 from stac_ext.publish.items import build_items, file_name
-from stac_ext.publish.run import describe, may_create_collections, report
-from stac_ext.publish.settings import PublishSettings
+from stac_ext.publish.run import describe, published, report
 from stac_ext.publish.writer import Outcome, Writer
 
 PROCESSING = "https://stac-extensions.github.io/processing/v1.2.0/schema.json"
@@ -48,42 +42,27 @@ def with_lineage(item: dict[str, Any], lineage: dict[str, Any]) -> dict[str, Any
 
 
 def publish_results(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
-    settings = PublishSettings()  # the job's environment: no secret of the service
-    return asyncio.run(_publish(inputs, context, settings,
-                                may_create_collections(settings, context)))
+    return published(inputs, context, "private", functools.partial(_publish_files, inputs))
 
 
-async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSettings,
-                   may_create: bool) -> dict[str, Any]:
+async def _publish_files(inputs: dict[str, Any], writer: Writer, result: dict[str, Any],
+                         api: str) -> None:
     import fsspec
 
     local = fsspec.filesystem("file")
-    api = api_root(context.service_url or settings.base_url or "/", settings.prefix_path)
-    catalog = inputs.get("catalog")
-    result: dict[str, Any] = {"created": [], "updated": [], "held": [], "skipped": [],
-                              "warnings": [], "collectionsCreated": [], "catalog": catalog}
-    conn = await asyncpg.connect(os.environ[JOB_DATABASE_URL])
-    try:
-        writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),
-                        context.project, inputs.get("visibility", "private"))
-        if catalog:
-            await writer.catalog_pk(catalog)  # fail early: before any write
-        for file in inputs["files"]:
-            href = file["href"]
-            try:
-                description = describe(local, file["path"], href)
-            except Exception as e:  # a file the job wrote that cannot be read: said
-                result["warnings"].append({"file": href, "message": f"could not read "
-                                           f"{file_name(href)}: {type(e).__name__}"})
-                continue
-            if description is None:
-                continue
-            items, skips = build_items(description, None)
-            result["skipped"] += [{"file": href, "variable": s.variable, "reason": s.reason}
-                                  for s in skips]
-            lineaged = [(c, with_lineage(i, inputs["lineage"])) for c, i in items]
-            outcome = await writer.write(lineaged, catalog) if items else Outcome()
-            report(result, outcome, api, href)
-    finally:
-        await conn.close()
-    return result
+    for file in inputs["files"]:
+        href = file["href"]
+        try:
+            description = describe(local, file["path"], href)
+        except Exception as e:  # a file the job wrote that cannot be read: said
+            result["warnings"].append({"file": href, "message": f"could not read "
+                                       f"{file_name(href)}: {type(e).__name__}"})
+            continue
+        if description is None:
+            continue
+        items, skips = build_items(description, None)
+        result["skipped"] += [{"file": href, "variable": s.variable, "reason": s.reason}
+                              for s in skips]
+        lineaged = [(c, with_lineage(i, inputs["lineage"])) for c, i in items]
+        outcome = await writer.write(lineaged, result["catalog"]) if items else Outcome()
+        report(result, outcome, api, href)

@@ -1,9 +1,13 @@
-"""The run function of `publish-dataset`, executed in a job's child process as the caller."""
+"""The run function of `publish-dataset`, executed in a job's child process as the caller,
+and the frame every publishing job runs in (`published`: `results` publishes a job's files
+in it too)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
@@ -110,60 +114,80 @@ def may_create_collections(settings: PublishSettings, context: Context) -> bool:
     return "*" in projects or (context.project is not None and context.project in projects)
 
 
-def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
-    settings = PublishSettings()  # the job's environment: no secret of the service
-    return asyncio.run(_publish(inputs, context, settings,
-                                may_create_collections(settings, context)))
+#: What a publishing job publishes, given its writer, the results to fill and the data
+#: API's root URL.
+Publishing = Callable[[Writer, dict[str, Any], str], Awaitable[None]]
 
 
-async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSettings,
-                   may_create: bool) -> dict[str, Any]:
-    source = inputs["source"]
-    s3 = inputs.get("s3") or {}
-    fs, paths = list_files(source, s3)
+def published(inputs: dict[str, Any], context: Context, visibility: str,
+              publishing: Publishing) -> dict[str, Any]:
+    """A publishing job's run: its settings (the job's environment: no secret of the
+    service), a writer as the job's owner and project on the job role's connection (items
+    of `visibility` unless the inputs say), the catalog checked before any write, and the
+    results every publishing job answers, which `publishing` fills."""
+    settings = PublishSettings()
+    return asyncio.run(_published(inputs, context, settings, visibility, publishing))
+
+
+async def _published(inputs: dict[str, Any], context: Context, settings: PublishSettings,
+                     visibility: str, publishing: Publishing) -> dict[str, Any]:
     api = api_root(context.service_url or settings.base_url or "/", settings.prefix_path)
-    title = (inputs.get("display") or {}).get("friendlyName")
+    catalog = inputs.get("catalog")
     result: dict[str, Any] = {"created": [], "updated": [], "held": [], "skipped": [],
-                              "warnings": [], "collectionsCreated": [],
-                              "catalog": inputs.get("catalog")}
+                              "warnings": [], "collectionsCreated": [], "catalog": catalog}
     # its own role's URL, which the worker hands the job (`Process.database`)
     conn = await asyncpg.connect(os.environ[JOB_DATABASE_URL])
     try:
-        writer = Writer(conn, context.owner, may_create, ItemRules.from_settings(settings),
-                        context.project, inputs.get("visibility", "public"))
-        if inputs.get("catalog"):
-            await writer.catalog_pk(inputs["catalog"])  # fail early: before any write
-        for n, path in enumerate(paths, 1):
-            href = f"s3://{path}" if source.startswith("s3://") else path
-            name = file_name(href)
-            try:
-                description = describe(fs, path, href)
-            except Exception as e:  # a bad file is reported; the others go on
-                why = (str(e) if isinstance(e, OutsideReference) else
-                       "the address did not answer with a readable file"  # nothing more
-                       if href.startswith("http") else f"{type(e).__name__}: {str(e)[:200]}")
-                result["warnings"].append({"file": href,
-                                           "message": f"could not read {name}: {why}"})
-                continue
-            finally:
-                context.progress(int(100 * (n - 0.5) / len(paths)), f"read {name}")
-            if description is None:
-                result["warnings"].append({"file": href, "message": "not a NetCDF, Zarr, "
-                                           "Parquet or CSV file: ignored"})
-                continue
-            items, skips = build_items(description, title)
-            for skip in skips:
-                result["skipped"].append({"file": href, "variable": skip.variable,
-                                          "reason": skip.reason})
-            if description.format is Format.csv and not items:
-                result["warnings"].append({"file": href, "message": "CSV carries no CF "
-                                           "metadata (standard_name, extent): not published"})
-            outcome = await writer.write(items, inputs.get("catalog")) if items else Outcome()
-            report(result, outcome, api, href)
-            context.progress(int(100 * n / len(paths)), f"published {name}")
+        writer = Writer(conn, context.owner, may_create_collections(settings, context),
+                        ItemRules.from_settings(settings), context.project,
+                        inputs.get("visibility", visibility))
+        if catalog:
+            await writer.catalog_pk(catalog)  # fail early: before any write
+        await publishing(writer, result, api)
     finally:
         await conn.close()
     return result
+
+
+def publish(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
+    source = inputs["source"]
+    fs, paths = list_files(source, inputs.get("s3") or {})
+    return published(inputs, context, "public", functools.partial(
+        _publish_files, inputs, context, fs, paths))
+
+
+async def _publish_files(inputs: dict[str, Any], context: Context, fs: Any, paths: list[str],
+                         writer: Writer, result: dict[str, Any], api: str) -> None:
+    source = inputs["source"]
+    title = (inputs.get("display") or {}).get("friendlyName")
+    for n, path in enumerate(paths, 1):
+        href = f"s3://{path}" if source.startswith("s3://") else path
+        name = file_name(href)
+        try:
+            description = describe(fs, path, href)
+        except Exception as e:  # a bad file is reported; the others go on
+            why = (str(e) if isinstance(e, OutsideReference) else
+                   "the address did not answer with a readable file"  # nothing more
+                   if href.startswith("http") else f"{type(e).__name__}: {str(e)[:200]}")
+            result["warnings"].append({"file": href,
+                                       "message": f"could not read {name}: {why}"})
+            continue
+        finally:
+            context.progress(int(100 * (n - 0.5) / len(paths)), f"read {name}")
+        if description is None:
+            result["warnings"].append({"file": href, "message": "not a NetCDF, Zarr, "
+                                       "Parquet or CSV file: ignored"})
+            continue
+        items, skips = build_items(description, title)
+        for skip in skips:
+            result["skipped"].append({"file": href, "variable": skip.variable,
+                                      "reason": skip.reason})
+        if description.format is Format.csv and not items:
+            result["warnings"].append({"file": href, "message": "CSV carries no CF "
+                                       "metadata (standard_name, extent): not published"})
+        outcome = await writer.write(items, result["catalog"]) if items else Outcome()
+        report(result, outcome, api, href)
+        context.progress(int(100 * n / len(paths)), f"published {name}")
 
 
 def report(result: dict[str, Any], outcome: Outcome, api: str, href: str) -> None:

@@ -18,9 +18,10 @@ from typing import Any
 
 import asyncpg
 
+from process_api import ENDED
 from stac_ext.subscriptions import queries
 from stac_ext.subscriptions.settings import SubscriptionSettings
-from stac_ext.subscriptions.standing_jobs import ENDED, JobRefused, Processes
+from stac_ext.subscriptions.standing_jobs import JobRefused, Processes
 from stac_ext.subscriptions.webhooks import Webhooks
 
 logger = logging.getLogger("geocatalog.subscriptions")

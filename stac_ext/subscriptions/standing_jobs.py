@@ -28,9 +28,6 @@ from stac_ext.data_api.urls import api_root, collection_path
 from stac_ext.subscriptions.models import StandingJob
 from stac_ext.subscriptions.service_calls import as_user, said, user_principal
 
-#: Job statuses that end a run.
-ENDED = ("successful", "failed", "dismissed")
-
 
 class JobRefused(ValueError):
     """A standing job the process API would not run: why, in its words."""

@@ -27,6 +27,7 @@ from stac_ext.platform.service.answer_headers import add_vary, raw, value
 from stac_ext.platform.service.errors import api_error
 from stac_ext.platform.service.format_param import refusal, without_f
 from stac_ext.platform.service.html_headers import protect
+from stac_ext.platform.service.http_middleware import HttpMiddleware
 
 JSON_TYPES = ("application/json", "application/geo+json", "application/schema+json")
 #: process API paths and the page that answers for them (ids are passed on)
@@ -109,20 +110,17 @@ def browser_path(resource: str) -> str:
     return "/browser/" + "/".join(quote(p, safe="") for p in resource.split("/"))
 
 
-class NegotiationMiddleware:
+class NegotiationMiddleware(HttpMiddleware):
     """`data_prefix`, `processes_prefix`: the APIs' mounts (the process API's errors are
     OGC's)."""
 
     def __init__(self, app: ASGIApp, data_prefix: str, processes_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.ogc_prefix = processes_prefix
         # split once, not per request
         self.data, self.processes = segments(data_prefix), segments(processes_prefix)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if docs := docs_page(scope["path"], self.processes):
             scope = {**scope, "path": docs, "raw_path": docs.encode()}
         query, formats = without_f(scope.get("query_string", b""))

@@ -45,6 +45,7 @@ class WebFace:
     stac_browser_dir: Path  # the built STAC Browser: `dist/`
     swagger_ui_dir: Path  # Swagger UI's files (`make web`), for the API documentation pages
     sign_in: SignIn
+    job_statuses: tuple[str, ...]  # what a job list filters by (the process API's)
     catalog_path: str = ".+"  # the catalogs tree's pattern of a catalog's path of ids
     admin_right: str = "manageCollections"  # pages show administrators every form
     deploy_right: str = "deployProcess"  # pages offer the deploy form to its holders

@@ -13,7 +13,7 @@ import pytest
 from hydraters import hydrate
 from pypgstac.hydration import DO_NOT_MERGE_MARKER, hydrate_py
 
-from stac_ext.data_api.read_client import CoreClient
+from stac_ext.data_api.item_reads import hydrated
 from stac_ext.settings import Settings
 from tests.support.stac import make_collection, make_item, random_tree, unique
 
@@ -134,5 +134,5 @@ def test_markers_that_match_nothing_are_dropped(settings: Settings) -> None:
     stored = {"id": "a", "assets": {"data": {"href": "h", "roles": DO_NOT_MERGE_MARKER}},
               "pgstac:base_item": {"type": "Feature", "assets": None}}
     with pytest.warns(UserWarning, match=r"Stripped DO_NOT_MERGE_MARKER from: \$\.assets"):
-        hydrated = CoreClient._hydrated(stored, settings, markers=True)
-    assert hydrated == {"id": "a", "type": "Feature", "assets": {"data": {"href": "h"}}}
+        found = hydrated(stored, settings.exclude_hydrate_markers, markers=True)
+    assert found == {"id": "a", "type": "Feature", "assets": {"data": {"href": "h"}}}

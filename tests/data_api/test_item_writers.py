@@ -50,12 +50,13 @@ async def test_every_path_follows_the_rule(alice_data: httpx.AsyncClient,
     # the API, one item
     r = await bob_data.put(f"{url}/{item_id}", json=changed)
     assert (r.status_code, r.json()["description"]) == (
-        403, "Only the item's owner or an administrator may change it.")
+        403, "Only its owner or an administrator may change this item.")
     # the API, in bulk
     r = await bob_data.post(f"/data/collections/{collection}/bulk_items",
                             json={"items": {item_id: changed}, "method": "upsert"})
     assert r.status_code == 200, r.text
-    assert r.json()["errors"] == [{"id": item_id, "msg": "owned by another user"}]
+    assert r.json()["errors"] == [
+        {"id": item_id, "msg": "Only its owner or an administrator may change this item."}]
     # publish-dataset's writer, running as bob
     conn = await asyncpg.connect(database_url)
     try:

@@ -305,7 +305,7 @@ async def test_a_write_to_a_hidden_item_is_a_404(
             **missing, "description": missing["description"].replace("none", "priv")}), method
     r = await callers["carol"].patch(f"{url}/proj", json={"properties": {"a": 1}})
     assert (r.status_code, r.json()["description"]) == (
-        403, "Only the item's owner or an administrator may change it.")
+        403, "Only its owner or an administrator may change this item.")
     assert (await callers["alice"].get(f"{url}/priv")).json()["properties"].get("a") is None
 
 

@@ -55,7 +55,7 @@ async def test_single_post_and_bulk_upsert_take_turns(database_url: str, alice_d
     if bob.status_code == 201:
         assert owner == "bob"
         assert (alice["success"], alice["errors"]) == (0, [
-            {"id": item_id, "msg": "owned by another user"}])
+            {"id": item_id, "msg": "Only its owner or an administrator may change this item."}])
     else:
         assert (bob.status_code, owner, alice["success"]) == (409, "alice", 1)
 

@@ -25,8 +25,8 @@ SNOW = {"standard_name": "surface_snow_thickness", "title": "Surface snow thickn
         "unit": "m", "vocabulary": "CF Standard Name Table", "version": "93",
         "description": next(e.description for e in read_table(shipped_cf_table()).entries
                             if e.name == "surface_snow_thickness")}
-NOT_ADMIN = {"code": "Forbidden", "description": "Proposals are decided by administrators: "
-                                                 "this needs the right 'manageCollections'."}
+NOT_ADMIN = {"code": "Forbidden", "description": "Only an administrator may change "
+                                                 "collections."}
 
 
 def stamped(body: dict[str, Any]) -> dict[str, Any]:

@@ -177,7 +177,7 @@ async def test_a_two_step_workflow_from_an_application_package(service) -> None:
     r = await dora.post("/processes/processes", content=body, headers=PACKAGE,
                         params={"visibility": "public"})
     assert (r.status_code, r.json()["detail"]) == (
-        403, "Only administrators deploy public processes.")
+        403, "Only an administrator may make a deployed process public.")
     r = await admin.post("/processes/processes", content=body, headers=PACKAGE,
                          params={"visibility": "public"})
     assert r.status_code == 201, r.text
@@ -335,7 +335,9 @@ async def test_a_package_that_cannot_be_deployed_says_why(service, body: str, ki
 async def test_deploying_needs_the_right_and_built_ins_stay(service) -> None:
     r = await service["alice"].post("/processes/processes", content=shout_tool("mine"),
                                     headers=CWL_YAML)
-    assert (r.status_code, r.json()["detail"]) == (403, "This needs the right 'deployProcess'.")
+    assert (r.status_code, r.json()["detail"]) == (
+        403, "This needs the right 'deployProcess', which your sign-in does not hold: an "
+        "administrator of the service grants it.")
     for method in ("put", "delete"):
         r = await service["admin"].request(method, "/processes/processes/echo",
                                            content=shout_tool("echo"), headers=CWL_YAML)

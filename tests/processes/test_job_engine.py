@@ -139,7 +139,7 @@ async def test_a_job_is_recorded_only_when_it_is_queued(app, service_app, settin
             assert (r.status_code, r.json()) == (503, {
                 "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
                         "unavailable", "title": "Service Unavailable", "status": 503,
-                "detail": "The database is unavailable; retry."})
+                "detail": "The database is unavailable; retry shortly."})
             assert (await c.get("/processes/jobs")).json()["jobs"] == []
             assert (await execute(c, "echo", {"message": "taken"})).status_code == 201
         records = await (await owner.execute(

@@ -19,8 +19,10 @@ from stac_ext.platform.access import (
     Resource,
     may,
     refusal,
+    require,
     visibility_problem,
 )
+from stac_ext.platform.service.errors import Forbidden
 
 pytestmark = pytest.mark.unit
 
@@ -66,6 +68,12 @@ CELLS: dict[tuple[Kind, Action], Mapping[str, AbstractSet[str]]] = {
     ("job", "read"): {"none": OWNER_MEMBER_ADMIN},
     ("job", "change"): {"none": OWNER_MEMBER_ADMIN},
     ("job", "share"): {"none": MEMBER_ADMIN},
+    ("collection", "read"): {"none": EVERYONE},
+    ("collection", "change"): {"none": {"admin"}},
+    # only an administrator makes a deployed process public; anyone an item or catalog
+    ("process", "publish"): _every({"admin"}),
+    ("item", "publish"): _every(EVERYONE),
+    ("catalog", "publish"): _every(EVERYONE),
 }
 
 
@@ -106,6 +114,20 @@ def test_refusals_say_the_rule_and_what_is_missing() -> None:
         "with it.")
     assert refusal(other, "change", Resource("process", owner="olga")) == (
         "Only its owner or an administrator may change this deployed process.")
+    assert refusal(other, "change", Resource("collection")) == (
+        "Only an administrator may change collections.")
+    assert refusal(other, "publish", Resource("process")) == (
+        "Only an administrator may make a deployed process public.")
+
+
+def test_a_refusal_is_a_403_in_the_tables_words() -> None:
+    other, catalog = CALLERS["other"], Resource("catalog", owner="olga")
+    assert require(CALLERS["owner"], "change", catalog) is None
+    with pytest.raises(Forbidden) as refused:
+        require(other, "change", catalog)
+    assert (refused.value.status_code, refused.value.detail) == (
+        403, "Only its owner, a member of its project or an administrator may change this "
+        "catalog.")
 
 
 def test_the_reader_has_one_encoding() -> None:

@@ -17,29 +17,42 @@ BEGIN
 END;
 $$;
 
-  -- The partitions of pgstac.items not in the index yet.
+-- Whether a member of pgstac.items' partition tree is in the index (has its triggers).
+CREATE OR REPLACE FUNCTION geocatalog.indexed(member regclass) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, public AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_trigger g
+                   WHERE g.tgrelid = member AND g.tgname = 'geocatalog_index_insert')
+$$;
+
+-- The partitions of pgstac.items not in the index yet.
 CREATE OR REPLACE FUNCTION geocatalog.unindexed_partitions() RETURNS SETOF regclass
 LANGUAGE sql STABLE SET search_path = pg_catalog, public AS $$
     SELECT t.relid FROM pg_partition_tree('pgstac.items'::regclass) t
-    WHERE t.level > 0 AND NOT EXISTS (
-        SELECT 1 FROM pg_trigger g
-        WHERE g.tgrelid = t.relid AND g.tgname = 'geocatalog_index_insert')
+    WHERE t.level > 0 AND NOT geocatalog.indexed(t.relid)
 $$;
 
--- A batch of them into the index (a step of `geocatalog migrate`: one transaction a batch,
--- so that the locks taken stay a batch's whatever the number of partitions): how many.
-CREATE OR REPLACE FUNCTION geocatalog.index_partitions(batch int) RETURNS int
+-- Those of `members` not in the index yet into it, in their order: how many.
+CREATE OR REPLACE FUNCTION geocatalog.index_members(members regclass[]) RETURNS int
 LANGUAGE plpgsql SET search_path = pg_catalog, public AS $$
 DECLARE
     member regclass;
     n int := 0;
 BEGIN
-    FOR member IN SELECT * FROM geocatalog.unindexed_partitions() LIMIT batch LOOP
+    FOREACH member IN ARRAY members LOOP
+        CONTINUE WHEN geocatalog.indexed(member);
         PERFORM geocatalog.index_partition(member);
         n := n + 1;
     END LOOP;
     RETURN n;
 END;
+$$;
+
+-- A batch of them into the index (a step of `geocatalog migrate`: one transaction a batch,
+-- so that the locks taken stay a batch's whatever the number of partitions): how many.
+CREATE OR REPLACE FUNCTION geocatalog.index_partitions(batch int) RETURNS int
+LANGUAGE sql SET search_path = pg_catalog, public AS $$
+    SELECT geocatalog.index_members(ARRAY(
+        SELECT * FROM geocatalog.unindexed_partitions() LIMIT batch))
 $$;
 
 -- A partition pgstac creates (it records each in partition_stats, in the transaction that
@@ -49,71 +62,54 @@ CREATE OR REPLACE FUNCTION geocatalog.index_new_partition() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
 DECLARE
     leaf regclass := to_regclass(format('pgstac.%I', NEW.partition));
-    member regclass;
 BEGIN
-    IF leaf IS NULL THEN
-        RETURN NULL;
-    END IF;
-    FOR member IN
+    PERFORM geocatalog.index_members(ARRAY(
         SELECT a.relid FROM pg_partition_ancestors(leaf) a
-        WHERE a.relid <> 'pgstac.items'::regclass AND NOT EXISTS (
-            SELECT 1 FROM pg_trigger g
-            WHERE g.tgrelid = a.relid AND g.tgname = 'geocatalog_index_insert')
-    LOOP
-        PERFORM geocatalog.index_partition(member);
-    END LOOP;
+        WHERE a.relid <> 'pgstac.items'::regclass));
     RETURN NULL;
 END;
 $$;
 
--- A collection's new title is in its items' words at once (an admin's rare write: it
--- rewrites the collection's rows of the index).
-CREATE OR REPLACE FUNCTION geocatalog.collection_retitled() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-BEGIN
-    UPDATE geocatalog.search_items s
-    SET words = geocatalog.item_words(s.content->'properties', s.collection,
-                                      NEW.content->>'title')
-    WHERE s.collection = NEW.id;
-    RETURN NULL;
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION geocatalog.index_truncated() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+-- 009's, copying a partition's rows only when it holds any (pgstac makes them empty).
+CREATE OR REPLACE FUNCTION geocatalog.index_partition(member regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, public AS $$
 DECLARE
-    emptied text := (SELECT pgstac.partition_collection(a.relid)
-                     FROM pg_partition_ancestors(TG_RELID) a
-                     WHERE pgstac.partition_collection(a.relid) IS NOT NULL LIMIT 1);
+    holds_items boolean;
 BEGIN
-    EXECUTE format('DELETE FROM geocatalog.search_items s WHERE s.collection = %L '
-                   'AND NOT EXISTS (SELECT 1 FROM pgstac.items i WHERE i.collection = %L '
-                   'AND i.id = s.id)', emptied, emptied);
-    PERFORM geocatalog.forget_populated((
-        SELECT jsonb_agg(jsonb_build_array(collection, readers))
-        FROM geocatalog.populated_collections WHERE collection = emptied));
+    PERFORM geocatalog.index_triggers(member);
+    IF (SELECT relkind FROM pg_class WHERE oid = member) <> 'r' THEN
+        RETURN;
+    END IF;
+    EXECUTE format('CREATE TRIGGER geocatalog_index_truncate AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION geocatalog.index_truncated()',
+                   member);
+    EXECUTE format('SELECT EXISTS (SELECT FROM %s)', member) INTO holds_items;
+    IF NOT holds_items THEN
+        RETURN;
+    END IF;
+    EXECUTE format('INSERT INTO geocatalog.search_items (id, geometry, collection, '
+                   'datetime, end_datetime, content, words) SELECT i.id, i.geometry, '
+                   'i.collection, i.datetime, i.end_datetime, jsonb_build_object('
+                   '''properties'', i.content->''properties''), geocatalog.item_words('
+                   'i.content->''properties'', i.collection, c.content->>''title'') '
+                   'FROM %s i LEFT JOIN pgstac.collections c ON c.id = i.collection '
+                   'ON CONFLICT DO NOTHING', member);
+    EXECUTE format('SELECT geocatalog.note_written((SELECT jsonb_agg(DISTINCT '
+                   'jsonb_build_array(collection, coalesce(geocatalog.item_readers('
+                   'content->''properties''), ''public''))) FROM %1$s), (SELECT '
+                   'jsonb_object_agg(collection, span) FROM (SELECT collection, '
+                   'max(end_datetime - datetime) AS span FROM %1$s GROUP BY collection) n))',
+                   member);
+END;
+$$;
+
+-- A deleted collection's rows leave the index (the foreign key's ON DELETE CASCADE did).
+CREATE OR REPLACE FUNCTION geocatalog.index_collections_deleted() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    DELETE FROM geocatalog.search_items s USING deleted_collections d
+    WHERE s.collection = d.id;
     RETURN NULL;
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION geocatalog.note_spans(_spans jsonb) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-BEGIN
-    INSERT INTO geocatalog.item_spans (collection, span)
-    SELECT n.collection, n.span::interval FROM jsonb_each_text(_spans) n(collection, span)
-    WHERE NOT EXISTS (SELECT 1 FROM geocatalog.item_spans s
-                      WHERE s.collection = n.collection AND s.span >= n.span::interval)
-    ON CONFLICT (collection) DO UPDATE SET span = greatest(geocatalog.item_spans.span,
-                                                           EXCLUDED.span);
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION geocatalog.note_populated(_pairs jsonb) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-BEGIN
-    INSERT INTO geocatalog.populated_collections (collection, readers)
-    SELECT p->>0, p->>1 FROM jsonb_array_elements(coalesce(_pairs, '[]')) p
-    ON CONFLICT DO NOTHING;
 END;
 $$;
 
@@ -128,6 +124,23 @@ BEGIN
                         AND s.readers IS NULL)
       AND NOT EXISTS (SELECT 1 FROM geocatalog.search_items s
                       WHERE s.collection = m.collection AND s.readers = m.readers);
+END;
+$$;
+
+-- What written rows tell of their collections: the (collection, readers) pairs now
+-- populated, and each collection's longest time span of an item so far.
+CREATE OR REPLACE FUNCTION geocatalog.note_written(_pairs jsonb, _spans jsonb) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    INSERT INTO geocatalog.populated_collections (collection, readers)
+    SELECT p->>0, p->>1 FROM jsonb_array_elements(coalesce(_pairs, '[]')) p
+    ON CONFLICT DO NOTHING;
+    INSERT INTO geocatalog.item_spans (collection, span)
+    SELECT n.collection, n.span::interval FROM jsonb_each_text(_spans) n(collection, span)
+    WHERE NOT EXISTS (SELECT 1 FROM geocatalog.item_spans s
+                      WHERE s.collection = n.collection AND s.span >= n.span::interval)
+    ON CONFLICT (collection) DO UPDATE SET span = greatest(geocatalog.item_spans.span,
+                                                           EXCLUDED.span);
 END;
 $$;
 
@@ -210,12 +223,12 @@ BEGIN
             SET geometry = EXCLUDED.geometry, datetime = EXCLUDED.datetime,
                 end_datetime = EXCLUDED.end_datetime, content = EXCLUDED.content,
                 words = EXCLUDED.words;
-        PERFORM geocatalog.note_populated((
-            SELECT jsonb_agg(DISTINCT jsonb_build_array(collection, coalesce(
-                geocatalog.item_readers(content->'properties'), 'public'))) FROM new_rows));
-        PERFORM geocatalog.note_spans((SELECT jsonb_object_agg(collection, span) FROM (
-            SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
-            GROUP BY collection) n));
+        PERFORM geocatalog.note_written(
+            (SELECT jsonb_agg(DISTINCT jsonb_build_array(collection, coalesce(
+                geocatalog.item_readers(content->'properties'), 'public'))) FROM new_rows),
+            (SELECT jsonb_object_agg(collection, span) FROM (
+                SELECT collection, max(end_datetime - datetime) AS span FROM new_rows
+                GROUP BY collection) n));
         PERFORM geocatalog.fresh_statistics();
     END IF;
     IF TG_OP <> 'INSERT' THEN
@@ -236,46 +249,32 @@ BEGIN
 END
 $migration$;
 
--- 009's, copying a partition's rows only when it holds any (pgstac makes them empty).
-CREATE OR REPLACE FUNCTION geocatalog.index_partition(member regclass) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, public AS $$
+CREATE OR REPLACE FUNCTION geocatalog.index_truncated() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
 DECLARE
-    holds_items boolean;
+    emptied text := (SELECT pgstac.partition_collection(a.relid)
+                     FROM pg_partition_ancestors(TG_RELID) a
+                     WHERE pgstac.partition_collection(a.relid) IS NOT NULL LIMIT 1);
 BEGIN
-    PERFORM geocatalog.index_triggers(member);
-    IF (SELECT relkind FROM pg_class WHERE oid = member) <> 'r' THEN
-        RETURN;
-    END IF;
-    EXECUTE format('CREATE TRIGGER geocatalog_index_truncate AFTER TRUNCATE ON %s '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION geocatalog.index_truncated()',
-                   member);
-    EXECUTE format('SELECT EXISTS (SELECT FROM %s)', member) INTO holds_items;
-    IF NOT holds_items THEN
-        RETURN;
-    END IF;
-    EXECUTE format('INSERT INTO geocatalog.search_items (id, geometry, collection, '
-                   'datetime, end_datetime, content, words) SELECT i.id, i.geometry, '
-                   'i.collection, i.datetime, i.end_datetime, jsonb_build_object('
-                   '''properties'', i.content->''properties''), geocatalog.item_words('
-                   'i.content->''properties'', i.collection, c.content->>''title'') '
-                   'FROM %s i LEFT JOIN pgstac.collections c ON c.id = i.collection '
-                   'ON CONFLICT DO NOTHING', member);
-    EXECUTE format('INSERT INTO geocatalog.populated_collections (collection, readers) '
-                   'SELECT DISTINCT collection, coalesce(geocatalog.item_readers('
-                   'content->''properties''), ''public'') FROM %s '
-                   'ON CONFLICT DO NOTHING', member);
-    EXECUTE format('SELECT geocatalog.note_spans((SELECT jsonb_object_agg(collection, '
-                   'span) FROM (SELECT collection, max(end_datetime - datetime) AS span '
-                   'FROM %s GROUP BY collection) n))', member);
+    EXECUTE format('DELETE FROM geocatalog.search_items s WHERE s.collection = %L '
+                   'AND NOT EXISTS (SELECT 1 FROM pgstac.items i WHERE i.collection = %L '
+                   'AND i.id = s.id)', emptied, emptied);
+    PERFORM geocatalog.forget_populated((
+        SELECT jsonb_agg(jsonb_build_array(collection, readers))
+        FROM geocatalog.populated_collections WHERE collection = emptied));
+    RETURN NULL;
 END;
 $$;
 
--- A deleted collection's rows leave the index (the foreign key's ON DELETE CASCADE did).
-CREATE OR REPLACE FUNCTION geocatalog.index_collections_deleted() RETURNS trigger
+-- A collection's new title is in its items' words at once (an admin's rare write: it
+-- rewrites the collection's rows of the index).
+CREATE OR REPLACE FUNCTION geocatalog.collection_retitled() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
 BEGIN
-    DELETE FROM geocatalog.search_items s USING deleted_collections d
-    WHERE s.collection = d.id;
+    UPDATE geocatalog.search_items s
+    SET words = geocatalog.item_words(s.content->'properties', s.collection,
+                                      NEW.content->>'title')
+    WHERE s.collection = NEW.id;
     RETURN NULL;
 END;
 $$;

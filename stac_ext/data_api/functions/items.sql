@@ -1,29 +1,16 @@
--- Items: read as the caller, written without pgstac's staging table (created, upserted),
--- deleted and updated on the item's partition.
+-- Items: read as the caller (one read of an item by its key: `stored_item`), written
+-- without pgstac's staging table (created, upserted), deleted and updated on the item's
+-- partition.
 
-CREATE OR REPLACE FUNCTION geocatalog.get_item(_collection text, _id text) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
-DECLARE
-    found_item jsonb;
-BEGIN
-    EXECUTE format('SELECT content_hydrate(i) FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L', _collection, _id)
-        INTO found_item;
-    RETURN found_item;
-END;
-$$;
-
--- pgstac's delete_item and update_item, on the item's partition only.
+-- pgstac's delete_item and update_item, on the item's partition only (no such item: as
+-- pgstac's, no_data_found "query returned no rows", which STRICT raises).
 CREATE OR REPLACE FUNCTION geocatalog.delete_item(_collection text, _id text) RETURNS void
 LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
 DECLARE
-    deleted int;
+    deleted text;
 BEGIN
-    EXECUTE format('DELETE FROM items WHERE collection = %L AND id = %L', _collection, _id);
-    GET DIAGNOSTICS deleted = ROW_COUNT;
-    IF deleted <> 1 THEN
-        RAISE EXCEPTION 'query returned no rows' USING ERRCODE = 'no_data_found';
-    END IF;
+    EXECUTE format('DELETE FROM items WHERE collection = %L AND id = %L RETURNING id',
+                   _collection, _id) INTO STRICT deleted;
 END;
 $$;
 
@@ -125,14 +112,16 @@ BEGIN
 END;
 $$;
 
--- An item as pgstac's `content_nonhydrated(i)` renders it (its base item beside it), if
--- `_reader` may read it. The same answer without its cost: pgstac's function finds the
--- base item through an SQL function that cannot be inlined (planned again at each call)
--- and sets up its plpgsql expressions in each transaction; these statements keep their
--- plans for the session (docs/performance.md). The base item is the one pgstac's
--- `collection_base_item` finds: an untagged item's is the collection's first (the one it
--- had before its first edit), a tagged item's the one its tag names. A tag naming none is
--- left to pgstac's own function (its warning, then the collection's current base item).
+-- The one read of an item by its key: the item as pgstac's `content_nonhydrated(i)`
+-- renders it (its base item beside it), if `_reader` may read it (else NULL, as for a
+-- missing one); the API hydrates it (`item_reads`). The same answer without its cost:
+-- pgstac's function finds the base item through an SQL function that cannot be inlined
+-- (planned again at each call) and sets up its plpgsql expressions in each transaction;
+-- these statements keep their plans for the session (docs/performance.md). The base item
+-- is the one pgstac's `collection_base_item` finds: an untagged item's is the collection's
+-- first (the one it had before its first edit), a tagged item's the one its tag names. A
+-- tag naming none is left to pgstac's own function (its warning, then the collection's
+-- current base item).
 -- `test_hydration.py` compares the two on each kind of item.
 CREATE OR REPLACE FUNCTION geocatalog.stored_item(_collection text, _id text, _reader jsonb)
 RETURNS text
@@ -165,23 +154,6 @@ BEGIN
                                'geometry', ST_AsGeoJSON(stored.geometry, 20)::jsonb,
                                'collection', stored.collection, 'type', 'Feature')
             || stored.content || jsonb_build_object('pgstac:base_item', base))::text;
-END;
-$$;
-
--- One item hydrated, if `_reader` may read it (generated content's pages).
-CREATE OR REPLACE FUNCTION geocatalog.read_item(_collection text, _id text, _reader jsonb)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path TO pgstac, public AS $$
-DECLARE
-    found_item jsonb;
-BEGIN
-    EXECUTE format('SELECT content_hydrate(i) FROM items i '
-                   'WHERE i.collection = %L AND i.id = %L', _collection, _id)
-        INTO found_item;
-    IF found_item IS NULL OR geocatalog.may_read(found_item->'properties', _reader) THEN
-        RETURN found_item;
-    END IF;
-    RETURN NULL;
 END;
 $$;
 

@@ -12,9 +12,10 @@ import httpx
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from stac_ext.platform.access import ANONYMOUS, Caller
+from stac_ext.platform.access import ANONYMOUS, Caller, lacking
 from stac_ext.platform.auth.authenticator import Authenticator, Unauthenticated
 from stac_ext.platform.auth.principal import Principal
+from stac_ext.platform.service.errors import Forbidden
 
 _bearer = HTTPBearer(auto_error=False, description="An OIDC access token (JWT).")
 #: The ASGI scope key of a request the service makes itself as one of its users (a
@@ -59,10 +60,9 @@ class AuthDependencies:
         if not isinstance(principal, Principal):
             principal = await self._principal(credentials)
         if client_id not in principal.clients and not principal.clients & set(also):
-            raise HTTPException(status_code=403, detail=f"This API needs a token issued "
-                                f"to the client '{client_id}'.")
+            raise Forbidden(f"This API needs a token issued to the client '{client_id}'.")
         if right and not self.holds(principal, client_id, right):
-            raise HTTPException(status_code=403, detail=f"This needs the right '{right}'.")
+            raise Forbidden(lacking(right))
         request.state.principal = principal
         return principal
 

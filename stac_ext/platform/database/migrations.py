@@ -30,23 +30,19 @@ from stac_ext.platform.database import roles, statistics
 _FILE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6765_6F63  # "geoc": serialises concurrent `migrate` runs
 
-_BOOKKEEPING = """
-CREATE SCHEMA IF NOT EXISTS geocatalog;
-CREATE TABLE IF NOT EXISTS geocatalog.schema_migrations (
+#: A record of what was applied to a schema, when: by `key` (a table of this shape each).
+_APPLIED = """
+CREATE TABLE IF NOT EXISTS geocatalog.{table} (
     schema_name text NOT NULL,
-    version int NOT NULL,
-    name text NOT NULL,
+    {key} {key_type} NOT NULL,
+    {what} text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (schema_name, version)
-);
-CREATE TABLE IF NOT EXISTS geocatalog.schema_functions (
-    schema_name text NOT NULL,
-    file text NOT NULL,
-    sha256 text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (schema_name, file)
+    PRIMARY KEY (schema_name, {key})
 );
 """
+_BOOKKEEPING = "CREATE SCHEMA IF NOT EXISTS geocatalog;" + _APPLIED.format(
+    table="schema_migrations", key="version", key_type="int", what="name"
+) + _APPLIED.format(table="schema_functions", key="file", key_type="text", what="sha256")
 
 
 @dataclass(frozen=True)

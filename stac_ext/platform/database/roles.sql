@@ -42,7 +42,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA processes, procrast
     TO geocatalog_api, geocatalog_worker;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA processes, procrastinate
     TO geocatalog_api, geocatalog_worker;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA procrastinate TO geocatalog_api, geocatalog_worker;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA processes, procrastinate
+    TO geocatalog_api, geocatalog_worker;
 
 -- Browser sessions (their tokens, sealed): the API alone; workers and jobs never see them.
 -- (Migrated by an earlier release's sets, a database has no such schema yet.)

@@ -11,7 +11,9 @@ from fastapi.routing import iter_route_contexts
 from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
+
+from stac_ext.platform.service.http_middleware import HttpMiddleware
 
 
 def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> set[str]:
@@ -34,14 +36,8 @@ def _is_preflight(scope: Scope) -> bool:
     return b"origin" in names and b"access-control-request-method" in names
 
 
-class AllowedMethodsMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class AllowedMethodsMiddleware(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "OPTIONS" and not _is_preflight(scope):
             methods = self._methods(scope)
             if methods:

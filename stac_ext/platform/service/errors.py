@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stac_ext.platform.service.client_gone import ClientGone
+from stac_ext.platform.service.http_middleware import HttpMiddleware
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,17 @@ OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
 _OGC_BY_STATUS = {400: "invalid-input", 401: "unauthorized", 403: "forbidden",
                   404: "not-found", 405: "method-not-allowed", 409: "conflict",
                   413: "payload-too-large", 429: "too-many-jobs", 503: "unavailable"}
+
+
+class Forbidden(HTTPException):
+    """403: the caller may not, and `detail` says why (the access table's words:
+    `stac_ext.platform.access.require`). `name`: its OGC exception type under the process
+    API (by status, `forbidden`, when None)."""
+
+    def __init__(self, detail: str, name: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status_code=403, detail=detail, headers=headers)
+        self.name = name
 
 
 class ServiceBusy(RuntimeError):
@@ -151,7 +163,9 @@ def _stock(unsaid: str) -> Words:
     return lambda request, exc: str(exc) or unsaid
 
 
-_UNAVAILABLE_ANSWER = Answer(
+#: The one answer of both APIs while the database is away (its drivers' words for that
+#: differ: each API's table maps its own to this).
+DATABASE_AWAY = Answer(
     503, "The database is unavailable; retry shortly.", headers={"Retry-After": "5"},
     log=lambda request, exc, status: f"database unavailable: {type(exc).__name__}")
 
@@ -188,7 +202,7 @@ ANSWERS: dict[type[Exception], Answer] = {
         "memory is full); retry shortly.", headers={"Retry-After": "5"},
         log=lambda request, exc, status: "database short of resources: "
         f"{_first_line(exc)} ({request.method} {request.url.path})"),
-    **{away: _UNAVAILABLE_ANSWER for away in _UNAVAILABLE},
+    **{away: DATABASE_AWAY for away in _UNAVAILABLE},
     ForeignKeyError: Answer(404, "The collection this refers to does not exist."),
     DatabaseError: Answer(400, "A required field is missing."),
     NotFoundError: Answer(404, _stock("It does not exist."), "NotFoundError", log=_event,
@@ -235,20 +249,17 @@ def within(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
-class UnexpectedErrorMiddleware:
+class UnexpectedErrorMiddleware(HttpMiddleware):
     """A request that fails unexpectedly gets a 500 with the API's error body, and its
     connection stays usable: Starlette's outermost error handler answers, then raises the
     error again, and uvicorn closed the connection (clients saw it reset). Logged once,
     with its traceback. Under `ogc_prefix` (the process API's mount), OGC's body."""
 
     def __init__(self, app: ASGIApp, ogc_prefix: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.ogc_prefix = ogc_prefix
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def sending(message: Message) -> None:

@@ -18,9 +18,10 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from stac_ext.platform.service.answer_headers import raw, value
+from stac_ext.platform.service.http_middleware import HttpMiddleware
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -44,14 +45,8 @@ class _NewIds:
 new_request_id = _NewIds()
 
 
-class RequestIdMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class RequestIdMiddleware(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         sent = (value(scope["headers"], b"x-request-id") or b"").decode("latin-1")
         request_id = sent if _CLIENT_ID.match(sent) else new_request_id()
         header = (b"x-request-id", request_id.encode("latin-1"))

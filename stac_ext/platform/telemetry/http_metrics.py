@@ -16,6 +16,8 @@ from prometheus_client import Counter, Histogram
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from stac_ext.platform.service.http_middleware import HttpMiddleware
+
 REQUESTS = Counter("geocatalog_http_requests", "HTTP requests answered, by route template "
                    "and status class (2xx, 4xx, ...).", ["method", "route", "status"])
 LATENCY = Histogram(
@@ -87,17 +89,11 @@ class RouteRecorder:
                 slot.append(route_template(scope, root_path))
 
 
-class RequestMetricsMiddleware:
+class RequestMetricsMiddleware(HttpMiddleware):
     """The outermost middleware: every request counted and timed, with its status class and
     the template `RouteRecorder` wrote down."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500  # what the client sees when the app fails before answering
         slot: list[str] = []

@@ -14,12 +14,11 @@ from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import page
 
 router = APIRouter()
-STATUSES = ("accepted", "running", "successful", "failed")
 
 
 @router.get("/ui/jobs")
 async def job_list(request: Request) -> HTMLResponse:
-    return page(request, "jobs.html", {"statuses": STATUSES})
+    return page(request, "jobs.html", {"statuses": request.app.state.web.job_statuses})
 
 
 @router.get("/ui/jobs/{job_id}")
