@@ -1,6 +1,6 @@
-"""procrastinate's side of the job engine: its connections (a pool in autocommit), its
-schema, what says the database is away, a worker's job manager that waits an outage out,
-and the one line an aborted job's log says."""
+"""procrastinate's side of the job engine: its connections (a pool in autocommit, to the
+primary only), its schema, what says the database is away, a worker's job manager that
+waits an outage out, and the one line an aborted job's log says."""
 
 from __future__ import annotations
 
@@ -22,9 +22,15 @@ T = TypeVar("T")
 ENGINE_SCHEMA = "procrastinate"
 #: The task every queued job is (its argument: the job's id).
 TASK = "geocatalog.run_job"
-#: What the job store's and the queue's connections raise while the database is away.
+#: What the job store's and the queue's connections raise while the database is away (a
+#: read-only server too: a primary demoted or fenced while a failover is under way).
 UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
+               psycopg.errors.ReadOnlySqlTransaction,
                procrastinate.exceptions.ConnectorException, OSError)
+
+
+class ReadOnlyServer(psycopg.OperationalError):
+    """A pooled connection's server refuses writes now: the pool drops it."""
 
 
 def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:
@@ -35,7 +41,25 @@ def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPo
         dsn, min_size=1, max_size=max_size, open=False, timeout=timeout,
         kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
                 "connect_timeout": connect_timeout(timeout)},
-        configure=autocommit, check=AsyncConnectionPool.check_connection)
+        configure=autocommit, check=checked_writable)
+
+
+async def checked_writable(conn: psycopg.AsyncConnection) -> None:
+    """The queue's check of a connection taken from its pool: it answers (a restarted
+    database is noticed), and its server still takes writes (`writable`)."""
+    await AsyncConnectionPool.check_connection(conn)
+    await writable(conn)
+
+
+async def writable(conn: psycopg.AsyncConnection) -> None:
+    """A pool's check of a connection it hands out: its server refuses no writes, as the
+    server last reported (PostgreSQL sends both settings to every session whenever they
+    change; no round trip). A connection to a replica or a demoted primary is dropped and
+    the pool connects anew: to the primary, where the URL lists a cluster's members."""
+    info = conn.info
+    if "on" in (info.parameter_status("in_hot_standby"),
+                info.parameter_status("default_transaction_read_only")):
+        raise ReadOnlyServer(f"{info.host}:{info.port} accepts no writes")
 
 
 async def autocommit(conn: psycopg.AsyncConnection) -> None:
