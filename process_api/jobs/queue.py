@@ -39,6 +39,11 @@ def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPo
     so a defer is not wrapped in BEGIN / COMMIT round trips."""
     return AsyncConnectionPool(
         dsn, min_size=1, max_size=max_size, open=False, timeout=timeout,
+        # psycopg's pools try to connect again after 1, 2, 4, 8... s while the database is
+        # away, for 5 minutes: after a 10 s failover one would wait up to 16 s more before
+        # it tried the new primary. Given up after `timeout`, the next request that wants a
+        # connection tries at once.
+        reconnect_timeout=timeout,
         kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
                 "connect_timeout": connect_timeout(timeout)},
         configure=autocommit, check=checked_writable)
@@ -59,6 +64,7 @@ async def writable(conn: psycopg.AsyncConnection) -> None:
     info = conn.info
     if "on" in (info.parameter_status("in_hot_standby"),
                 info.parameter_status("default_transaction_read_only")):
+        await conn.close()  # a failed check's connection goes back to the pool unless closed
         raise ReadOnlyServer(f"{info.host}:{info.port} accepts no writes")
 
 

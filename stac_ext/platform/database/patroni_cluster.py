@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -30,7 +31,13 @@ from typing import Any
 from urllib.error import URLError
 from urllib.request import Request, urlopen
 
-from stac_ext.platform.database.cluster import DATABASE, SUPERUSER, ClusterError, find_bindir
+from stac_ext.platform.database.cluster import (
+    DATABASE,
+    SUPERUSER,
+    Cluster,
+    ClusterError,
+    find_bindir,
+)
 from stac_ext.platform.database.roles import PARTS
 from stac_ext.platform.service.keyfiles import write_once
 
@@ -44,6 +51,9 @@ PARAMETERS = {
     "max_connections": 200, "hot_standby_feedback": "on", "wal_log_hints": "on",
     "wal_keep_size": "256MB", "archive_mode": "on", "archive_timeout": 0,
 }
+#: Patroni promotes no replica further behind the primary's last known position than this
+#: (its default): what asynchronous replication may lose in a failover.
+MAXIMUM_LAG_ON_FAILOVER = 1024 * 1024
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -345,14 +355,36 @@ class PatroniCluster:
             raise ClusterError("no leader to back up")
         return self.backrest(leader, "--type=full", "backup")
 
-    def restore(self, data_dir: Path, target_time: str) -> None:
-        """The latest backup and the archived WAL restored into `data_dir` up to
-        `target_time` (PostgreSQL's timestamp syntax), promoted once there."""
-        data_dir.mkdir(parents=True)
-        data_dir.chmod(0o700)
-        _chown_to_server_user(data_dir)
-        self.backrest(self.members[0], f"--pg1-path={data_dir}", "--type=time",
+    def restore(self, folder: Path, target_time: str, port: int) -> Cluster:
+        """The latest backup and the archived WAL restored into `folder/pg` up to
+        `target_time` (PostgreSQL's timestamp syntax), on whatever timeline it was, started
+        alone on `port` (archiving nothing, waiting for no standby) and promoted there: the
+        restored server, as an embedded cluster (its owner's password beside it)."""
+        restored = Cluster(datadir=folder / "pg", port=port, settings={
+            "archive_mode": "off", "synchronous_standby_names": "''"})
+        restored.datadir.mkdir(parents=True)
+        restored.datadir.chmod(0o700)
+        _chown_to_server_user(restored.datadir)
+        self.backrest(self.members[0], f"--pg1-path={restored.datadir}", "--type=time",
                       f"--target={target_time}", "--target-action=promote", "restore")
+        write_once(restored.password_file, self._password(SUPERUSER))
+        restored.start_server()
+        _until(lambda: _promoted(restored.dsn), 120, "the restored server was not promoted")
+        return restored
+
+    def end_of_wal(self, member: Member, timeline: int, start: int) -> int:
+        """Where `member`'s WAL ends on `timeline`, read from its data dir after `start`
+        (an LSN as a number): what a primary that died had written."""
+        result = subprocess.run(
+            [str(find_bindir() / "pg_waldump"), f"--path={member.data_dir / 'pg_wal'}",
+             f"--timeline={timeline}", f"--start={lsn_text(start)}", "--quiet"],
+            capture_output=True, text=True, check=False)
+        # pg_waldump reads records until the first that is not one, where the WAL ends ("at"
+        # it; "after" `start` when there is none past it)
+        found = re.findall(r"(?:at|after) ([0-9A-F]+/[0-9A-F]+)", result.stderr)
+        if not found:
+            raise ClusterError(f"pg_waldump found no end: {result.stderr.strip()}")
+        return lsn_number(found[-1])
 
     # -- configuration files ------------------------------------------------------------
 
@@ -369,7 +401,7 @@ class PatroniCluster:
             "bootstrap": {
                 "dcs": {"ttl": timing.ttl, "loop_wait": timing.loop_wait,
                         "retry_timeout": timing.retry_timeout,
-                        "maximum_lag_on_failover": 1024 * 1024,
+                        "maximum_lag_on_failover": MAXIMUM_LAG_ON_FAILOVER,
                         "synchronous_mode": self.synchronous,
                         "postgresql": {"use_pg_rewind": True, "use_slots": True,
                                        "parameters": {**PARAMETERS,
@@ -404,7 +436,7 @@ class PatroniCluster:
             _chown_to_server_user(folder)
         return (f"[global]\nrepo1-path={backups}\nrepo1-retention-full=2\n"
                 f"log-path={self.root / 'backrest'}\nlock-path={self.root / 'backrest'}\n"
-                "log-level-console=warn\nlog-level-file=info\nstart-fast=y\n\n"
+                "log-level-console=warn\nlog-level-file=info\nstart-fast=y\ncompress-type=lz4\n\n"
                 f"[{STANZA}]\npg1-path={member.data_dir}\npg1-port={member.pg_port}\n"
                 f"pg1-socket-path={member.folder}\npg1-user={SUPERUSER}\n")
 
@@ -431,6 +463,27 @@ def machine(config: str, pid_file: str) -> None:
             os.wait()
         except ChildProcessError:
             return
+
+
+def lsn_number(lsn: str) -> int:
+    """PostgreSQL's `X/Y` WAL position as a number of bytes."""
+    high, low = lsn.split("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+def lsn_text(lsn: int) -> str:
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
+def _promoted(dsn: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn, connect_timeout=5) as conn:
+            row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+    except psycopg.OperationalError:
+        return False
+    return row is not None and not row[0]
 
 
 def _run_as_server_user(command: list[str]) -> str:

@@ -102,7 +102,7 @@ async def _writable(keeper: KeptConnections, conn: asyncpg.Connection,
     every connection of the pool is dropped (they went to the same server) and one is made
     anew, to the URL's primary; DatabaseReadOnly when it is read-only too."""
     keeper.drop()
-    keeper.pool.expire_connections()  # those in use are closed as they come back
+    await keeper.pool.expire_connections()  # those in use are closed as they come back
     await keeper.pool.release(conn)
     conn = await _acquired(keeper, timeout)
     if read_only(conn):
