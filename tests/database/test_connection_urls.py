@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from stac_ext.platform.database.connection_urls import described, hosts, targeted
+from stac_ext.platform.database.connection_urls import (
+    described,
+    hosts,
+    per_host,
+    target_of,
+    targeted,
+)
 from stac_ext.platform.database.settings import DatabaseSettings
 from tests.support.cli import run_cli
 from tests.support.http import free_port
@@ -23,6 +29,16 @@ def test_the_hosts_of_a_url() -> None:
     assert hosts(CLUSTER) == ["db1:5432", "db2:5433", "db3"]
     assert hosts("postgresql://u:p@db:5432/x") == ["db:5432"]
     assert hosts("host=db1,db2 dbname=x") == []  # libpq's key=value form: left alone
+
+
+def test_a_url_once_per_host_and_its_target() -> None:
+    query = "?sslmode=require&target_session_attrs=read-write"
+    assert per_host(CLUSTER + query) == [
+        f"postgresql://owner:s%40cret@{host}/geocatalog{query}"
+        for host in ("db1:5432", "db2:5433", "db3")]
+    assert target_of(CLUSTER + query) == "read-write"
+    assert target_of(CLUSTER) == "any"
+    assert per_host("host=db1,db2") == ["host=db1,db2"]
 
 
 def test_a_cluster_url_gets_the_parts_target_unless_it_names_one() -> None:

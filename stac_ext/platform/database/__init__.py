@@ -5,7 +5,8 @@ partitions made ahead of the writes by `load_partitions`, the rows by `load_rows
 planner's statistics after a bulk change, and the group commit that writes concurrent
 requests together (`group_commit`: item POSTs, job submissions), the data API's pools
 and the connections its requests keep between them (`pools`, `kept_connections`), URLs that
-name a cluster (`connection_urls`), and a Patroni cluster on loopback for the HA demo and
+name a cluster (`connection_urls`; the data API's connections try every host at once:
+`cluster_connect`), and a Patroni cluster on loopback for the HA demo and
 drills (`patroni_cluster`).
 
 Of ours, imports only the service plumbing (`keyfiles`, the busy pool's exception).

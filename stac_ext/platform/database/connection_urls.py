@@ -31,6 +31,23 @@ def hosts(url: str) -> list[str]:
     return [host for host in where.split(",") if host]
 
 
+def per_host(url: str) -> list[str]:
+    """`url` once for each of its hosts (the same role, database and parameters)."""
+    match = _URL.match(url)
+    if match is None:
+        return [url]
+    credentials, at, _ = match["netloc"].rpartition("@")
+    return [f"{match['scheme']}://{credentials}{at}{host}{match['path']}{match['query'] or ''}"
+            f"{match['fragment'] or ''}" for host in hosts(url)] or [url]
+
+
+def target_of(url: str) -> str:
+    """The URL's `target_session_attrs` (libpq's default: `any`)."""
+    match = _URL.match(url)
+    found = parse_qs((match["query"] or "")[1:]).get(TARGET) if match else None
+    return found[-1] if found else "any"
+
+
 def targeted(url: str, target: str) -> str:
     """`url` with `target_session_attrs=target` when it lists several hosts and names no
     target of its own; else `url` unchanged."""

@@ -5,11 +5,12 @@ with bounded waits: while the database is away, a request gets its 503 within
 for a connection while every one of the pool is in use is the service being busy
 (`ServiceBusy`), not the database being away.
 
-A pool's URL may list a cluster's members: asyncpg connects to the first that is what the
-URL asks (`target_session_attrs`). A write is never sent over a connection whose server
-says it is read-only (a demoted or fenced primary, a replica): the write pool then drops
-every connection it has and connects anew, to whichever server is the primary now, or
-answers 503 (`DatabaseReadOnly`) while none is."""
+A pool's URL may list a cluster's members: each new connection tries them all at once and
+keeps the first that is what the URL asks (`target_session_attrs`; `cluster_connect`). A
+write is never sent over a connection whose server says it is read-only (a demoted or
+fenced primary, a replica): the write pool then drops every connection it has and connects
+anew, to whichever server is the primary now, or answers 503 (`DatabaseReadOnly`) while
+none is."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import asyncpg
 from fastapi import FastAPI, Request
 from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
 
+from stac_ext.platform.database import cluster_connect
 from stac_ext.platform.database.kept_connections import KeptConnections
 from stac_ext.platform.database.settings import PoolSettings
 from stac_ext.platform.service.errors import DatabaseReadOnly, ServiceBusy
@@ -39,8 +41,8 @@ async def _pool(settings: PoolSettings, timeout: float) -> asyncpg.Pool:
         max_queries=settings.max_queries,
         max_inactive_connection_lifetime=settings.max_inactive_lifetime,
         init=con_init, server_settings=settings.server_settings,
-        timeout=timeout,  # each new connection's connect, over all the URL's hosts
-        reset=_session_kept,
+        timeout=timeout,  # each new connection's connect (its hosts tried at once)
+        connect=cluster_connect.connect, reset=_session_kept,
     )
 
 
