@@ -135,6 +135,7 @@ def _drill(cluster: PatroniCluster, service: Service, issuer, prefix: str, fault
     """A burst with a job running, `fault(cluster)` once a third of the items are in; the
     figures every drill asserts."""
     pids = service.pids()
+    refused_before = _counted(service.base, "POST", ITEMS_ROUTE, "5xx")
     job_url, job_headers = _long_job(service, issuer)
     burst = _burst(service, issuer, prefix)
     burst.start()
@@ -157,6 +158,8 @@ def _drill(cluster: PatroniCluster, service: Service, issuer, prefix: str, fault
         "slowest": max(a.seconds for a in burst.answers),
         "recovered": None if None in recovered.values() else max(recovered.values()),
         "long_job": long_job, "pids": (pids, service.pids()),
+        # what the metrics count of the items' 503s
+        "counted_503": _counted(service.base, "POST", ITEMS_ROUTE, "5xx") - refused_before,
     }
     refused = [a for a in writes if a.status == 503]
     reads = [a for a in burst.answers if a.kind == "read"]
@@ -167,6 +170,20 @@ def _drill(cluster: PatroniCluster, service: Service, issuer, prefix: str, fault
           f"{sum(a.status == 200 for a in reads)} x 200, "
           f"{sum(a.status == 503 for a in reads)} x 503; statuses {figures['statuses']}")
     return figures
+
+
+#: The route template the metrics count item POSTs under.
+ITEMS_ROUTE = "/data/collections/{collection_id}/items"
+
+
+def _counted(base: str, method: str, route: str, status: str) -> float:
+    """`geocatalog_http_requests_total` of one route and status class, as a scrape of the
+    service says (its API workers' counts added up)."""
+    labels = (f'method="{method}"', f'route="{route}"', f'status="{status}"')
+    return sum(float(line.rsplit(" ", 1)[1])
+               for line in httpx.get(f"{base}/metrics").text.splitlines()
+               if line.startswith("geocatalog_http_requests_total{")
+               and all(label in line for label in labels))
 
 
 def _assert_nothing_acknowledged_lost(cluster: PatroniCluster, figures: dict) -> None:
@@ -282,6 +299,9 @@ def test_the_primary_machine_lost_with_synchronous_replication(whole, service, i
     during = [a for a in reads if figures["faulted"] <= a.sent
               <= figures["faulted"] + figures["recovered"]]
     assert 200 in {a.status for a in during}  # reads went on from a replica
+    # the metrics counted every 503 the writers of items were answered
+    assert figures["counted_503"] == sum(
+        a.status == 503 for a in figures["burst"].answers if a.kind == "item")
     print(json.dumps(whole.history()))
 
 

@@ -365,8 +365,13 @@ class PatroniCluster:
         restored.datadir.mkdir(parents=True)
         restored.datadir.chmod(0o700)
         _chown_to_server_user(restored.datadir)
-        self.backrest(self.members[0], f"--pg1-path={restored.datadir}", "--type=time",
-                      f"--target={target_time}", "--target-action=promote", "restore")
+        # the latest backup by its label: pgBackRest picks one by time to the second, and
+        # a moment in the second a backup ended would find none
+        backups = json.loads(self.backrest(self.members[0], "--output=json", "info"))
+        latest = backups[0]["backup"][-1]["label"]
+        self.backrest(self.members[0], f"--pg1-path={restored.datadir}", f"--set={latest}",
+                      "--type=time", f"--target={target_time}", "--target-action=promote",
+                      "restore")
         write_once(restored.password_file, self._password(SUPERUSER))
         restored.start_server()
         _until(lambda: _promoted(restored.dsn), 120, "the restored server was not promoted")
