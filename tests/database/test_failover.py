@@ -2,8 +2,8 @@
 short TTL), the service on it as an operator runs it (`geocatalog serve` with two API
 workers, `geocatalog worker`), every part connecting through the URL of all members.
 
-Drills, each during a burst of 2,000 item POSTs and 200 job submissions from 8 writers,
-reads running throughout:
+Drills, each during a burst of 2,000 item POSTs, 200 job submissions and 100 catalog POSTs
+from 8 writers, reads running throughout:
 - the primary's machine lost (`kill -9` of its Patroni and its PostgreSQL together), with
   synchronous replication: nothing acknowledged is lost;
 - its postmaster alone killed: Patroni starts it again in place, no failover;
@@ -11,7 +11,8 @@ reads running throughout:
   `maximum_lag_on_failover` allows, as the docs say;
 and a point-in-time restore from the cluster's pgBackRest backups.
 
-After each: every 2xx-acknowledged item and job is on the new primary (counted by id), no
+After each: every 2xx-acknowledged item, job and catalog is on the new primary (counted
+by id), no
 answer was a 500 or came later than HANG, writes succeeded again within the TTL plus 15 s
 of the fault, reads answered 200 or 503 throughout, a job running across the fault ended
 once with its result, and no process of the service was restarted. The cluster is then
@@ -25,8 +26,9 @@ import os
 import shutil
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -40,8 +42,15 @@ from stac_ext.platform.database.patroni_cluster import (
 from tests.support.burst import Burst
 from tests.support.cli import run_cli
 from tests.support.http import free_port
-from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT
-from tests.support.patroni import TIMING, Service, patroni_cluster, primary, serving
+from tests.support.issuer import PROCESS_CLIENT
+from tests.support.patroni import (
+    TIMING,
+    Service,
+    patroni_cluster,
+    primary,
+    service_env,
+    serving,
+)
 from tests.support.stac import make_collection, make_item
 from tests.support.uvicorn_process import uvicorn_process
 
@@ -69,16 +78,16 @@ def cluster() -> Iterator[PatroniCluster]:
 @pytest.fixture(scope="module")
 def service(cluster: PatroniCluster, issuer, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[Service]:
+    """The service on the cluster, its collection and the items the readers read loaded by
+    `geocatalog load` over the members' URL."""
     data_dir = tmp_path_factory.mktemp("failover")
+    seed = data_dir / "seed.ndjson"
+    seed.write_text("\n".join(json.dumps(doc) for doc in [
+        make_collection(COLLECTION),
+        *(make_item(item_id, collection_id=COLLECTION) for item_id in SEEDED)]))
+    out = run_cli("load", str(seed), "--owner", "root", env=service_env(cluster))
+    assert out.returncode == 0, out.stderr[-2000:]
     with serving(cluster, data_dir, issuer.url, DB_TIMEOUT=str(DB_TIMEOUT)) as running:
-        admin = {"Authorization": f"Bearer {issuer.token('root', rights=[ADMIN_RIGHT])}"}
-        r = httpx.post(f"{running.base}/data/collections", json=make_collection(COLLECTION),
-                       headers=admin)
-        assert r.status_code == 201, r.text
-        for item_id in SEEDED:
-            r = httpx.post(f"{running.base}/data/collections/{COLLECTION}/items",
-                           json=make_item(item_id), headers=admin)
-            assert r.status_code == 201, r.text
         yield running
 
 
@@ -146,24 +155,28 @@ def _drill(cluster: PatroniCluster, service: Service, issuer, prefix: str, fault
     burst.join()
     long_job = _ended(job_url, job_headers)
     items = {a.key for a in burst.acknowledged("item")}
+    catalogs = {a.key for a in burst.acknowledged("catalog")}
     jobs = {a.location.rsplit("/", 1)[-1] for a in burst.acknowledged("job")}
     writes = [a for a in burst.answers if a.kind != "read"]
-    recovered = {kind: min((a.sent + a.seconds - faulted for a in writes if a.kind == kind
-                            and a.sent >= faulted and 200 <= a.status < 300), default=None)
-                 for kind in ("item", "job")}
+    recovered: dict[str, float | None] = {
+        kind: min((a.sent + a.seconds - faulted for a in writes if a.kind == kind
+                   and a.sent >= faulted and 200 <= a.status < 300), default=None)
+        for kind in ("item", "job", "catalog")}
+    known = [seconds for seconds in recovered.values() if seconds is not None]
     figures = {
-        "burst": burst, "faulted": faulted, "items": items,
+        "burst": burst, "faulted": faulted, "items": items, "catalogs": catalogs,
         "jobs": jobs | {job_url.rsplit("/", 1)[-1]},
         "statuses": sorted({a.status for a in burst.answers}),
         "slowest": max(a.seconds for a in burst.answers),
-        "recovered": None if None in recovered.values() else max(recovered.values()),
+        "recovered": max(known) if len(known) == len(recovered) else None,
         "long_job": long_job, "pids": (pids, service.pids()),
         # what the metrics count of the items' 503s
         "counted_503": _counted(service.base, "POST", ITEMS_ROUTE, "5xx") - refused_before,
     }
     refused = [a for a in writes if a.status == 503]
     reads = [a for a in burst.answers if a.kind == "read"]
-    print(f"\n{prefix}: {len(items)} items and {len(jobs)} jobs acknowledged, "
+    print(f"\n{prefix}: {len(items)} items, {len(jobs)} jobs and {len(catalogs)} catalogs "
+          f"acknowledged, "
           f"{len(refused)} writes answered 503, writes again after "
           f"{recovered}; slowest answer {figures['slowest']:.2f} s "
           f"(writes p50 {statistics.median(a.seconds for a in writes):.3f} s); reads: "
@@ -194,8 +207,12 @@ def _assert_nothing_acknowledged_lost(cluster: PatroniCluster, figures: dict) ->
         jobs = {str(row[0]) for row in conn.execute(
             "SELECT id FROM processes.jobs WHERE id = ANY(%s::uuid[])",
             (list(figures["jobs"]),))}
+        catalogs = {row[0] for row in conn.execute(
+            "SELECT id FROM catalogs.catalogs WHERE id = ANY(%s)",
+            (list(figures["catalogs"]),))}
     assert figures["items"] - items == set()
     assert figures["jobs"] - jobs == set()
+    assert figures["catalogs"] - catalogs == set()
 
 
 def _assert_jobs_ran_once(cluster: PatroniCluster, figures: dict) -> None:
@@ -203,8 +220,8 @@ def _assert_jobs_ran_once(cluster: PatroniCluster, figures: dict) -> None:
     ids = list(figures["jobs"])
     deadline = time.monotonic() + 300
     with primary(cluster) as conn:
-        while conn.execute("SELECT count(*) FROM processes.jobs WHERE id = ANY(%s::uuid[]) "
-                           "AND finished IS NULL", (ids,)).fetchone()[0]:
+        while _one(conn, "SELECT count(*) FROM processes.jobs WHERE id = ANY(%s::uuid[]) "
+                   "AND finished IS NULL", ids):
             assert time.monotonic() < deadline
             time.sleep(0.5)
         rows = conn.execute(
@@ -221,6 +238,8 @@ def _assert_jobs_ran_once(cluster: PatroniCluster, figures: dict) -> None:
 
 def _assert_the_service_rode_it_out(figures: dict) -> None:
     assert set(figures["statuses"]) <= {200, 201, 409, 503}, figures["statuses"]
+    reads = {a.status for a in figures["burst"].answers if a.kind == "read"}
+    assert reads <= {200, 503}, reads
     assert figures["slowest"] <= HANG
     assert figures["recovered"] is not None and figures["recovered"] <= RECOVERED
     before, after = figures["pids"]
@@ -229,7 +248,14 @@ def _assert_the_service_rode_it_out(figures: dict) -> None:
     assert (job["status"], job.get("message")) == ("successful", "finished"), job
 
 
-def _until(condition, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
+def _one(conn: psycopg.Connection, query: str, *params: object) -> Any:
+    """The first column of the first row."""
+    row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _until(condition: Callable[[], object], seconds: float = 60) -> None:
     """Poll `condition` until it holds (bounded: not a timing assertion)."""
     deadline = time.monotonic() + seconds
     while not condition():
@@ -273,8 +299,13 @@ def test_a_primary_fenced_read_only_takes_no_write(whole, service, issuer) -> No
             "shortly.", "The database is unavailable; retry shortly."}
         assert (job.status_code, job.json()["type"].rsplit("/", 1)[-1]) == (503, "unavailable")
         answers: list[int] = []
-        _until(lambda: answers.append(client.post(items, json=make_item(
-            f"fence-after-{len(answers)}"), headers=data).status_code) or answers[-1] == 201)
+
+        def landed() -> bool:
+            answers.append(client.post(items, json=make_item(f"fence-after-{len(answers)}"),
+                                       headers=data).status_code)
+            return answers[-1] == 201
+
+        _until(landed)
         r = client.post("/processes/processes/echo/execution", json={"processInputs": {}},
                         headers=jobs)
         assert r.status_code == 201, r.text
@@ -364,7 +395,7 @@ def test_a_point_in_time_restore_between_two_writes(whole, service, issuer,
     data = {"Authorization": f"Bearer {issuer.token('restorer')}"}
     assert httpx.post(items, json=make_item("pitr-before"), headers=data).status_code == 201
     with primary(whole) as conn:
-        moment = conn.execute("SELECT clock_timestamp()::text").fetchone()[0]
+        moment = _one(conn, "SELECT clock_timestamp()::text")
         before = {row[0] for row in conn.execute("SELECT id FROM pgstac.items")}
     assert httpx.post(items, json=make_item("pitr-after"), headers=data).status_code == 201
     leader = whole.leader()

@@ -21,7 +21,7 @@ RETRIED = (503,)
 @dataclass(frozen=True)
 class Answer:
     sent: float  # time.monotonic() when sent
-    kind: str  # "item", "job", "read"
+    kind: str  # "item", "job", "catalog", "read"
     key: str  # the item's id, the job's message, the read's path
     status: int  # 0: no answer at all (the connection failed)
     seconds: float
@@ -30,9 +30,10 @@ class Answer:
 
 @dataclass
 class Burst:
-    """`items` item POSTs to `collection` and `jobs` echo jobs (one every items/jobs
-    items), from `writers` threads, each write sent again after a 503 until it is answered
-    otherwise; `readers` threads read `read_paths` in turn until the burst ends."""
+    """`items` item POSTs to `collection`, `jobs` echo jobs and `catalogs` catalog POSTs
+    (spread among the items), from `writers` threads, each write sent again after a 503
+    until it is answered otherwise; `readers` threads read `read_paths` in turn until the
+    burst ends."""
 
     base: str
     data_token: str
@@ -40,6 +41,7 @@ class Burst:
     collection: str
     items: int = 2000
     jobs: int = 200
+    catalogs: int = 100
     writers: int = 8
     readers: int = 2
     read_paths: tuple[str, ...] = ()
@@ -51,14 +53,16 @@ class Burst:
     _threads: list[threading.Thread] = field(default_factory=list)
 
     def work(self) -> Iterator[tuple[str, str]]:
-        every = max(1, self.items // max(1, self.jobs))
-        jobs = iter(range(self.jobs))
+        others = {kind: (max(1, self.items // max(1, count)), iter(range(count)))
+                  for kind, count in (("job", self.jobs), ("catalog", self.catalogs))}
         for n in range(self.items):
             yield "item", f"{self.prefix}-{n}"
-            if n % every == every - 1 and (job := next(jobs, None)) is not None:
-                yield "job", f"{self.prefix}-job-{job}"
-        for job in jobs:
-            yield "job", f"{self.prefix}-job-{job}"
+            for kind, (every, left) in others.items():
+                if n % every == every - 1 and (m := next(left, None)) is not None:
+                    yield kind, f"{self.prefix}-{kind}-{m}"
+        for kind, (_, left) in others.items():
+            for m in left:
+                yield kind, f"{self.prefix}-{kind}-{m}"
 
     def start(self) -> None:
         self._work = self.work()
@@ -100,6 +104,9 @@ class Burst:
         if kind == "item":
             url, body = f"/data/collections/{self.collection}/items", make_item(key)
             token = self.data_token
+        elif kind == "catalog":
+            url, token = "/data/catalogs", self.data_token
+            body = {"id": key, "type": "Catalog", "description": "written in a burst"}
         else:
             url, token = "/processes/processes/echo/execution", self.process_token
             body = {"processInputs": {"message": key}}
