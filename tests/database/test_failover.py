@@ -34,11 +34,8 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.platform.database.patroni_cluster import (
-    MAXIMUM_LAG_ON_FAILOVER,
-    PatroniCluster,
-    lsn_number,
-)
+from stac_ext.platform.database.patroni_cluster import MAXIMUM_LAG_ON_FAILOVER, PatroniCluster
+from stac_ext.platform.database.pgbackrest import lsn_number
 from tests.support.burst import Burst
 from tests.support.cli import run_cli
 from tests.support.http import free_port

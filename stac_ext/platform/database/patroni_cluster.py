@@ -1,36 +1,30 @@
 """A Patroni cluster on loopback: one etcd and three PostgreSQL members, each managed by its
 own Patroni, for `make ha-demo` and the failover drills of the tests.
 
-Each member stands for a machine: its Patroni (run as the `postgres` user when we are root,
-as PostgreSQL requires) under a small process of ours that reaps what dies on it (PID 1 of
-a container may not), its PostgreSQL started by Patroni in a session of its own, so that
-`kill_machine` kills them all at once as a lost machine would. WAL is archived with pgBackRest
-into the cluster's own repository (`backup`, `restore`). On real machines an operator runs
-Patroni, etcd and pgBackRest as the operators' High availability page says; the settings
-here are the same, with a short TTL.
+Each member stands for a machine (`machines`): its Patroni, run as the `postgres` user, and
+its PostgreSQL, started by Patroni in a session of its own, so that `kill_machine` kills
+them all at once as a lost machine would. WAL is archived with pgBackRest into the
+cluster's own repository (`pgbackrest`: `backup`, `restore`). On real machines an operator
+runs Patroni, etcd and pgBackRest as the operators' High availability page says; the
+settings here are the same, with a short TTL.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
-import pwd
-import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.error import URLError
 from urllib.request import Request, urlopen
 
+from stac_ext.platform.database import pgbackrest
 from stac_ext.platform.database.cluster import (
     DATABASE,
     SUPERUSER,
@@ -38,12 +32,21 @@ from stac_ext.platform.database.cluster import (
     ClusterError,
     find_bindir,
 )
+from stac_ext.platform.database.machines import (
+    alive,
+    check_reachable,
+    free_ports,
+    get_json,
+    killed_with_its_group,
+    owned_by_server_user,
+    read_pid,
+    signalled,
+    until,
+)
 from stac_ext.platform.database.roles import PARTS
 from stac_ext.platform.service.keyfiles import write_once
 
 SCOPE = "geocatalog"
-#: pgBackRest's name for the cluster's backups and WAL archive.
-STANZA = "geocatalog"
 REPLICATOR = "replicator"
 MEMBERS = ("m1", "m2", "m3")
 #: What every member runs with besides Patroni's own (the docs' example says why each).
@@ -54,7 +57,6 @@ PARAMETERS = {
 #: Patroni promotes no replica further behind the primary's last known position than this
 #: (its default): what asynchronous replication may lose in a failover.
 MAXIMUM_LAG_ON_FAILOVER = 1024 * 1024
-PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -103,18 +105,12 @@ class Member:
         return f"http://127.0.0.1:{self.rest_port}"
 
     def patroni_pid(self) -> int | None:
-        try:
-            return int(self.pid_file.read_text())
-        except (OSError, ValueError):
-            return None
+        return read_pid(self.pid_file)
 
     def postmaster_pid(self) -> int | None:
         """Its running PostgreSQL's pid (postmaster.pid), None when it does not run."""
-        try:
-            pid = int((self.data_dir / "postmaster.pid").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
-        return pid if _alive(pid) else None
+        pid = read_pid(self.data_dir / "postmaster.pid")
+        return pid if alive(pid) else None
 
 
 class PatroniCluster:
@@ -140,7 +136,7 @@ class PatroniCluster:
             ports: dict[str, int] = json.loads(path.read_text())
             return ports
         names = ["etcd", "etcd_peer", *MEMBERS, *(f"{name}_rest" for name in MEMBERS)]
-        chosen = dict(zip(names, _free_ports(len(names)), strict=True))
+        chosen = dict(zip(names, free_ports(len(names)), strict=True))
         self.root.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(chosen))
         return chosen
@@ -174,7 +170,7 @@ class PatroniCluster:
         set), with the service's database, login roles and backup stanza."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
-        _check_reachable(self.root)
+        check_reachable(self.root)
         self._start_etcd()
         for member in self.members:
             self.start_member(member)
@@ -195,7 +191,7 @@ class PatroniCluster:
                  "--initial-cluster", f"e1={peer}", "--initial-cluster-state", "new"],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (self.root / "etcd.pid").write_text(str(self._etcd.pid))
-        _until(lambda: _get(f"{client}/version") is not None, 30, "etcd did not start")
+        until(lambda: get_json(f"{client}/version") is not None, 30, "etcd did not start")
 
     def start_member(self, member: Member, fresh: bool = False) -> None:
         """Start a member's machine (`fresh`: from an empty folder, as a replaced machine
@@ -203,38 +199,38 @@ class PatroniCluster:
         if fresh:
             shutil.rmtree(member.data_dir, ignore_errors=True)
         member.folder.mkdir(parents=True, exist_ok=True)
-        _chown_to_server_user(member.folder)
+        owned_by_server_user(member.folder)
         member.folder.chmod(0o700)
         member.config.write_text(json.dumps(self._config(member), indent=1))
-        member.backrest_config.write_text(self._backrest_config(member))
+        member.backrest_config.write_text(pgbackrest.configuration(member, self.root))
         for path in (member.config, member.backrest_config):
-            _chown_to_server_user(path)
+            owned_by_server_user(path)
             path.chmod(0o600)
         member.pid_file.unlink(missing_ok=True)
         with member.log.open("ab") as log:
             subprocess.Popen(  # the machine: it ends once its Patroni and PostgreSQL have
-                [sys.executable, "-c", "from stac_ext.platform.database.patroni_cluster "
-                 f"import machine; machine({str(member.config)!r}, {str(member.pid_file)!r})"],
+                [sys.executable, "-c", "from stac_ext.platform.database.machines import "
+                 f"machine; machine({str(member.config)!r}, {str(member.pid_file)!r})"],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-        _until(lambda: member.patroni_pid() is not None, 30, f"{member.name}: no Patroni")
+        until(lambda: member.patroni_pid() is not None, 30, f"{member.name}: no Patroni")
 
     def stop(self) -> None:
         """Stop every member (Patroni stops its PostgreSQL) and etcd, by their PIDs; what
         has not ended after a while is killed."""
         for member in self.members:
             if (pid := member.patroni_pid()) is not None:
-                _signal(pid, signal.SIGTERM)
+                signalled(pid, signal.SIGTERM)
         deadline = time.monotonic() + 60
         for member in self.members:
             while time.monotonic() < deadline and (
-                    _alive(member.patroni_pid()) or member.postmaster_pid() is not None):
+                    alive(member.patroni_pid()) or member.postmaster_pid() is not None):
                 time.sleep(0.2)
             self.kill_machine(member)
-        etcd_pid = self._etcd.pid if self._etcd is not None else _read_pid(
+        etcd_pid = self._etcd.pid if self._etcd is not None else read_pid(
             self.root / "etcd.pid")
         if etcd_pid is not None:
-            _signal(etcd_pid, signal.SIGTERM)
+            signalled(etcd_pid, signal.SIGTERM)
             if self._etcd is not None:
                 try:
                     self._etcd.wait(30)
@@ -250,12 +246,11 @@ class PatroniCluster:
         together: the machine is lost."""
         patroni, postmaster = member.patroni_pid(), member.postmaster_pid()
         if patroni is not None:
-            _signal(patroni, signal.SIGKILL)
+            signalled(patroni, signal.SIGKILL)
         if postmaster is not None:  # its session's group: the postmaster and its children
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(os.getpgid(postmaster), signal.SIGKILL)
-        _until(lambda: not _alive(patroni) and member.postmaster_pid() is None, 30,
-               f"{member.name}: still running after kill -9")
+            killed_with_its_group(postmaster)
+        until(lambda: not alive(patroni) and member.postmaster_pid() is None, 30,
+              f"{member.name}: still running after kill -9")
 
     def kill_postmaster(self, member: Member) -> int:
         """`kill -9` of the member's postmaster alone (its backends end by themselves and
@@ -263,7 +258,7 @@ class PatroniCluster:
         pid = member.postmaster_pid()
         if pid is None:
             raise ClusterError(f"{member.name}: PostgreSQL does not run")
-        _signal(pid, signal.SIGKILL)
+        signalled(pid, signal.SIGKILL)
         return pid
 
     # -- what Patroni says --------------------------------------------------------------
@@ -271,7 +266,7 @@ class PatroniCluster:
     def state(self) -> dict[str, Any]:
         """Patroni's view of the cluster (`GET /cluster` of any member that answers)."""
         for member in self.members:
-            if (answer := _get(f"{member.rest}/cluster")) is not None:
+            if (answer := get_json(f"{member.rest}/cluster")) is not None:
                 state: dict[str, Any] = answer
                 return state
         return {"members": []}
@@ -286,7 +281,7 @@ class PatroniCluster:
         """The timelines (`GET /history` of the leader): [timeline, lsn, reason, when, new
         leader] each."""
         leader = self.leader()
-        answer = _get(f"{leader.rest}/history") if leader else None
+        answer = get_json(f"{leader.rest}/history") if leader else None
         return answer if isinstance(answer, list) else []
 
     def healthy(self, members: int = 3) -> bool:
@@ -305,7 +300,7 @@ class PatroniCluster:
         return len(replicas) >= members - 1 and (synchronous or not self.synchronous)
 
     def wait_healthy(self, members: int = 3, seconds: float = 180) -> None:
-        _until(lambda: self.healthy(members), seconds,
+        until(lambda: self.healthy(members), seconds,
                f"the cluster did not become healthy: {self.state()}")
 
     def configure(self, **dynamic: Any) -> None:
@@ -345,59 +340,31 @@ class PatroniCluster:
 
     def backrest(self, member: Member, *command: str) -> str:
         """pgBackRest with `member`'s configuration, as the server's user: its output."""
-        return _run_as_server_user(["pgbackrest", f"--config={member.backrest_config}",
-                                    f"--stanza={STANZA}", *command])
+        return pgbackrest.run(member, *command)
 
     def backup(self) -> str:
         """A full backup from the leader."""
         leader = self.leader()
         if leader is None:
             raise ClusterError("no leader to back up")
-        return self.backrest(leader, "--type=full", "backup")
+        return pgbackrest.run(leader, "--type=full", "backup")
 
     def restore(self, folder: Path, target_time: str, port: int) -> Cluster:
-        """The latest backup and the archived WAL restored into `folder/pg` up to
-        `target_time` (PostgreSQL's timestamp syntax), on whatever timeline it was, started
-        alone on `port` (archiving nothing, waiting for no standby) and promoted there: the
-        restored server, as an embedded cluster (its owner's password beside it)."""
-        restored = Cluster(datadir=folder / "pg", port=port, settings={
-            "archive_mode": "off", "synchronous_standby_names": "''"})
-        restored.datadir.mkdir(parents=True)
-        restored.datadir.chmod(0o700)
-        _chown_to_server_user(restored.datadir)
-        # the latest backup by its label: pgBackRest picks one by time to the second, and
-        # a moment in the second a backup ended would find none
-        backups = json.loads(self.backrest(self.members[0], "--output=json", "info"))
-        latest = backups[0]["backup"][-1]["label"]
-        self.backrest(self.members[0], f"--pg1-path={restored.datadir}", f"--set={latest}",
-                      "--type=time", f"--target={target_time}", "--target-action=promote",
-                      "restore")
-        write_once(restored.password_file, self._password(SUPERUSER))
-        restored.start_server()
-        _until(lambda: _promoted(restored.dsn), 120, "the restored server was not promoted")
-        return restored
+        """The cluster as it was at `target_time`, restored from its backups into a server
+        of its own (`pgbackrest.restore`)."""
+        return pgbackrest.restore(self.members[0], folder, target_time, port,
+                                  self._password(SUPERUSER))
 
     def end_of_wal(self, member: Member, timeline: int, start: int) -> int:
-        """Where `member`'s WAL ends on `timeline`, read from its data dir after `start`
-        (an LSN as a number): what a primary that died had written."""
-        result = subprocess.run(
-            [str(find_bindir() / "pg_waldump"), f"--path={member.data_dir / 'pg_wal'}",
-             f"--timeline={timeline}", f"--start={lsn_text(start)}", "--quiet"],
-            capture_output=True, text=True, check=False)
-        # pg_waldump reads records until the first that is not one, where the WAL ends ("at"
-        # it; "after" `start` when there is none past it)
-        found = re.findall(r"(?:at|after) ([0-9A-F]+/[0-9A-F]+)", result.stderr)
-        if not found:
-            raise ClusterError(f"pg_waldump found no end: {result.stderr.strip()}")
-        return lsn_number(found[-1])
+        """Where `member`'s WAL ends on `timeline` past `start` (`pgbackrest.end_of_wal`)."""
+        return pgbackrest.end_of_wal(member, timeline, start)
 
     # -- configuration files ------------------------------------------------------------
 
     def _config(self, member: Member) -> dict[str, Any]:
         """Patroni's configuration of `member` (JSON, which Patroni reads as YAML)."""
         timing = self.timing
-        archive = (f"pgbackrest --config={member.backrest_config} --stanza={STANZA} "
-                   "archive-push %p")
+        archive = pgbackrest.archive_command(member)
         return {
             "scope": SCOPE, "name": member.name,
             "restapi": {"listen": f"127.0.0.1:{member.rest_port}",
@@ -433,133 +400,3 @@ class PatroniCluster:
                            "host all all 127.0.0.1/32 scram-sha-256"],
             },
         }
-
-    def _backrest_config(self, member: Member) -> str:
-        backups = self.root / "backups"
-        for folder in (backups, self.root / "backrest"):
-            folder.mkdir(exist_ok=True)
-            _chown_to_server_user(folder)
-        return (f"[global]\nrepo1-path={backups}\nrepo1-retention-full=2\n"
-                f"log-path={self.root / 'backrest'}\nlock-path={self.root / 'backrest'}\n"
-                "log-level-console=warn\nlog-level-file=info\nstart-fast=y\ncompress-type=lz4\n\n"
-                f"[{STANZA}]\npg1-path={member.data_dir}\npg1-port={member.pg_port}\n"
-                f"pg1-socket-path={member.folder}\npg1-user={SUPERUSER}\n")
-
-
-def machine(config: str, pid_file: str) -> None:
-    """One member's machine: its Patroni (as the server's user when we are root), and every
-    process orphaned beneath it reaped, until none is left. SIGTERM and SIGINT go to
-    Patroni, which stops its PostgreSQL."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    user = {}
-    if os.geteuid() == 0:
-        server = pwd.getpwnam("postgres")
-        user = {"user": server.pw_uid, "group": server.pw_gid, "extra_groups": []}
-    # Patroni is Debian's, on the system's Python: nothing of ours on its path
-    environment = {name: value for name, value in os.environ.items()
-                   if not name.startswith("PYTHON") and name != "VIRTUAL_ENV"}
-    environment["HOME"] = str(Path(config).parent)
-    patroni = subprocess.Popen(["patroni", config], env=environment, **user)  # type: ignore[call-overload]
-    Path(pid_file).write_text(str(patroni.pid))
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda signum, frame: _signal(patroni.pid, signum))
-    while True:
-        try:
-            os.wait()
-        except ChildProcessError:
-            return
-
-
-def lsn_number(lsn: str) -> int:
-    """PostgreSQL's `X/Y` WAL position as a number of bytes."""
-    high, low = lsn.split("/")
-    return (int(high, 16) << 32) + int(low, 16)
-
-
-def lsn_text(lsn: int) -> str:
-    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
-
-
-def _promoted(dsn: str) -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(dsn, connect_timeout=5) as conn:
-            row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
-    except psycopg.OperationalError:
-        return False
-    return row is not None and not row[0]
-
-
-def _run_as_server_user(command: list[str]) -> str:
-    if os.geteuid() == 0:
-        command = ["runuser", "-u", "postgres", "--", *command]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ClusterError(f"{command[-1]} failed: {result.stderr.strip() or result.stdout}")
-    return result.stdout
-
-
-def _chown_to_server_user(path: Path) -> None:
-    if os.geteuid() == 0:
-        user = pwd.getpwnam("postgres")
-        os.chown(path, user.pw_uid, user.pw_gid)
-
-
-def _check_reachable(folder: Path) -> None:
-    if os.geteuid() == 0 and subprocess.run(
-            ["runuser", "-u", "postgres", "--", "test", "-x", str(folder)],
-            check=False).returncode != 0:
-        raise ClusterError(f"the postgres user cannot reach {folder}: choose a folder whose "
-                           "parent folders are world-executable")
-
-
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def _get(url: str) -> Any:
-    try:
-        with urlopen(url, timeout=5) as answer:
-            return json.loads(answer.read())
-    except (URLError, OSError, ValueError):
-        return None
-
-
-def _until(condition: Any, seconds: float, failure: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise ClusterError(failure)
-        time.sleep(0.2)
-
-
-def _alive(pid: int | None) -> bool:
-    """Whether `pid` runs (a zombie does not)."""
-    if pid is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _signal(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signum)
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text())
-    except (OSError, ValueError):
-        return None
-
