@@ -25,7 +25,7 @@ from stac_ext.cli.results import results_app
 from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
-from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster, ClusterError
 from stac_ext.platform.database.loader import LoadMethod
 from stac_ext.platform.database.migrations import migrate as run_migrations
 from stac_ext.platform.service.logs import logging_config
