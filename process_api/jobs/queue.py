@@ -121,6 +121,11 @@ class PatientJobManager(procrastinate.manager.JobManager):
         self.retry = retry
         self.patience = patience
         self._away_since: float | None = None
+        # the queue's jobs this process's workers took and have not yet ended or retried,
+        # and those workers: a job `doing` for one of them that none holds is an orphan (a
+        # fetch whose answer a failover lost; `JobWorker.reap`)
+        self.held: set[int] = set()
+        self.fetchers: set[int] = set()
 
     async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
@@ -149,19 +154,41 @@ class PatientJobManager(procrastinate.manager.JobManager):
 
     async def fetch_job(self, queues: Iterable[str] | None, worker_id: int
                         ) -> procrastinate.jobs.Job | None:
-        return await self._patiently(lambda: super(PatientJobManager, self).fetch_job(
+        self.fetchers.add(worker_id)
+        job = await self._patiently(lambda: super(PatientJobManager, self).fetch_job(
             queues=queues, worker_id=worker_id))
+        if job is not None and job.id is not None:
+            self.held.add(job.id)
+        return job
 
     async def finish_job(self, job: procrastinate.jobs.Job, status: procrastinate.jobs.Status,
                          delete_job: bool) -> None:
-        await self._patiently(lambda: super(PatientJobManager, self).finish_job(
+        await self._once(job, lambda: super(PatientJobManager, self).finish_job(
             job, status, delete_job))
 
     async def retry_job(self, job: procrastinate.jobs.Job, retry_at: Any = None,
                         priority: int | None = None, queue: str | None = None,
                         lock: str | None = None) -> None:
-        await self._patiently(lambda: super(PatientJobManager, self).retry_job(
+        await self._once(job, lambda: super(PatientJobManager, self).retry_job(
             job, retry_at=retry_at, priority=priority, queue=queue, lock=lock))
+
+    async def _once(self, job: procrastinate.jobs.Job, change: Callable[[], Awaitable[None]]
+                    ) -> None:
+        """`change` of a `doing` job (its end, its retry), patiently, and once: a try whose
+        commit went through but whose answer a failover lost left the job no longer
+        `doing`, which procrastinate would refuse again (an error, not an outage)."""
+        tried = False
+
+        async def attempt() -> None:
+            nonlocal tried
+            if tried and not any(queued.status == "doing" for queued in
+                                 await self.list_jobs_async(id=job.id)):
+                return
+            tried = True
+            await change()
+
+        await self._patiently(attempt)
+        self.held.discard(job.id)
 
     async def list_jobs_to_abort_async(self, queue: str | None = None) -> Iterable[int]:
         return await self._patiently(
