@@ -39,8 +39,8 @@ debian = missing=; for c in $(1); do command -v $$c >/dev/null || missing=1; don
   && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
   else echo "missing $(3); run:  sudo apt-get install -y $(2)"; exit 1; fi; }
 
-.PHONY: run test test-fast test-unit lint bench fuzz docs docs-serve screenshots demo-s3 system-deps web browser-deps \
-        telemetry-deps gis-deps container-deps slurm-deps constraints
+.PHONY: run test test-fast test-unit lint bench fuzz docs docs-serve screenshots demo-s3 ha-demo system-deps web \
+        browser-deps telemetry-deps gis-deps container-deps slurm-deps ha-deps constraints
 
 run: system-deps $(VENV)/.run-$(HASH) web
 	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog serve --host $(HOST) --port $(PORT)
@@ -49,8 +49,12 @@ run: system-deps $(VENV)/.run-$(HASH) web
 demo-s3: $(VENV)/.demo-$(HASH)
 	$(BIN)/geocatalog demo-s3 --port $(S3_PORT)
 
-test: system-deps browser-deps telemetry-deps gis-deps container-deps slurm-deps $(VENV)/.test-$(HASH) \
-      $(CONFORMANCE_TOOLS) $(UPGRADE_TOOLS) web
+# The service on a Patroni cluster of three members on loopback (docs: High availability).
+ha-demo: system-deps ha-deps $(VENV)/.run-$(HASH) web
+	OUTBOUND_ALLOW=$(OUTBOUND_ALLOW) $(BIN)/geocatalog ha-demo --host $(HOST) --port $(PORT)
+
+test: system-deps browser-deps telemetry-deps gis-deps container-deps slurm-deps ha-deps \
+      $(VENV)/.test-$(HASH) $(CONFORMANCE_TOOLS) $(UPGRADE_TOOLS) web
 	$(BIN)/pytest
 
 # The loop for an edit: every test but the browser's, the validators' and fuzzers' and the
@@ -82,7 +86,7 @@ lint: $(VENV)/.test-$(HASH)
 
 # geocatalog against stock stac-fastapi-pgstac on one seeded database (~25 min; options:
 # `make bench BENCH_ARGS="--seconds 5 --runs 1"`). Results: the table, and .bench/results.json.
-bench: system-deps slurm-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
+bench: system-deps slurm-deps ha-deps $(VENV)/.test-$(HASH) $(VENV)/.bench-$(HASH)
 	@command -v wrk >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; \
 	  else echo "missing wrk; run:  sudo apt-get install -y wrk"; exit 1; fi; }
@@ -159,6 +163,12 @@ container-deps:
 # their own (own ports, own munge socket), never the Debian services.
 slurm-deps:
 	@$(call debian,sbatch slurmctld slurmd munged,slurm-wlm munge,Slurm for the Slurm executor's tests)
+
+# Patroni, etcd and pgBackRest for the failover and restore drills and `make ha-demo`: the
+# tests start a cluster of their own on loopback (own ports, own folders), never the Debian
+# services.
+ha-deps:
+	@$(call debian,patroni etcd pgbackrest,patroni etcd-server pgbackrest,Patroni etcd pgBackRest for the failover drills)
 
 # PostgreSQL + PostGIS for the embedded cluster (not needed with DATABASE_URL), Python's
 # venv module, which Debian ships separately, and bubblewrap, the jobs' sandbox.

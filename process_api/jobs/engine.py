@@ -33,6 +33,7 @@ from process_api.jobs.queue import (
     autocommit,
     connect_timeout,
     queue_pool,
+    writable,
 )
 from process_api.jobs.quotas import Quotas
 from process_api.jobs.secrets import SecretBox
@@ -118,8 +119,12 @@ class Engine:
                                       tuple(settings.container_registries))
         # bounded waits: during an outage the API answers 503 at once (`timeout`)
         # autocommit: every query of the job store is one statement
+        # `writable`: never a connection to a server that turned read-only (a failover)
+        # `reconnect_timeout`: a pool that found the database away tries again at once
+        # when a request asks, not after a backoff grown meanwhile (as `queue_pool`)
         self.pool = AsyncConnectionPool(dsn, min_size=1, max_size=8, open=False,
-                                        timeout=timeout, configure=autocommit,
+                                        timeout=timeout, reconnect_timeout=timeout,
+                                        configure=autocommit, check=writable,
                                         kwargs={"connect_timeout": connect_timeout(timeout)})
         self.queue_pool = queue_pool(dsn, timeout)
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector())

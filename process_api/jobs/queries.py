@@ -43,12 +43,21 @@ LIMIT %(limit)s OFFSET %(offset)s
 
 #: accepted -> running, once: a second worker picking the same job gets nothing (nor does
 #: a worker picking a job dismissed while queued).
+#: accepted -> running. Tried again after a failover lost its answer, it finds the start
+#: its first try committed (running, for the same queue job): the job runs once, its
+#: attempt counted once. (The second SELECT sees the table as it was before the UPDATE.)
 START_JOB = """
-UPDATE processes.jobs
-SET status = 'running', started = now(), updated = now(), attempts = attempts + 1,
-    message = 'running', progress = 0, queue_job_id = %(queue_job_id)s
-WHERE id = %(id)s AND status = 'accepted'
-RETURNING *
+WITH started AS (
+    UPDATE processes.jobs
+    SET status = 'running', started = now(), updated = now(), attempts = attempts + 1,
+        message = 'running', progress = 0, queue_job_id = %(queue_job_id)s
+    WHERE id = %(id)s AND status = 'accepted'
+    RETURNING *
+)
+SELECT * FROM started
+UNION ALL
+SELECT * FROM processes.jobs
+WHERE id = %(id)s AND status = 'running' AND queue_job_id = %(queue_job_id)s
 """
 
 PROGRESS = """

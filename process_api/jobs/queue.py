@@ -1,6 +1,6 @@
-"""procrastinate's side of the job engine: its connections (a pool in autocommit), its
-schema, what says the database is away, a worker's job manager that waits an outage out,
-and the one line an aborted job's log says."""
+"""procrastinate's side of the job engine: its connections (a pool in autocommit, to the
+primary only), its schema, what says the database is away, a worker's job manager that
+waits an outage out, and the one line an aborted job's log says."""
 
 from __future__ import annotations
 
@@ -22,9 +22,15 @@ T = TypeVar("T")
 ENGINE_SCHEMA = "procrastinate"
 #: The task every queued job is (its argument: the job's id).
 TASK = "geocatalog.run_job"
-#: What the job store's and the queue's connections raise while the database is away.
+#: What the job store's and the queue's connections raise while the database is away (a
+#: read-only server too: a primary demoted or fenced while a failover is under way).
 UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout,
+               psycopg.errors.ReadOnlySqlTransaction,
                procrastinate.exceptions.ConnectorException, OSError)
+
+
+class ReadOnlyServer(psycopg.OperationalError):
+    """A pooled connection's server refuses writes now: the pool drops it."""
 
 
 def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPool:
@@ -33,9 +39,33 @@ def queue_pool(dsn: str, timeout: float, max_size: int = 4) -> AsyncConnectionPo
     so a defer is not wrapped in BEGIN / COMMIT round trips."""
     return AsyncConnectionPool(
         dsn, min_size=1, max_size=max_size, open=False, timeout=timeout,
+        # psycopg's pools try to connect again after 1, 2, 4, 8... s while the database is
+        # away, for 5 minutes: after a 10 s failover one would wait up to 16 s more before
+        # it tried the new primary. Given up after `timeout`, the next request that wants a
+        # connection tries at once.
+        reconnect_timeout=timeout,
         kwargs={"options": f"-c search_path={ENGINE_SCHEMA}",
                 "connect_timeout": connect_timeout(timeout)},
-        configure=autocommit, check=AsyncConnectionPool.check_connection)
+        configure=autocommit, check=checked_writable)
+
+
+async def checked_writable(conn: psycopg.AsyncConnection) -> None:
+    """The queue's check of a connection taken from its pool: it answers (a restarted
+    database is noticed), and its server still takes writes (`writable`)."""
+    await AsyncConnectionPool.check_connection(conn)
+    await writable(conn)
+
+
+async def writable(conn: psycopg.AsyncConnection) -> None:
+    """A pool's check of a connection it hands out: its server refuses no writes, as the
+    server last reported (PostgreSQL sends both settings to every session whenever they
+    change; no round trip). A connection to a replica or a demoted primary is dropped and
+    the pool connects anew: to the primary, where the URL lists a cluster's members."""
+    info = conn.info
+    if "on" in (info.parameter_status("in_hot_standby"),
+                info.parameter_status("default_transaction_read_only")):
+        await conn.close()  # a failed check's connection goes back to the pool unless closed
+        raise ReadOnlyServer(f"{info.host}:{info.port} accepts no writes")
 
 
 async def autocommit(conn: psycopg.AsyncConnection) -> None:
@@ -91,6 +121,11 @@ class PatientJobManager(procrastinate.manager.JobManager):
         self.retry = retry
         self.patience = patience
         self._away_since: float | None = None
+        # the queue's jobs this process's workers took and have not yet ended or retried,
+        # and those workers: a job `doing` for one of them that none holds is an orphan (a
+        # fetch whose answer a failover lost; `JobWorker.reap`)
+        self.held: set[int] = set()
+        self.fetchers: set[int] = set()
 
     async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
@@ -119,19 +154,41 @@ class PatientJobManager(procrastinate.manager.JobManager):
 
     async def fetch_job(self, queues: Iterable[str] | None, worker_id: int
                         ) -> procrastinate.jobs.Job | None:
-        return await self._patiently(lambda: super(PatientJobManager, self).fetch_job(
+        self.fetchers.add(worker_id)
+        job = await self._patiently(lambda: super(PatientJobManager, self).fetch_job(
             queues=queues, worker_id=worker_id))
+        if job is not None and job.id is not None:
+            self.held.add(job.id)
+        return job
 
     async def finish_job(self, job: procrastinate.jobs.Job, status: procrastinate.jobs.Status,
                          delete_job: bool) -> None:
-        await self._patiently(lambda: super(PatientJobManager, self).finish_job(
+        await self._once(job, lambda: super(PatientJobManager, self).finish_job(
             job, status, delete_job))
 
     async def retry_job(self, job: procrastinate.jobs.Job, retry_at: Any = None,
                         priority: int | None = None, queue: str | None = None,
                         lock: str | None = None) -> None:
-        await self._patiently(lambda: super(PatientJobManager, self).retry_job(
+        await self._once(job, lambda: super(PatientJobManager, self).retry_job(
             job, retry_at=retry_at, priority=priority, queue=queue, lock=lock))
+
+    async def _once(self, job: procrastinate.jobs.Job, change: Callable[[], Awaitable[None]]
+                    ) -> None:
+        """`change` of a `doing` job (its end, its retry), patiently, and once: a try whose
+        commit went through but whose answer a failover lost left the job no longer
+        `doing`, which procrastinate would refuse again (an error, not an outage)."""
+        tried = False
+
+        async def attempt() -> None:
+            nonlocal tried
+            if tried and not any(queued.status == "doing" for queued in
+                                 await self.list_jobs_async(id=job.id)):
+                return
+            tried = True
+            await change()
+
+        await self._patiently(attempt)
+        self.held.discard(job.id)
 
     async def list_jobs_to_abort_async(self, queue: str | None = None) -> Iterable[int]:
         return await self._patiently(

@@ -31,7 +31,7 @@ from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.job_data import JOB_DATA_PREFIX, DataConfig, JobData, run_with_data
 from process_api.jobs.job_status import JobStatus
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
-from process_api.jobs.queue import TASK, UNREACHABLE
+from process_api.jobs.queue import TASK, UNREACHABLE, PatientJobManager
 from process_api.jobs.reattach import Reattachment
 from process_api.jobs.secrets import PLACEHOLDER, Scrubber, SecretBox, merge_secrets
 from process_api.jobs.status import status_info
@@ -98,6 +98,9 @@ class JobWorker:
         self._own_workers: set[int] = set()
         # jobs of this worker that met the database away: how they end says so
         self._lost: set[str] = set()
+        # the queue's jobs this process's workers took and none holds, as the last reap
+        # found them (an orphan is reaped when two reaps in a row find it)
+        self._orphans: set[int] = set()
         # jobs of workers that died or stopped: run again, or ended with their runs
         self.batches = Reattachment(self.store, parts.executors)
 
@@ -130,7 +133,9 @@ class JobWorker:
                     )
                     return
                 except procrastinate.exceptions.ConnectorException as e:
-                    self._own_workers.clear()  # a new worker (a new id) is started next
+                    # a new worker (a new id) is started next; the old one's jobs are reaped
+                    self._own_workers.clear()
+                    self._manager.fetchers.clear()
                     logger.warning("job worker: the database is away (%s); starting again "
                                    "in %.0f s", type(e.__cause__).__name__, parts.heartbeat)
                     await asyncio.sleep(parts.heartbeat)
@@ -172,21 +177,48 @@ class JobWorker:
         stalled = [*await manager.get_stalled_jobs(seconds_since_heartbeat=seconds, queue=own),
                    *(queued for queued in await manager.get_stalled_jobs(
                        seconds_since_heartbeat=seconds * FOREIGN_GRACE) if queued.queue != own)]
-        for queued in stalled:
-            if queued.worker_id in self._own_workers:
-                # this process runs it: alive, its heartbeat only late (the process was
-                # paused, or its event loop blocked, longer than the stalled time)
-                continue
+        for queued in [*(queued for queued in stalled if queued.worker_id not in
+                         self._own_workers | self._manager.fetchers),
+                       # this process runs those: alive, their heartbeats only late (the
+                       # process was paused, or its event loop blocked, longer than the
+                       # stalled time); but not those of its jobs it never got
+                       *await self._orphaned()]:
             async with self.parts.queue_pool.connection() as conn, conn.transaction():
                 claimed = await (await conn.execute(queries.CLAIM_STALLED, {
                     "id": queued.id, "worker": queued.worker_id})).fetchone()
                 if claimed and claimed[0]:  # else another reaper has, or had, it
                     await self._reaped(queued)
 
+    @property
+    def _manager(self) -> PatientJobManager:
+        manager = self.app.job_manager
+        assert isinstance(manager, PatientJobManager)
+        return manager
+
+    async def _orphaned(self) -> list[procrastinate.jobs.Job]:
+        """Jobs the queue says this process's workers took that none of them holds: a
+        fetch whose commit reached the new primary and whose answer a failover lost (the
+        worker, alive, took another). Those found by the last reap too: a fetch just
+        answered is held a moment after the database says it is `doing`."""
+        manager, found = self._manager, []
+        for worker in list(manager.fetchers):
+            found += [queued for queued in await manager.list_jobs_async(
+                status="doing", worker_id=worker) if queued.id not in manager.held]
+        orphans, self._orphans = self._orphans, {queued.id for queued in found
+                                                 if queued.id is not None}
+        return [queued for queued in found if queued.id in orphans]
+
     async def _reaped(self, queued: procrastinate.jobs.Job) -> None:
         """A stalled job, claimed: queued again, or failed."""
         manager = self.app.job_manager
         job = await self.store.get(str(queued.task_kwargs.get("job_id")))
+        if job is not None and job["status"] == JobStatus.ACCEPTED:
+            # its worker took it from the queue but never started it (an orphan, a worker
+            # killed in between): it never ran, and now runs once
+            await manager.retry_job(queued)
+            logger.warning("job %s: taken by a worker that never started it, queued again",
+                           job["id"])
+            return
         if job is not None and job["status"] == JobStatus.RUNNING:
             job_id = str(job["id"])
 
@@ -223,7 +255,7 @@ class JobWorker:
         """The job engine's task: one job, from its record's start to its end."""
         if context.job.worker_id is not None:
             self._own_workers.add(context.job.worker_id)
-        started = await self.store.start(job_id, context.job.id)
+        started = await self._started(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled
         JOBS_STARTED.labels(_metric_label(started)).inc()
@@ -244,9 +276,24 @@ class JobWorker:
                 raise
             except Exception as e:  # never left `running`: the job fails, saying so
                 logger.exception("job %s: the engine failed", job_id)
-                await self._ended(started, await self.store.finish(
-                    job_id, JobStatus.FAILED, f"The service could not run this job "
-                    f"({type(e).__name__}); the error has been logged."))
+                await self._ended(started, await self._persistently(job_id, partial(
+                    self.store.finish, job_id, JobStatus.FAILED, f"The service could not run this "
+                    f"job ({type(e).__name__}); the error has been logged.")))
+
+    async def _started(self, job_id: str, queue_job_id: int | None) -> Job | None:
+        """The job's record started (`JobStore.start`), again every heartbeat while the
+        database is away (a job taken just before a failover starts on the new primary,
+        never left `accepted`)."""
+        away = False
+        while True:
+            try:
+                return await self.store.start(job_id, queue_job_id)
+            except UNREACHABLE as e:
+                if not away:
+                    logger.warning("job %s: its start waits for the database (%s)", job_id,
+                                   type(e).__name__)
+                away = True
+                await asyncio.sleep(self.parts.heartbeat)
 
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
                        started: Job) -> None:

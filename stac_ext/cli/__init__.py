@@ -1,4 +1,5 @@
-"""`geocatalog` command line: database lifecycle, loading (`loading`), serving.
+"""`geocatalog` command line: database lifecycle, loading (`loading`), serving (and on a
+Patroni cluster of three members on loopback: `ha_demo`).
 
 Third-party imports: `asyncpg`, `boto3`, `moto`, `psycopg`, `pydantic`, `rich`, `typer`,
 `uvicorn`.
@@ -24,7 +25,7 @@ from stac_ext.cli.results import results_app
 from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
-from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.cluster import Cluster, ClusterError
 from stac_ext.platform.database.loader import LoadMethod
 from stac_ext.platform.database.migrations import migrate as run_migrations
 from stac_ext.platform.service.logs import logging_config
@@ -339,3 +340,24 @@ def serve(
         # Its workers end with it (`end_with_manager`): the service's supervisor restarts it.
         os.environ[MANAGER_PID] = str(os.getpid())
         Multiprocess(config, sockets=[config.bind_socket()]).run()
+
+
+@app.command("ha-demo")
+def ha_demo(
+    host: Annotated[str | None, typer.Option(
+        metavar="HOST",
+        help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")] = None,
+    port: Annotated[int | None, typer.Option(
+        metavar="PORT", help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
+) -> None:
+    """Serve on a Patroni cluster of three members on loopback. etcd and Patroni (Debian's
+    packages) in GEOCATALOG_DATA_DIR/ha; Ctrl-C stops the service, then the cluster."""
+    from stac_ext.cli.ha_demo import demo_cluster
+
+    try:
+        with demo_cluster(_settings().data_dir) as environment:
+            os.environ.update(environment)
+            serve(host=host, port=port, workers=1)
+    except ClusterError as e:
+        raise _fail(str(e)) from None
+

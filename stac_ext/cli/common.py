@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 import typer
 from pydantic import ValidationError
 
 from stac_ext.platform.database.cluster import Cluster, ClusterError
+from stac_ext.platform.database.connection_urls import described
 from stac_ext.settings import Settings
 
 
@@ -29,11 +29,19 @@ def database_errors(dsn: str) -> Iterator[None]:
     try:
         yield
     except psycopg.OperationalError as e:
-        url = urlsplit(dsn)
         # libpq's text names the server again ("connection to server at ... failed: ")
         why = " ".join(str(e).split()).rsplit("failed: ", 1)[-1].removeprefix("FATAL: ")
-        raise _fail(f"cannot use the database {url.hostname}:{url.port or 5432}"
-                    f"{url.path} as {url.username}: {why or type(e).__name__}") from None
+        raise _fail(f"cannot use the database {_where(dsn)}: "
+                    f"{why or type(e).__name__}") from None
+
+
+def _where(dsn: str) -> str:
+    """`host:port/db as user` (every host of a cluster's URL), never the password."""
+    user, _, where = described(dsn).rpartition("@")
+    hosts, _, path = where.partition("/")
+    if "," not in hosts and ":" not in hosts:  # libpq's default port
+        hosts += ":5432"
+    return f"{hosts}/{path} as {user}" if user else f"{hosts}/{path}"
 
 
 def _settings() -> Settings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from tests.bench import scenarios
+from tests.bench import scenarios, synchronous
 
 
 def _mean(runs: list[dict[str, float]], key: str) -> float:
@@ -123,6 +123,9 @@ def table(results: dict[str, Any]) -> str:
                      f"{staged['rounds']}): stage in + out {staged['seconds']['stage in + out']}"
                      f" s vs plain copy {staged['seconds']['plain copy']} s = "
                      f"{staged['ratio']:.2f}x (target 1.5x or less)")
+    if replicated := results.get("synchronous"):
+        lines.append(f"writes with synchronous replication (three Patroni members on this "
+                     f"machine) against one server:\n{synchronous.table(replicated)}")
     return "\n".join(lines)
 
 

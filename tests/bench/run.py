@@ -40,6 +40,7 @@ from tests.bench import (
     slurm,
     staging,
     subscriptions,
+    synchronous,
     wrk,
 )
 
@@ -88,7 +89,8 @@ def main(
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
         "--feature", help="only these features: catalogs, scoped_search, jobs, deployed, "
-                          "staging, containers, slurm, freshness, subscriptions")
+                          "staging, containers, slurm, freshness, subscriptions, "
+                          "synchronous")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = cf_scale.ITEMS,
@@ -138,6 +140,9 @@ def main(
     if feature_runs and "freshness" in (features_only or FEATURES):
         results["freshness"] = freshness.run(Cluster(datadir=data_dir / "pg", port=pg_port),
                                              data_dir, PORT, items, connections=connections)
+    if feature_runs and "synchronous" in (features_only or FEATURES):  # databases of its own
+        results["synchronous"] = synchronous.run(data_dir, seconds=seconds, warmup=warmup,
+                                                 connections=connections)
 
     if cf:
         results["cf_scale"] = cf_scale.run(data_dir, items=cf_items, collections=cf_collections,
@@ -256,7 +261,7 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
 
 
 FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "containers", "slurm",
-            "freshness", "subscriptions")
+            "freshness", "subscriptions", "synchronous")
 #: Seconds of each POST item slice with and without subscriptions.
 SUBSCRIPTION_SLICE_SECONDS = 8
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,

@@ -50,6 +50,17 @@ async def test_a_connection_the_pool_must_see_goes_back(pool: asyncpg.Pool) -> N
     assert pool.get_idle_size() == 0 and pool.get_size() == 0
 
 
+async def test_kept_connections_dropped_go_back_to_the_pool(pool: asyncpg.Pool) -> None:
+    """Their server turned read-only (a failover): the pool has them back at once."""
+    keeper = KeptConnections(pool)
+    conn = await pool.acquire()
+    assert keeper.keep(conn, 1)
+    keeper.drop()
+    assert len(keeper) == 0 and keeper.take() is None
+    await keeper.close()  # waits for the release under way
+    assert pool.get_idle_size() == 1
+
+
 async def test_a_kept_connection_closed_meanwhile_is_not_handed_out(pool) -> None:
     keeper = KeptConnections(pool)
     conn = await pool.acquire()

@@ -101,6 +101,54 @@ async def test_a_stopping_worker_ends_its_jobs(app, service_app, settings, issue
         await owner.commit()
 
 
+@pytest.mark.slow
+async def test_a_job_taken_for_a_worker_that_never_got_it_runs_once(
+        app, service_app, settings, issuer, queue: str) -> None:
+    """A fetch whose commit reached the database but whose answer was lost (a failover)
+    leaves a job `doing` for a live worker that never got it: here the fetch is made for
+    the worker while it is paused. Its own reaper queues it again, and it runs once."""
+    async with await psycopg.AsyncConnection.connect(settings.database_url,
+                                                     autocommit=True) as owner:
+        await owner.execute("SET search_path TO procrastinate")
+        before = (await (await owner.execute(
+            "SELECT coalesce(max(id), 0) FROM procrastinate_workers")).fetchone() or [0])[0]
+        worker = start_worker(settings, queue)
+        try:
+            worker_id = None
+            while worker_id is None:  # the worker registered
+                row = await (await owner.execute(
+                    "SELECT max(id) FROM procrastinate_workers WHERE id > %s",
+                    (before,))).fetchone()
+                worker_id = row[0] if row else None
+                await asyncio.sleep(0.1)
+            async with service_app(job_queue=queue, in_process_worker=False) as submitter:
+                c = submitter.client(issuer.token("alice", client=PROCESS_CLIENT))
+                worker.send_signal(signal.SIGSTOP)
+                try:
+                    url = (await execute(c, "echo", {"message": "orphan"})).headers["Location"]
+                    taken = await (await owner.execute(
+                        "SELECT id FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)",
+                        (queue, worker_id))).fetchone()
+                    assert taken is not None and taken[0] is not None
+                finally:
+                    worker.send_signal(signal.SIGCONT)
+                job = await wait_for(c, url, "successful", "failed", seconds=60)
+                assert job["status"] == "successful", job
+            # its run started once (`attempts`), its end recorded once, after the one
+            # retry that queued it again
+            row = await (await owner.execute(
+                "SELECT j.attempts, array_agg(e.type::text ORDER BY e.id) "
+                "FILTER (WHERE e.type NOT IN ('started', 'scheduled')) FROM processes.jobs j "
+                "JOIN procrastinate_events e ON e.job_id = j.queue_job_id "
+                "WHERE j.id = %s GROUP BY 1", (url.rsplit("/", 1)[1],))).fetchone()
+            assert row == (1, ["deferred", "deferred_for_retry", "succeeded"])
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+            await owner.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s",
+                                (queue,))
+
+
 async def test_api_restart_between_submit_and_completion(app, service_app, issuer) -> None:
     token = issuer.token("alice", client=PROCESS_CLIENT)
     async with service_app(in_process_worker=False) as before:

@@ -343,6 +343,7 @@ def test_the_help_reads_like_a_tools() -> None:
         "  worker      Run jobs from the queue.",
         "  demo-s3     Serve demo files from a local S3 server (moto).",
         "  serve       Serve the APIs and the web pages.",
+        "  ha-demo     Serve on a Patroni cluster of three members on loopback.",
         "  db          The embedded PostgreSQL cluster (when DATABASE_URL is unset).",
         "  images      Container images of deployed processes (podman, this host).",
         "  results     The service's results store (RESULTS_STORE).",
@@ -357,7 +358,7 @@ def test_the_help_reads_like_a_tools() -> None:
         "  --wait SECONDS   how long to wait for the database to be migrated before\n"
         "                   giving up  [default: 60]\n"
         "  --help           Show this message and exit.\n")
-    for command in ("load", "token", "serve", "demo-s3", "db", "images", "results",
-                    "vocabulary"):
+    for command in ("load", "token", "serve", "demo-s3", "ha-demo", "db", "images",
+                    "results", "vocabulary"):
         out = run_cli(command, "--help", env={"COLUMNS": "80"})
         assert out.returncode == 0 and "<bool>" not in out.stdout, out.stdout

@@ -14,6 +14,7 @@ import pytest
 
 from stac_ext.platform.service.logs import (
     JsonFormatter,
+    QuietOutages,
     RequestIdFilter,
     logging_config,
     new_request_id,
@@ -75,6 +76,24 @@ def test_procrastinate_s_job_lines_are_quieted() -> None:
     """Its "ended with status: Success" is said of failed and dismissed jobs too."""
     config = logging_config("text")
     assert config["loggers"]["procrastinate.worker"] == {"level": "WARNING"}
+
+
+@pytest.mark.unit
+def test_libpq_s_words_for_every_host_of_a_cluster_are_one_line() -> None:
+    """psycopg's pool logs libpq's failure for a URL of several hosts, a line per host."""
+    said = ("connection failed: connection to server at \"10.0.0.11\", port 5432 failed: "
+            "session is read-only\nMultiple connection attempts failed. All failures were:\n"
+            "- host: '10.0.0.12', port: '5432', hostaddr: '10.0.0.12': connection failed: "
+            "Connection refused\n\tIs the server running on that host and accepting TCP/IP "
+            "connections?\n")
+    record = logging.LogRecord("psycopg.pool", logging.WARNING, __file__, 1,
+                               "error connecting in %r: %s", ("pool-1", said), None)
+    assert QuietOutages().filter(record)
+    assert record.getMessage() == (
+        "error connecting in 'pool-1': connection failed: connection to server at "
+        "\"10.0.0.11\", port 5432 failed: session is read-only Multiple connection attempts "
+        "failed. All failures were: - host: '10.0.0.12', port: '5432', hostaddr: "
+        "'10.0.0.12': connection failed: Connection refused")
 
 
 async def test_the_request_id_is_echoed(anon: httpx.AsyncClient) -> None:

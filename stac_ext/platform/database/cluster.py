@@ -159,11 +159,13 @@ class Cluster:
         """Init if needed, start if stopped, and make sure the database and the parts'
         roles exist."""
         self.init()
-        self._start_server()
+        self.start_server()
         self._ensure_database()
         self._ensure_login_roles()
 
-    def _start_server(self) -> None:
+    def start_server(self) -> None:
+        """Start the server of the data dir if stopped (no database or role made: `start`
+        makes them)."""
         if not self.running():
             if _in_use(self.port):
                 raise ClusterError(
@@ -209,7 +211,7 @@ class Cluster:
         self._run("pg_basebackup", "-D", datadir, "-h", "127.0.0.1", "-p", str(self.port),
                   "-U", SUPERUSER, "-X", "stream", "-R", "-c", "fast",
                   env={"PGPASSWORD": self.password})
-        replica._start_server()
+        replica.start_server()
         return replica
 
     def stop(self) -> None:

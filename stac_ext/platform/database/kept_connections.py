@@ -11,7 +11,8 @@ goes back to it:
 - while a request waits in the pool for a connection (it gets this one);
 - after `uses` reuses (so that the pool's `max_queries` still replaces it);
 - when unused for `idle_seconds` (from then on the pool's inactivity timeout counts);
-- all of them before the pool closes, and any that comes back after.
+- all of them before the pool closes, and any that comes back after;
+- all of them when their server turned read-only (`drop`: a failover).
 
 Imports asyncpg and the standard library.
 """
@@ -81,6 +82,12 @@ class KeptConnections:
         self._releases.add(task)
         task.add_done_callback(self._releases.discard)
 
+    def drop(self) -> None:
+        """Give every kept connection back to the pool now (their server is no longer the
+        one wanted: the pool replaces them)."""
+        while self._idle:
+            self._give_back(self._idle.popleft().conn)
+
     async def close(self) -> None:
         """Give every kept connection back to the pool, and wait until it has them; keep
         none from now on."""
@@ -88,8 +95,7 @@ class KeptConnections:
         if self._sweep is not None:
             self._sweep.cancel()
             self._sweep = None
-        while self._idle:
-            self._give_back(self._idle.popleft().conn)
+        self.drop()
         await asyncio.gather(*self._releases)
 
 

@@ -3,7 +3,14 @@
 with bounded waits: while the database is away, a request gets its 503 within
 `DB_TIMEOUT` seconds instead of waiting for asyncpg's minute-long connect timeout. A wait
 for a connection while every one of the pool is in use is the service being busy
-(`ServiceBusy`), not the database being away."""
+(`ServiceBusy`), not the database being away.
+
+A pool's URL may list a cluster's members: each new connection tries them all at once and
+keeps the first that is what the URL asks (`target_session_attrs`; `cluster_connect`). A
+write is never sent over a connection whose server says it is read-only (a demoted or
+fenced primary, a replica): the write pool then drops every connection it has and connects
+anew, to whichever server is the primary now, or answers 503 (`DatabaseReadOnly`) while
+none is."""
 
 from __future__ import annotations
 
@@ -13,11 +20,12 @@ from typing import Literal
 
 import asyncpg
 from fastapi import FastAPI, Request
-from stac_fastapi.pgstac.config import PostgresSettings
 from stac_fastapi.pgstac.db import con_init, translate_pgstac_errors
 
+from stac_ext.platform.database import cluster_connect
 from stac_ext.platform.database.kept_connections import KeptConnections
-from stac_ext.platform.service.errors import ServiceBusy
+from stac_ext.platform.database.settings import PoolSettings
+from stac_ext.platform.service.errors import DatabaseReadOnly, ServiceBusy
 
 
 async def _session_kept(conn: asyncpg.Connection) -> None:
@@ -27,19 +35,19 @@ async def _session_kept(conn: asyncpg.Connection) -> None:
     (`RESET ALL`, `UNLISTEN *`, ...) would cost a round trip per request."""
 
 
-async def _pool(settings: PostgresSettings, timeout: float) -> asyncpg.Pool:
+async def _pool(settings: PoolSettings, timeout: float) -> asyncpg.Pool:
     return await asyncpg.create_pool(
-        settings.connection_string, min_size=settings.db_min_conn_size,
-        max_size=settings.db_max_conn_size, max_queries=settings.db_max_queries,
-        max_inactive_connection_lifetime=settings.db_max_inactive_conn_lifetime,
-        init=con_init, server_settings=settings.server_settings.model_dump(),
-        timeout=timeout,  # each new connection's connect
-        reset=_session_kept,
+        settings.dsn, min_size=settings.min_size, max_size=settings.max_size,
+        max_queries=settings.max_queries,
+        max_inactive_connection_lifetime=settings.max_inactive_lifetime,
+        init=con_init, server_settings=settings.server_settings,
+        timeout=timeout,  # each new connection's connect (its hosts tried at once)
+        connect=cluster_connect.connect, reset=_session_kept,
     )
 
 
-async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
-                     reader: PostgresSettings | None = None) -> None:
+async def open_pools(app: FastAPI, settings: PoolSettings, timeout: float,
+                     reader: PoolSettings | None = None) -> None:
     """What stock's `connect_to_db` sets up, with `timeout` on connects and acquires; reads
     on `reader` (e.g. a streaming replica) when given, as stock's reader/writer pools.
     Requests keep their connections between them (`KeptConnections`)."""
@@ -54,6 +62,8 @@ async def open_pools(app: FastAPI, settings: PostgresSettings, timeout: float,
         keeper = kept[readwrite]
         taken = keeper.take()
         conn, uses = taken if taken is not None else (await _acquired(keeper, timeout), 0)
+        if readwrite == "w" and read_only(conn):
+            conn, uses = await _writable(keeper, conn, timeout), 0
         try:
             with translate_pgstac_errors():
                 yield conn
@@ -78,6 +88,29 @@ async def _acquired(keeper: KeptConnections, timeout: float) -> asyncpg.Connecti
         raise  # a connect that did not finish: the database is away
     finally:
         keeper.waiting -= 1
+
+
+def read_only(conn: asyncpg.Connection) -> bool:
+    """Whether the server of `conn` refuses writes, as it reported last (PostgreSQL sends
+    both settings to every session whenever they change; no round trip)."""
+    settings = conn.get_settings()
+    return (getattr(settings, "in_hot_standby", "off") == "on"
+            or getattr(settings, "default_transaction_read_only", "off") == "on")
+
+
+async def _writable(keeper: KeptConnections, conn: asyncpg.Connection,
+                    timeout: float) -> asyncpg.Connection:
+    """A connection to a writable server instead of `conn`, whose server turned read-only:
+    every connection of the pool is dropped (they went to the same server) and one is made
+    anew, to the URL's primary; DatabaseReadOnly when it is read-only too."""
+    keeper.drop()
+    await keeper.pool.expire_connections()  # those in use are closed as they come back
+    await keeper.pool.release(conn)
+    conn = await _acquired(keeper, timeout)
+    if read_only(conn):
+        await keeper.pool.release(conn)
+        raise DatabaseReadOnly()
+    return conn
 
 
 def pool_states(app: FastAPI) -> dict[str, dict[str, int]]:

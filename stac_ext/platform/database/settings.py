@@ -3,15 +3,29 @@ process takes of it, and how long a statement may run."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from stac_fastapi.pgstac.config import PostgresSettings, ServerSettings
 
 from stac_ext.platform.database import roles
 from stac_ext.platform.database.cluster import Cluster
+from stac_ext.platform.database.connection_urls import PREFER_STANDBY, READ_WRITE, targeted
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """One asyncpg pool of the data API: where it connects (a URL of one host, or of
+    several: a cluster) and what each of its sessions starts with; the rest as stock
+    stac-fastapi-pgstac's `PostgresSettings` has it."""
+
+    dsn: str
+    server_settings: dict[str, str]
+    min_size: int = 1
+    max_size: int = 10
+    max_queries: int = 50_000
+    max_inactive_lifetime: float = 300.0
 
 
 class DatabaseSettings(BaseSettings):
@@ -24,7 +38,10 @@ class DatabaseSettings(BaseSettings):
     database_url: str | None = None
     """PostgreSQL with PostGIS (`postgresql://user:pw@host:5432/db`), as the role that owns
     the schemas (migrations and bulk loads use it); unset: the embedded cluster in
-    `GEOCATALOG_DATA_DIR/pg`."""
+    `GEOCATALOG_DATA_DIR/pg`. A cluster's members may be listed
+    (`postgresql://user:pw@db1:5432,db2:5432,db3:5432/db`): each connection then finds the
+    primary (`target_session_attrs=read-write` unless the URL names another), as every
+    part's URL below does (see High availability)."""
     api_database_url: str | None = None
     """The API's (and its in-process worker's) own login role, granted `geocatalog_api`
     (see Database roles). Unset: the embedded cluster's role of that part; with
@@ -37,7 +54,9 @@ class DatabaseSettings(BaseSettings):
     `geocatalog_job`; unset as for `API_DATABASE_URL`."""
     database_reader_url: str | None = None
     """The data API's reads go to this PostgreSQL (a streaming replica, as the API's role),
-    its writes to the API's URL (see Reads on replicas)."""
+    its writes to the API's URL (see Reads on replicas). Listing a cluster's members, reads
+    go to a replica where one answers, else to the primary
+    (`target_session_attrs=prefer-standby` unless the URL names another)."""
     geocatalog_data_dir: Path = Path(".data")
     """The embedded cluster (`pg/`) and its generated passwords (mode 0600), the development
     issuer's key and the job secrets key."""
@@ -82,41 +101,31 @@ class DatabaseSettings(BaseSettings):
         return not self.database_url
 
     @property  # not cached: `model_copy(update=...)` would copy a stale value
-    def postgres(self) -> PostgresSettings:
-        """Connection settings of the data API's writes (and of its reads without a
-        reader URL), stac-fastapi-pgstac's terms."""
-        return self._postgres(self.api_dsn)
+    def postgres(self) -> PoolSettings:
+        """The data API's write pool (and its read pool without a reader URL)."""
+        return self._pool(self.api_dsn)
 
     @property
-    def postgres_reader(self) -> PostgresSettings:
-        """Connection settings of the data API's reads."""
-        return self._postgres(self.database_reader_url, replica=True) \
+    def postgres_reader(self) -> PoolSettings:
+        """The data API's read pool: a replica where one answers, when the reader URL
+        lists several hosts."""
+        return self._pool(targeted(self.database_reader_url, PREFER_STANDBY), replica=True) \
             if self.database_reader_url else self.postgres
 
-    def _postgres(self, dsn: str, replica: bool = False) -> PostgresSettings:
-        url = urlsplit(dsn)
+    def _pool(self, dsn: str, replica: bool = False) -> PoolSettings:
         # on a replica pgstac must not cache searches (its `searches` table is read-only)
         more = {"pgstac.readonly": "true"} if replica else {}
-        return PostgresSettings(
-            pguser=unquote(url.username or ""),
-            pgpassword=unquote(url.password or ""),
-            pghost=url.hostname or "127.0.0.1",
-            pgport=url.port or 5432,
-            pgdatabase=url.path.lstrip("/") or "postgres",
-            db_min_conn_size=self.db_min_conn_size,
-            db_max_conn_size=self.db_max_conn_size,
+        return PoolSettings(
+            dsn=dsn, min_size=self.db_min_conn_size, max_size=self.db_max_conn_size,
             # geocatalog first: its `collection_search` (non-empty collections only)
             # answers stock stac-fastapi's unqualified call.
-            server_settings=ServerSettings(
-                search_path="geocatalog,pgstac,public", application_name="geocatalog",
-                statement_timeout=str(int(self.db_statement_timeout * 1000)),
-                # any other PostgreSQL setting is allowed (extra="allow"). A page query is
-                # short: compiling it (PostgreSQL's JIT, on by default for costly plans)
-                # takes longer than running it (docs/performance.md).
-                max_parallel_workers_per_gather=str(  # type: ignore[call-arg]
-                    self.db_parallel_workers), jit="off",
-                **more,
-            ),
+            server_settings={
+                "search_path": "geocatalog,pgstac,public", "application_name": "geocatalog",
+                "statement_timeout": str(int(self.db_statement_timeout * 1000)),
+                # A page query is short: compiling it (PostgreSQL's JIT, on by default for
+                # costly plans) takes longer than running it (docs/performance.md).
+                "max_parallel_workers_per_gather": str(self.db_parallel_workers),
+                "jit": "off", **more},
         )
 
     @property
@@ -138,12 +147,14 @@ class DatabaseSettings(BaseSettings):
 
     @property
     def dsn(self) -> str:
-        """The owner's database URL: configured, or the embedded cluster's."""
-        return self.database_url or self.cluster.dsn
+        """The owner's database URL: configured (the primary's, when it lists several
+        hosts), or the embedded cluster's."""
+        return targeted(self.database_url, READ_WRITE) if self.database_url \
+            else self.cluster.dsn
 
     def _part_dsn(self, configured: str | None, role: str) -> str:
         if configured:
-            return configured
+            return targeted(configured, READ_WRITE)
         return self.dsn if self.database_url else self.cluster.role_dsn(role)
 
     @property

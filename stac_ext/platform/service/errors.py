@@ -74,6 +74,11 @@ class ServiceBusy(RuntimeError):
     the service is busy (503 saying so), not the database away."""
 
 
+class DatabaseReadOnly(RuntimeError):
+    """A write found only a read-only server (a replica, a demoted primary): the cluster has
+    no primary just now (a failover), 503."""
+
+
 def exception_body(status: int, detail: str, name: str | None = None) -> dict[str, Any]:
     """OGC's exception document; `name` is a type of OGC's (or a whole URI), by status when
     none is given."""
@@ -203,6 +208,14 @@ ANSWERS: dict[type[Exception], Answer] = {
         log=lambda request, exc, status: "database short of resources: "
         f"{_first_line(exc)} ({request.method} {request.url.path})"),
     **{away: DATABASE_AWAY for away in _UNAVAILABLE},
+    # a write on a server that has just become read-only, or with no primary to connect to:
+    # a failover under way
+    **{read_only: Answer(
+        503, "The database accepts no writes just now (its primary is changing); retry "
+        "shortly.", headers={"Retry-After": "5"},
+        log=lambda request, exc, status: f"database read-only: {type(exc).__name__} "
+        f"({request.method} {request.url.path})")
+       for read_only in (DatabaseReadOnly, asyncpg.exceptions.ReadOnlySQLTransactionError)},
     ForeignKeyError: Answer(404, "The collection this refers to does not exist."),
     DatabaseError: Answer(400, "A required field is missing."),
     NotFoundError: Answer(404, _stock("It does not exist."), "NotFoundError", log=_event,

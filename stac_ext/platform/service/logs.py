@@ -114,7 +114,8 @@ def outage(error: BaseException | None) -> BaseException | None:
 class QuietOutages(logging.Filter):
     """The database being away is an expected event: every library logs it with its
     traceback (asyncpg's pool, psycopg's, procrastinate's worker, ours); one WARNING line
-    says it all."""
+    says it all. libpq's words for a URL of several hosts take a line per host (and a
+    hint): psycopg's pool logs them folded into one."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and (found := outage(record.exc_info[1])) is not None:
@@ -123,6 +124,10 @@ class QuietOutages(logging.Filter):
             record.exc_info = record.exc_text = None
             if record.levelno > logging.WARNING:
                 record.levelno, record.levelname = logging.WARNING, "WARNING"
+        elif record.name.startswith("psycopg") and "\n" in (said := record.getMessage()):
+            record.msg = " ".join(line.strip() for line in said.splitlines() if line.strip()
+                                  and not line.strip().startswith("Is the server running"))
+            record.args = None
         return True
 
 
