@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from process_api import HAS_PROVENANCE, JOB_DATABASE_URL, Context
+from stac_ext.content.quicklook import with_thumbnail
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root
 from stac_ext.publish.items import build_items, file_name
@@ -81,7 +82,8 @@ async def _publish(inputs: dict[str, Any], context: Context, settings: PublishSe
             items, skips = build_items(description, None)
             result["skipped"] += [{"file": href, "variable": s.variable, "reason": s.reason}
                                   for s in skips]
-            lineaged = [(c, with_lineage(i, inputs["lineage"])) for c, i in items]
+            lineaged = [(c, with_thumbnail(with_lineage(i, inputs["lineage"]), c, api))
+                        for c, i in items]
             outcome = await writer.write(lineaged, catalog) if items else Outcome()
             report(result, outcome, api, href)
     finally:
