@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import numpy as np
@@ -406,7 +406,7 @@ async def test_the_keys_stay_on_the_server(explorer_settings: Settings, issuer: 
                                            secured_s3, alice, items, bucket) -> None:
     """The storage refuses the service's keys (a wrong secret): the answer says so in words,
     naming the storage's address, never a key; nor does any answer that reads with them."""
-    endpoint, wrong = secured_s3
+    _, wrong = secured_s3
     refused = create_app(explorer_settings.model_copy(update={"assets_s3": wrong}))
     item = make_item(unique("secured-"), data="s3://secured/data/sst.nc")
     async with refused.router.lifespan_context(refused), http_client(
@@ -436,3 +436,46 @@ async def test_an_address_the_outbound_policy_refuses(alice, monkeypatch) -> Non
     assert (r.status_code, r.json()["description"]) == (422, (
         "table.csv: The address cannot be reached from here: give a public http(s) or S3 "
         "address (the service's OUTBOUND_ALLOW names the private networks it may reach)."))
+
+
+async def test_the_explorer_page_names_what_it_draws(anyone, items, bucket) -> None:
+    """The page of an asset anyone reads: its title, the item, the file and where its script
+    reads the views; a job's file's (no item); and no file at all: 400."""
+    source = hrefs(bucket)["grid"]
+    r = await anyone.get("/ui/explore", params={
+        "collection": SST, "item": items["public"], "source": source},
+        headers={"Accept": "text/html"})
+    assert r.status_code == 200
+    assert '<h1 id="explore-title">grid</h1>' in r.text
+    assert f'<code id="explore-source">{source}</code>' in r.text
+    assert (f'data-views="http://testserver/data/collections/{SST}/items/'
+            f'{items["public"]}/explore/"') in r.text
+    assert 'data-format="zarr"' in r.text
+    assert "Explored public</a>" in r.text
+    # its scripts its own files only; inline styles for the charts; pictures as data: URLs
+    policy = r.headers["content-security-policy"]
+    assert "script-src 'self';" in policy and "style-src 'self' 'unsafe-inline'" in policy
+    job = "http://testserver/processes/jobs/0b0e6f36-2b7b-4a7e-9a55-7c5d9f6f1b6c/files/m/x.nc"
+    r = await anyone.get("/ui/explore", params={"source": job})
+    assert r.status_code == 200
+    assert 'data-views="http://testserver/explore/"' in r.text and 'data-format="netcdf"' in r.text
+    r = await anyone.get("/ui/explore")
+    assert r.status_code == 400
+    assert "Nothing to explore" in r.text
+    r = await anyone.get("/ui/explore", params={"collection": SST, "item": items["public"],
+                                                 "source": "s3://elsewhere/x.zarr"})
+    assert (r.status_code, f"Item {items['public']} has no asset at s3://elsewhere/x.zarr."
+            in r.text) == (404, True)
+
+
+async def test_search_results_explore_every_explorable_asset(anyone, items, bucket) -> None:
+    """Our search page: an Explore link on each Zarr, NetCDF, Parquet and CSV asset."""
+    r = await anyone.get("/ui/search", params={"collections": SST, "q": "explored"})
+    assert r.status_code == 200
+    row = r.text[r.text.index("Explored public"):]
+    row = row[:row.index("</tr>")]
+    links = [part.split('"', 1)[0] for part in row.split('href="')[1:]]
+    assert sorted(link.replace("&amp;", "&") for link in links) == sorted(
+        f"http://testserver/ui/explore?collection={SST}&item={items['public']}&source="
+        + quote(href, safe="") for href in hrefs(bucket).values())
+    assert ">Explore Zarr</a>" in row and ">Explore CSV</a>" in row

@@ -28,6 +28,7 @@ EXPLORE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-
 #: to name its media type).
 SUFFIXES = {".zarr": "zarr", ".nc": "netcdf", ".nc4": "netcdf", ".netcdf": "netcdf",
             ".parquet": "parquet", ".geoparquet": "parquet", ".csv": "csv"}
+FORMAT_NAMES = {"zarr": "Zarr", "netcdf": "NetCDF", "parquet": "Parquet", "csv": "CSV"}
 MEDIA_TYPES = {"application/vnd+zarr": "zarr", "application/vnd.zarr": "zarr",
                "application/netcdf": "netcdf", "application/x-netcdf": "netcdf",
                "application/vnd.apache.parquet": "parquet", "application/x-parquet": "parquet",
