@@ -35,7 +35,8 @@ def _row(feature: dict[str, Any]) -> dict[str, Any]:
 def explorable(feature: dict[str, Any]) -> dict[str, Any]:
     """The item's assets the service's explorer opens, each with its page there, and the
     item's quicklook."""
-    assets = feature.get("assets") if isinstance(feature.get("assets"), dict) else {}
+    found = feature.get("assets")
+    assets: dict[str, Any] = found if isinstance(found, dict) else {}
     explore, quicklook = [], None
     for key, asset in assets.items():
         if not isinstance(asset, dict) or not asset.get("href"):
