@@ -69,8 +69,8 @@ test-unit: $(VENV)/.test-$(HASH)
 # The docs' screenshots (docs/img), retaken by the browser and Prometheus tests (a plain
 # test run writes them under .artifacts/, leaving the checkout as it was).
 screenshots: system-deps browser-deps telemetry-deps container-deps $(VENV)/.test-$(HASH) web
-	UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/web/test_web_browser.py tests/service/test_prometheus.py \
-	  "tests/acceptance/test_workflow.py::test_the_workflow[make-run]"
+	UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/web/test_web_browser.py tests/web/test_explorer_browser.py \
+	  tests/service/test_prometheus.py "tests/acceptance/test_workflow.py::test_the_workflow[make-run]"
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
 docs: $(VENV)/.test-$(HASH)

@@ -53,6 +53,7 @@ def thumbnails(
     own = {f"{service.scheme}://{service.netloc}".lower()}
     made = skipped = later = 0
     with database_errors(settings.dsn), psycopg.connect(settings.dsn, autocommit=True) as conn:
+        conn.execute("SET search_path TO pgstac, public")  # pgstac's functions, unqualified
         collections = collection or [row[0] for row in conn.execute(
             "SELECT id FROM pgstac.collections ORDER BY id")]
         for each in collections:

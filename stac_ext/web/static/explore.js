@@ -158,6 +158,8 @@
     text("map-east", number(extent.east));
     text("map-north", number(extent.north));
     text("map-south", number(extent.south));
+    for (const name of document.querySelectorAll(".x-name")) name.textContent = found.x.dim;
+    for (const name of document.querySelectorAll(".y-name")) name.textContent = found.y.dim;
     const name = found.long_name || found.variable;
     let caption = name + " (" + found.variable + ")" + (found.units ? ", " + found.units : "");
     if (found.time) caption += " at " + found.time.value;
