@@ -127,24 +127,32 @@ class Table:
     def _role(self, role: str) -> str | None:
         return next((c["name"] for c in self.columns if c["role"] == role), None)
 
+    def row_groups(self) -> list[int]:
+        """A Parquet file's row groups' sizes, from its footer."""
+        groups = self.query(
+            "SELECT row_group_id, any_value(row_group_num_rows) "
+            f"FROM parquet_metadata({_literal(self.files.url)}) GROUP BY ALL ORDER BY 1")
+        return [int(rows) for _, rows in groups]
+
     def count(self) -> int | None:
-        """The rows: from a Parquet file's footer; a CSV is read through, when the whole
+        """The rows: a Parquet file's from its footer; a CSV is read through, when the whole
         file is within the budget (else None)."""
-        if self.format is Format.csv:
-            size = self.files.info(self.files.url).get("size")
-            if size is None or int(size) > self.budget.max_bytes - self.budget.read:
-                return None
+        if self.format is Format.parquet:
+            return sum(self.row_groups())
+        size = self.files.info(self.files.url).get("size")
+        if size is None or int(size) > self.budget.max_bytes - self.budget.read:
+            return None
         return int(self.query(f"SELECT count(*) FROM {self.source}")[0][0])
 
     def describe(self) -> dict[str, Any]:
         """The schema, the row count and (Parquet) the row groups."""
         described: dict[str, Any] = {"kind": "table", "format": self.format.value,
-                                     "columns": self.columns, "rows": self.count()}
+                                     "columns": self.columns}
         if self.format is Format.parquet:
-            groups = self.query(
-                "SELECT row_group_id, any_value(row_group_num_rows) "
-                f"FROM parquet_metadata({_literal(self.files.url)}) GROUP BY ALL ORDER BY 1")
-            described["row_groups"] = [int(rows) for _, rows in groups]
+            described["row_groups"] = self.row_groups()
+            described["rows"] = sum(described["row_groups"])
+        else:
+            described["rows"] = self.count()
         lon, lat = self._role("lon"), self._role("lat")
         described["roles"] = {"lon": lon, "lat": lat, "time": self._role("time")}
         return described
@@ -224,9 +232,9 @@ class Table:
         value = self._value(value_name) if value_name or any(
             c["numeric"] and c["role"] is None for c in self.columns) else None
         picked = f", {quoted(value)}" if value else ""
-        total = int(self.query(f"SELECT count(*) FROM {self.source}")[0][0])
+        total = self.count()
         sample = f" USING SAMPLE reservoir({MAP_POINTS} ROWS) REPEATABLE (1)" \
-            if total > MAP_POINTS else ""
+            if total is None or total > MAP_POINTS else ""
         found = self.query(f"SELECT {quoted(lon)}, {quoted(lat)}{picked} FROM {self.source} "
                            f"WHERE {quoted(lon)} IS NOT NULL AND {quoted(lat)} IS NOT NULL"
                            f"{sample}")
