@@ -33,8 +33,10 @@ def thumbnails(
     limit: Annotated[int | None, typer.Option(
         min=1, metavar="N", help="at most N items this run")] = None,
 ) -> None:
-    """Add a quicklook (`thumbnail` asset, drawn and kept in the results store) to every
-    item whose data can be drawn and that has none."""
+    """Add quicklooks to the items that have none.
+
+    Each item whose data can be drawn gets a `thumbnail` asset, its picture drawn and kept
+    in the results store."""
     import psycopg
 
     from stac_ext.app import explorer_of
