@@ -57,12 +57,35 @@ class Budget:
                                "choose a smaller part.")
 
 
+class Relay:
+    """The budget of whichever request reads, for what is kept open between requests (a
+    dataset's store or file): each request sets its own while it reads."""
+
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.current = budget
+
+    def _now(self) -> Budget:
+        if self.current is None:
+            raise ExploreError(500, "A read outside any request.")
+        return self.current
+
+    def spend(self, size: int) -> None:
+        self._now().spend(size)
+
+    def in_time(self) -> None:
+        self._now().in_time()
+
+
+#: What the readers spend: a request's budget, or a relay to it.
+Spending = Budget | Relay
+
+
 class BoundedFile:
     """A binary file whose reads spend a budget (what h5netcdf and pyarrow read through)."""
 
     mode = "rb"
 
-    def __init__(self, raw: Any, budget: Budget) -> None:
+    def __init__(self, raw: Any, budget: Spending) -> None:
         self.raw = raw
         self.budget = budget
 
@@ -115,7 +138,7 @@ class BoundedFile:
 class BoundedStore(WrapperStore[Any]):
     """A Zarr store whose reads spend a budget: every chunk and metadata document."""
 
-    def __init__(self, store: Any, budget: Budget) -> None:
+    def __init__(self, store: Any, budget: Spending) -> None:
         super().__init__(store)
         self.budget = budget
 

@@ -1,18 +1,22 @@
 """Zarr and NetCDF, read with xarray: what a dataset holds (variables, dimensions,
 attributes, sizes), a variable's map at a time and a level, its time series at a point.
 Opened lazily and read chunk-wise: a map reads the chunks of one time step, a series those
-of one column of the grid, and what either would read is weighed before it is read."""
+of one column of the grid, and what either would read is weighed before it is read; a
+dataset stays open a moment for the next request (`Grids`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from stac_ext.content.formats import Format
-from stac_ext.explorer.bounds import BLOCK, BoundedFile, BoundedStore, Budget
+from stac_ext.explorer.bounds import BLOCK, BoundedFile, BoundedStore, Budget, Relay
 from stac_ext.explorer.pictures import colorbar_url, data_url, field_png, quicklook_map
 from stac_ext.explorer.problems import ExploreError
 from stac_ext.publish.inspect import coordinate_role
@@ -27,36 +31,85 @@ ATTRIBUTE_CHARS = 500
 #: A quicklook maps a variable's time mean when the variable is at most this large, else
 #: its first time step.
 MEAN_BYTES = 64 * 2**20
+#: Datasets kept open between requests, and for how long (a file changed meanwhile shows
+#: at the latest then).
+KEPT_DATASETS, KEPT_SECONDS = 8, 60.0
 
 
-@contextmanager
-def opened(fs: Any, path: str, fmt: Format, budget: Budget) -> Iterator[Any]:
-    """The dataset, lazily: every byte its reads take spends `budget`."""
+def _open(fs: Any, path: str, fmt: Format, spending: Relay) -> tuple[Any, Callable[[], None]]:
+    """The dataset, lazily, each byte its reads take spent through `spending`; and how it
+    is closed."""
     import xarray as xr
 
     if fmt is Format.zarr:
         from zarr.storage import FsspecStore
 
         store = FsspecStore.from_mapper(fs.get_mapper(path), read_only=True)
-        dataset = xr.open_zarr(BoundedStore(store, budget), chunks=None)
-        try:
-            yield dataset
-        finally:
-            dataset.close()
-        return
-    raw = BoundedFile(fs.open(path, "rb", block_size=BLOCK), budget)
+        dataset = xr.open_zarr(BoundedStore(store, spending), chunks=None)
+        return dataset, dataset.close
+    raw = BoundedFile(fs.open(path, "rb", block_size=BLOCK), spending)
     try:
         try:  # nothing that would make HDF5 open other files (their paths are the server's)
             kind = check_self_contained(raw)  # type: ignore[arg-type]  # a binary file
         except OutsideReference as e:
             raise ExploreError(422, f"The file is not read: {e}.") from None
         dataset = xr.open_dataset(raw, engine="h5netcdf" if kind == "hdf5" else "scipy")
-        try:
-            yield dataset
-        finally:
-            dataset.close()
-    finally:
+    except BaseException:
         raw.close()
+        raise
+
+    def close() -> None:
+        dataset.close()
+        raw.close()
+
+    return dataset, close
+
+
+@dataclass
+class _Kept:
+    dataset: Any
+    relay: Relay
+    close: Callable[[], None]
+    until: float
+
+
+class Grids:
+    """Datasets kept open a moment between requests, by where they are read from (a time
+    slider's next map reads its chunk, not the store's metadata and coordinates again).
+    A request takes its dataset while it reads (another request at once opens one of its
+    own), its reads spending that request's budget."""
+
+    def __init__(self, kept: int = KEPT_DATASETS, seconds: float = KEPT_SECONDS) -> None:
+        self.kept, self.seconds = kept, seconds
+        self._entries: OrderedDict[tuple[Any, ...], _Kept] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def use(self, fs: Any, path: str, fmt: Format, budget: Budget) -> Iterator[Any]:
+        key = (id(fs), path, fmt)
+        with self._lock:
+            entry = self._entries.pop(key, None)
+        if entry is not None and entry.until < time.monotonic():
+            entry.close()
+            entry = None
+        if entry is None:
+            relay = Relay(budget)
+            dataset, close = _open(fs, path, fmt, relay)
+            entry = _Kept(dataset, relay, close, time.monotonic() + self.seconds)
+        entry.relay.current = budget
+        try:
+            yield entry.dataset
+        except BaseException:
+            entry.close()
+            raise
+        entry.relay.current = None
+        with self._lock:
+            gone = [self._entries.pop(key)] if key in self._entries else []
+            self._entries[key] = entry
+            while len(self._entries) > self.kept:
+                gone.append(self._entries.popitem(last=False)[1])
+        for each in gone:
+            each.close()
 
 
 @dataclass

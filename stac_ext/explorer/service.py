@@ -55,6 +55,7 @@ class Explorer:
     storage: Storage
     limits: Limits = field(default_factory=Limits)
     _turns: asyncio.Semaphore | None = None
+    grids: gridded.Grids = field(default_factory=gridded.Grids)
     _maps: OrderedDict[tuple[Any, ...], tuple[float, dict[str, Any]]] = field(
         default_factory=OrderedDict)
 
@@ -95,7 +96,7 @@ class Explorer:
         with read_errors(source):
             fs, path = self.storage.filesystem(source)
             if source.format in GRIDDED:
-                with gridded.opened(fs, path, source.format, budget) as ds:
+                with self.grids.use(fs, path, source.format, budget) as ds:
                     if view == "info":
                         return gridded.describe(ds, source.format)
                     if view == "map":
@@ -120,7 +121,7 @@ class Explorer:
         with read_errors(source):
             fs, path = self.storage.filesystem(source)
             if source.format in GRIDDED:
-                with gridded.opened(fs, path, source.format, budget) as ds:
+                with self.grids.use(fs, path, source.format, budget) as ds:
                     return gridded.quicklook(ds, variable, title, budget)
             with tables.opened(fs, path, source.format, budget) as table:
                 return table.quicklook(title, units)

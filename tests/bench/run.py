@@ -291,7 +291,7 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
         results["staging"] = staging.run()
     if "explorer" in chosen:  # a 1 GB Zarr, ten years of days, ten million rows, on S3
         writer = issuer.mint("bench-explorer", settings.data_client_id, [], [], 24 * 3600)
-        results["explorer"] = explorer.run(dsn, settings.data_dir, PORT, issuer, admin, writer)
+        results["explorer"] = explorer.run(dsn, settings.data_dir, PORT, admin, writer)
     if "jobs" in chosen:
         database.reset_jobs(dsn)
         # one user's thousand jobs at once: quotas that queue them all and let them take
