@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,16 +37,40 @@ MEAN_BYTES = 64 * 2**20
 KEPT_DATASETS, KEPT_SECONDS = 8, 60.0
 
 
+#: The asynchronous twin of each asynchronous-capable filesystem the explorer reads Zarr
+#: from (zarr reads chunks concurrently through it, in its own event loop).
+_TWINS: dict[int, tuple[Any, Any]] = {}  # by id: the filesystem (kept: its id stays its)
+_TWINS_LOCK = threading.Lock()
+
+
+def _zarr_store(fs: Any, path: str) -> Any:
+    """A Zarr store over `fs`: through its asynchronous twin (its own options, the outbound
+    policy's socket factory included) when it has one, else through its mapper."""
+    from zarr.storage import FsspecStore
+
+    if not getattr(fs, "async_impl", False):
+        return FsspecStore.from_mapper(fs.get_mapper(path), read_only=True)
+    with _TWINS_LOCK:
+        if id(fs) not in _TWINS:
+            _TWINS[id(fs)] = (fs, type(fs)(**{**fs.storage_options, "asynchronous": True,
+                                              "skip_instance_cache": True}))
+        twin = _TWINS[id(fs)][1]
+    return FsspecStore(twin, path=path, read_only=True)
+
+
 def _open(fs: Any, path: str, fmt: Format, spending: Relay) -> tuple[Any, Callable[[], None]]:
     """The dataset, lazily, each byte its reads take spent through `spending`; and how it
     is closed."""
     import xarray as xr
 
     if fmt is Format.zarr:
-        from zarr.storage import FsspecStore
-
-        store = FsspecStore.from_mapper(fs.get_mapper(path), read_only=True)
-        dataset = xr.open_zarr(BoundedStore(store, spending), chunks=None)
+        store = BoundedStore(_zarr_store(fs, path), spending)
+        try:  # most stores: Zarr 2, consolidated (one read of metadata, no probing)
+            dataset = xr.open_zarr(store, chunks=None, zarr_format=2, consolidated=True)
+        except (FileNotFoundError, KeyError, ValueError, TypeError):
+            with warnings.catch_warnings():  # xarray's advice to consolidate: the owner's
+                warnings.simplefilter("ignore", RuntimeWarning)
+                dataset = xr.open_zarr(store, chunks=None)
         return dataset, dataset.close
     raw = BoundedFile(fs.open(path, "rb", block_size=BLOCK), spending)
     try:
