@@ -24,8 +24,9 @@ CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 
 
 @pytest.fixture
-async def service(settings, issuer: TestIssuer) -> AsyncIterator[dict]:
-    """The service with a worker; alice (deploys, process and data tokens), bob, anyone."""
+async def service(settings, issuer: TestIssuer, published_collections) -> AsyncIterator[dict]:
+    """The service with a worker; alice (deploys, process and data tokens), bob, anyone;
+    the collections publishing writes into made."""
     app = create_app(settings.model_copy(update={
         "job_queue": f"explore-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
         "explorer_url_template": None}), processes=TEST_PROCESSES)

@@ -1,15 +1,15 @@
 """The data explorer's page: one asset of an item (`?collection=&item=&source=<its href>`),
-or a job's file before it is published (`?source=` alone). The page names what it shows;
-its script draws it from the explorer's views, with the signed-in user's token. An item
-anyone may not read is a missing one here too (the same 404 page), whose script, signed
-in, asks again with the token."""
+or a job's file before it is published (`?source=` alone). The page names what it shows,
+read as the caller (the browser's session); its script draws it from the explorer's views,
+with the same sign-in. An item the caller may not read is a missing one here too: the same
+404 page."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.public_api import get_json
@@ -21,9 +21,8 @@ PAGE = "ui/explore"
 #: The explorer draws with inline styles (its charts' tooltips): allowed on this page, whose
 #: scripts are still only its own files; pictures come as data: URLs.
 EXPLORE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-               "img-src 'self' data: blob:; connect-src 'self' {provider}; "
-               "frame-ancestors 'none'; base-uri 'self'; object-src 'none'; "
-               "form-action 'self' {provider}")
+               "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "
+               "base-uri 'self'; object-src 'none'; form-action 'self' {provider}")
 #: The formats the explorer reads, by the suffix of an address (a job's file has no item
 #: to name its media type).
 SUFFIXES = {".zarr": "zarr", ".nc": "netcdf", ".nc4": "netcdf", ".netcdf": "netcdf",
@@ -61,6 +60,7 @@ async def explore(
     source: Annotated[str | None, Query(max_length=4096)] = None,
     collection: Annotated[str | None, Query(max_length=256)] = None,
     item: Annotated[str | None, Query(max_length=1024)] = None,
+    authorization: str | None = Header(default=None),
 ) -> HTMLResponse:
     face = request.app.state.web
     context: dict[str, Any] = {"source": source or "", "name": file_name(source or ""),
@@ -80,8 +80,8 @@ async def explore(
                    item={"collection": collection, "id": item,
                          "page": f"browser/collections/{quote(collection, safe='')}/items/"
                                  f"{quote(item, safe='')}"})
-    status, body = await get_json(request, path)
-    if status != 200:  # hidden or missing: the same page; signed in, the script asks again
+    status, body = await get_json(request, path, authorization=authorization)
+    if status != 200:  # hidden from this caller or missing: the same page
         context.update(hidden=True, error=body if isinstance(body, dict) else
                        {"description": f"The item answered {status}."})
         return _answer(request, context, 404 if status == 404 else status)

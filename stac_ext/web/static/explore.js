@@ -1,7 +1,7 @@
 // The data explorer: what a Zarr or NetCDF holds, a variable's map with its time slider and
 // colour scale, a time series where the map is clicked; a Parquet or CSV file's schema, row
 // count, pages of rows (columns and row groups chosen), a chart and its points. Everything
-// comes from the explorer's views, read with the signed-in user's token (`api`); charts are
+// comes from the explorer's views, read with the browser's sign-in (`api`); charts are
 // Apache ECharts, drawn as SVG.
 "use strict";
 (() => {
@@ -366,9 +366,9 @@
   $("chart-column").addEventListener("change", () => drawChart());
   $("chart-by").addEventListener("change", () => drawChart());
 
-  ready.then(async (signedIn) => {
-    // a page anyone may not read: the same 404 as a missing item's, read again with the token
-    if (root.dataset.hidden && !signedIn) { loading.hidden = true; return; }
+  ready.then(async () => {
+    // an item the caller may not read: the same 404 as a missing item's, nothing to draw
+    if (root.dataset.hidden) { loading.hidden = true; return; }
     const info = await read("info", {});
     if (!info) { loading.hidden = true; return; }
     const refused = document.getElementById("explore-refused");
