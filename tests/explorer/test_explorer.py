@@ -479,3 +479,19 @@ async def test_search_results_explore_every_explorable_asset(anyone, items, buck
         f"http://testserver/ui/explore?collection={SST}&item={items['public']}&source="
         + quote(href, safe="") for href in hrefs(bucket).values())
     assert ">Explore Zarr</a>" in row and ">Explore CSV</a>" in row
+
+
+@pytest.mark.unit
+def test_the_services_access_to_s3(tmp_path: Path) -> None:
+    """ASSETS_S3 when set; else the demo S3 with the embedded database (`make run`, `make
+    demo-s3`: the demo items' data), else none (anonymous)."""
+    from stac_ext.settings import DEMO_S3
+
+    embedded = Settings(geocatalog_data_dir=tmp_path)
+    assert embedded.assets_s3_section == DEMO_S3
+    assert DEMO_S3["endpoint"] == "http://127.0.0.1:9000"  # make demo-s3's port
+    elsewhere = Settings(database_url="postgresql://u@db/c", geocatalog_data_dir=tmp_path)
+    assert elsewhere.assets_s3_section == {}
+    given = Settings(database_url="postgresql://u@db/c", geocatalog_data_dir=tmp_path,
+                     assets_s3={"endpoint": "https://s3.example", "accessKeyId": "k"})
+    assert given.assets_s3_section == {"endpoint": "https://s3.example", "accessKeyId": "k"}
