@@ -140,20 +140,13 @@
     text("time-value", times ? times[index] : index);
   }
 
-  // The first view (the first map, the first page of rows) is asked for at once, beside
-  // `info`: it is the server's default, which the page's first choices are.
-  let early = null;
-
   let drawing = 0;
   async function drawMap() {
     const asked = ++drawing;
     const variable = $("map-variable").value;
     const params = { variable, time: $("time-control").hidden ? null : $("time-slider").value,
                      level: $("level-control").hidden ? null : $("map-level").value };
-    const first = [null, "0"].includes(params.time) && [null, "0"].includes(params.level)
-      ? early : null;
-    early = null;
-    const found = first ? await first : await read("map", params);
+    const found = await read("map", params);
     if (!found || asked !== drawing) return;
     current = found;
     const image = $("map-image");
@@ -284,10 +277,7 @@
 
   async function drawRows() {
     const limit = Number($("page-size").value);
-    const first = early;
-    early = null;
-    const found = first ? await first
-      : await read("rows", { offset, limit, columns: chosenColumns().join(",") });
+    const found = await read("rows", { offset, limit, columns: chosenColumns().join(",") });
     if (!found) return;
     const head = document.createElement("tr");
     for (const name of found.columns) {
@@ -379,10 +369,6 @@
   ready.then(async () => {
     // an item the caller may not read: the same 404 as a missing item's, nothing to draw
     if (root.dataset.hidden) { loading.hidden = true; return; }
-    const gridded = ["zarr", "netcdf"].includes(root.dataset.format);
-    if (root.dataset.format) {
-      early = gridded ? read("map", { time: 0 }) : read("rows", { offset: 0, limit: 50 });
-    }
     const info = await read("info", {});
     if (!info) { loading.hidden = true; return; }
     const refused = document.getElementById("explore-refused");
