@@ -162,9 +162,35 @@ class BoundedStore(WrapperStore[Any]):
         return found
 
 
+class _Remembered(BoundedFile):
+    """A file of a `BoundedFileSystem`: small reads it has made before in this request (a
+    Parquet footer, read once by each statement) answered again without the storage."""
+
+    def __init__(self, raw: Any, budget: Spending, kept: dict[tuple[int, int], bytes]
+                 ) -> None:
+        super().__init__(raw, budget)
+        self.kept = kept
+
+    def read(self, size: int = -1) -> bytes:
+        if not 0 < size <= KEPT_READ:
+            return super().read(size)
+        key = (self.tell(), size)
+        found = self.kept.get(key)
+        if found is None:
+            found = self.kept[key] = super().read(size)
+        else:
+            self.seek(key[0] + len(found))
+        return found
+
+
+#: The largest read a request's file keeps for another statement to read again.
+KEPT_READ = 1 << 20
+
+
 class BoundedFileSystem(AbstractFileSystem):
     """One file of another filesystem, as DuckDB reads it (`explore://<path>`), its reads
-    spending a budget; nothing else of that filesystem is reachable through it."""
+    spending a budget; nothing else of that filesystem is reachable through it. Every
+    statement opens the file anew: its size is asked once, and its small reads kept."""
 
     protocol = "explore"
 
@@ -173,6 +199,8 @@ class BoundedFileSystem(AbstractFileSystem):
         self.inner = inner
         self.path = path
         self.budget = budget
+        self._info: dict[str, Any] | None = None
+        self._kept: dict[tuple[int, int], bytes] = {}
 
     @property
     def url(self) -> str:
@@ -187,12 +215,20 @@ class BoundedFileSystem(AbstractFileSystem):
     def _open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
         if "r" not in mode or "+" in mode:
             raise PermissionError("read only")
-        return BoundedFile(self.inner.open(self._inner(path), "rb", block_size=BLOCK),
-                           self.budget)
+        inner = self._inner(path)
+        size = self.info(path).get("size")
+        try:  # its size known: the storage is not asked again at each opening
+            raw = self.inner.open(inner, "rb", block_size=BLOCK, size=size)
+        except TypeError:  # a filesystem that takes no size
+            raw = self.inner.open(inner, "rb", block_size=BLOCK)
+        return _Remembered(raw, self.budget, self._kept)
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        found = dict(self.inner.info(self._inner(path)))
-        return {**found, "name": self.url, "type": "file"}
+        if self._info is None:
+            self._info = dict(self.inner.info(self._inner(path)))
+        else:
+            self._inner(path)
+        return {**self._info, "name": self.url, "type": "file"}
 
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         found = self.info(path)
