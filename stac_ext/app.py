@@ -317,6 +317,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                 await asyncio.gather(dispatching, return_exceptions=True)
             readings.pools.pop()
             await close_pools(app)
+            if isinstance(explorer, ExplorerExtension):
+                explorer.explorer.close()
 
     app = build_data_api(settings, extensions, lifespan).app
     explorer = extensions.extra_map.get(EXPLORER)

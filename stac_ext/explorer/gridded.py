@@ -10,6 +10,7 @@ import math
 import threading
 import time
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -108,6 +109,9 @@ class Grids:
         self.kept, self.seconds = kept, seconds
         self._entries: OrderedDict[tuple[Any, ...], _Kept] = OrderedDict()
         self._lock = threading.Lock()
+        # closed before the interpreter goes, at the latest: HDF5's own exit handler would
+        # close a NetCDF still open on a Python file after Python is gone (a crash)
+        weakref.finalize(self, _close_all, self._entries, self._lock)
 
     @contextmanager
     def use(self, fs: Any, path: str, fmt: Format, budget: Budget) -> Iterator[Any]:
@@ -135,6 +139,18 @@ class Grids:
                 gone.append(self._entries.popitem(last=False)[1])
         for each in gone:
             each.close()
+
+    def close(self) -> None:
+        """Close every dataset kept."""
+        _close_all(self._entries, self._lock)
+
+
+def _close_all(entries: OrderedDict[tuple[Any, ...], _Kept], lock: threading.Lock) -> None:
+    with lock:
+        gone = list(entries.values())
+        entries.clear()
+    for each in gone:
+        each.close()
 
 
 @dataclass

@@ -59,6 +59,10 @@ class Explorer:
     _maps: OrderedDict[tuple[Any, ...], tuple[float, dict[str, Any]]] = field(
         default_factory=OrderedDict)
 
+    def close(self) -> None:
+        """Close the datasets kept open (at the service's end)."""
+        self.grids.close()
+
     def budget(self) -> Budget:
         return Budget(self.limits.read_bytes, self.limits.seconds)
 
