@@ -40,7 +40,7 @@ def thumbnails(
     import psycopg
 
     from stac_ext.app import explorer_of
-    from stac_ext.cli import _settings, database_errors, ensure_database
+    from stac_ext.cli.common import _settings, database_errors, ensure_database
     from stac_ext.content.quicklook import drawn_asset, thumbnail_asset
     from stac_ext.data_api.urls import api_root
     from stac_ext.explorer.own_files import job_file

@@ -10,6 +10,7 @@ import base64
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -19,7 +20,6 @@ import pyarrow.parquet as pq
 import pytest
 import xarray as xr
 
-from stac_ext.app import create_app
 from stac_ext.settings import Settings
 from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
@@ -94,18 +94,18 @@ def bucket(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
-def explorer_settings(settings: Settings, s3_endpoint: str) -> Settings:
-    return settings.model_copy(update={
-        "assets_s3": {"endpoint": s3_endpoint, "accessKeyId": KEY_ID,
-                      "secretAccessKey": SECRET, "defaultRegion": "us-east-1"},
-        "explorer_url_template": None})
+def explorer_settings(settings: Settings, s3_endpoint: str) -> dict[str, Any]:
+    """The explorer's settings over the session's: the test S3's keys, no outside explorer."""
+    return {"assets_s3": {"endpoint": s3_endpoint, "accessKeyId": KEY_ID,
+                          "secretAccessKey": SECRET, "defaultRegion": "us-east-1"},
+            "explorer_url_template": None}
 
 
 @pytest.fixture(scope="module")
-async def explorer_app(explorer_settings: Settings) -> AsyncIterator:
-    application = create_app(explorer_settings)
-    async with application.router.lifespan_context(application):
-        yield application
+async def explorer_app(service_app, explorer_settings: dict[str, Any]
+                       ) -> AsyncIterator:
+    async with service_app(**explorer_settings) as service:
+        yield service.app
 
 
 @pytest.fixture
@@ -364,26 +364,25 @@ async def test_a_hidden_items_views_and_quicklook_are_a_missing_items(
 
 
 async def test_a_quicklook_is_drawn_once_and_kept(alice, anyone, items, bucket,
-                                                  explorer_settings: Settings) -> None:
+                                                  settings: Settings) -> None:
     path = f"/data/collections/{SST}/items/{items['public']}/thumbnail.png"
     r = await anyone.get(path)
     assert (r.status_code, r.headers["content-type"], r.content[:8]) == (
         200, "image/png", b"\x89PNG\r\n\x1a\n")
     assert r.headers["cache-control"] == "private, max-age=300"
-    kept = sorted((Path(explorer_settings.results_store_url.removeprefix("file://"))
+    kept = sorted((Path(settings.results_store_url.removeprefix("file://"))
                    / "thumbnails" / SST / items["public"]).glob("*.png"))
     assert len(kept) == 1 and kept[0].name.endswith("-all.png")
     assert kept[0].read_bytes() == r.content
     assert (await anyone.get(path)).content == r.content
 
 
-async def test_reads_are_bounded(explorer_settings: Settings, issuer: TestIssuer, items,
-                                 bucket) -> None:
+async def test_reads_are_bounded(service_app, explorer_settings: dict[str, Any],
+                                 issuer: TestIssuer, items, bucket) -> None:
     """What a map or a series would read is weighed before it is read: over the bound, it is
     refused saying how much; a table's page as soon as its reads pass the bound."""
-    small = create_app(explorer_settings.model_copy(update={"explorer_read_bytes": "8Ki"}))
-    async with small.router.lifespan_context(small), http_client(
-            small, issuer.token("alice")) as client:
+    async with service_app(**{**explorer_settings, "explorer_read_bytes": "8Ki"}) as small:
+        client = small.client(issuer.token("alice"))
         r = await client.get(view(items["public"], "map"), params={
             "source": hrefs(bucket)["grid"], "time": 5})
         assert r.status_code == 200  # one chunk of 600 bytes
@@ -402,15 +401,16 @@ async def test_reads_are_bounded(explorer_settings: Settings, issuer: TestIssuer
             "smaller part."})
 
 
-async def test_the_keys_stay_on_the_server(explorer_settings: Settings, issuer: TestIssuer,
-                                           secured_s3, alice, items, bucket) -> None:
+async def test_the_keys_stay_on_the_server(service_app,
+                                           explorer_settings: dict[str, Any],
+                                           issuer: TestIssuer, secured_s3, alice, items,
+                                           bucket) -> None:
     """The storage refuses the service's keys (a wrong secret): the answer says so in words,
     naming the storage's address, never a key; nor does any answer that reads with them."""
     _, wrong = secured_s3
-    refused = create_app(explorer_settings.model_copy(update={"assets_s3": wrong}))
     item = make_item(unique("secured-"), data="s3://secured/data/sst.nc")
-    async with refused.router.lifespan_context(refused), http_client(
-            refused, issuer.token("alice")) as client:
+    async with service_app(**{**explorer_settings, "assets_s3": wrong}) as refused:
+        client = refused.client(issuer.token("alice"))
         assert (await client.post(f"/data/collections/{SST}/items", json=item)).status_code \
             == 201
         for name in ("info", "map"):

@@ -11,36 +11,28 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import netcdf_bytes
 from tests.support.cwl import cdo_mean
-from tests.support.http import http_client
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
-from tests.support.processes import TEST_PROCESSES
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 
 CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 
 
 @pytest.fixture
-async def service(settings, issuer: TestIssuer, published_collections) -> AsyncIterator[dict]:
+async def service(service_app, issuer: TestIssuer, published_collections
+                  ) -> AsyncIterator[dict]:
     """The service with a worker; alice (deploys, process and data tokens), bob, anyone;
     the collections publishing writes into made."""
-    app = create_app(settings.model_copy(update={
-        "job_queue": f"explore-{uuid.uuid4().hex[:8]}", "in_process_worker": True,
-        "explorer_url_template": None}), processes=TEST_PROCESSES)
     tokens = {"alice": issuer.token("alice", client=PROCESS_CLIENT, rights=["deployProcess"]),
               "alice_data": issuer.token("alice"),
               "bob": issuer.token("bob", client=PROCESS_CLIENT)}
-    async with app.router.lifespan_context(app):
-        made = {name: http_client(app, token) for name, token in tokens.items()}
-        made["anyone"] = http_client(app)
-        try:
-            yield made
-        finally:
-            for client in made.values():
-                await client.aclose()
+    async with service_app(job_queue=f"explore-{uuid.uuid4().hex[:8]}", in_process_worker=True,
+                           explorer_url_template=None) as started:
+        made = {name: started.client(token) for name, token in tokens.items()}
+        made["anyone"] = started.client()
+        yield made
 
 
 @pytest.mark.slow
