@@ -31,6 +31,10 @@ WEB          := .web/stac-browser-$(STAC_BROWSER)
 # Swagger UI for both APIs' documentation pages, from npm (served by the service: no CDN)
 SWAGGER_UI   := 5.35.0
 SWAGGER      := .web/swagger-ui-$(SWAGGER_UI)
+# Apache ECharts for the data explorer's charts, from npm (one file; SVG, so a chart's
+# labels are in the page)
+ECHARTS      := 6.1.0
+CHARTS       := .web/echarts-$(ECHARTS)
 
 # $(call debian,COMMANDS,PACKAGES,WHAT FOR): every command present, or the Debian packages
 # installed (as root) or asked for.
@@ -69,8 +73,8 @@ test-unit: $(VENV)/.test-$(HASH)
 # The docs' screenshots (docs/img), retaken by the browser and Prometheus tests (a plain
 # test run writes them under .artifacts/, leaving the checkout as it was).
 screenshots: system-deps browser-deps telemetry-deps container-deps $(VENV)/.test-$(HASH) web
-	UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/web/test_web_browser.py tests/service/test_prometheus.py \
-	  "tests/acceptance/test_workflow.py::test_the_workflow[make-run]"
+	UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/web/test_web_browser.py tests/web/test_explorer_browser.py \
+	  tests/service/test_prometheus.py "tests/acceptance/test_workflow.py::test_the_workflow[make-run]"
 
 # The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link fails it.
 docs: $(VENV)/.test-$(HASH)
@@ -99,11 +103,19 @@ fuzz: system-deps $(VENV)/.test-$(HASH)
 
 # STAC Browser from npm, built with Node (Debian's nodejs + npm when missing): ~3 min once.
 # Assets are linked relatively; the service gives index.html its <base> and config at serve time.
-web: .web/stac-browser .web/swagger-ui
+web: .web/stac-browser .web/swagger-ui .web/echarts
 .web/stac-browser: $(WEB)/.built
 	ln -sfn stac-browser-$(STAC_BROWSER) $@
 .web/swagger-ui: $(SWAGGER)/.built
 	ln -sfn swagger-ui-$(SWAGGER_UI) $@
+.web/echarts: $(CHARTS)/.built
+	ln -sfn echarts-$(ECHARTS) $@
+$(CHARTS)/.built:
+	@$(call debian,npm,nodejs npm,Node.js for ECharts)
+	rm -rf $(CHARTS) $(CHARTS).build && mkdir -p $(CHARTS).build $(CHARTS)
+	cd $(CHARTS).build && npm pack --silent echarts@$(ECHARTS) >/dev/null && tar xzf *.tgz
+	cp $(CHARTS).build/package/dist/echarts.min.js $(CHARTS).build/package/LICENSE $(CHARTS)/
+	rm -rf $(CHARTS).build && touch $@
 $(SWAGGER)/.built:
 	@command -v npm >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
@@ -115,11 +127,16 @@ $(SWAGGER)/.built:
 	rm -rf $(SWAGGER).build && touch $@
 # Its English texts' customisation (custom.json) is ours: a page it cannot show says to sign in;
 # a link section's heading by its relation (a flat key `fields.<rel>`: a URI holds dots).
-$(WEB)/.built: stac_ext/web/stac_browser_texts.json
+# So is an asset action (stac_browser_explore.js): "Explore" on Zarr, NetCDF, Parquet and CSV.
+$(WEB)/.built: stac_ext/web/stac_browser_texts.json stac_ext/web/stac_browser_explore.js
 	@$(call debian,npm,nodejs npm,Node.js for STAC Browser's build)
 	rm -rf $(WEB) $(WEB).build && mkdir -p $(WEB).build
 	cd $(WEB).build && npm pack --silent @radiantearth/stac-browser@$(STAC_BROWSER) >/dev/null && tar xzf *.tgz
 	cp stac_ext/web/stac_browser_texts.json $(WEB).build/package/src/locales/en/custom.json
+	cp stac_ext/web/stac_browser_explore.js $(WEB).build/package/src/actions/assets/GeocatalogExplore.js
+	cd $(WEB).build/package && { echo "import GeocatalogExplore from './src/actions/assets/GeocatalogExplore.js';"; \
+	  sed 's/^export default {/export default {\n  GeocatalogExplore,/' assetActions.config.js; } > actions.js \
+	  && mv actions.js assetActions.config.js
 	cd $(WEB).build/package && npm pkg set dependencies.ol-stac=$(OL_STAC) \
 	  && npm install --no-audit --no-fund --loglevel=error \
 	  && SB_pathPrefix=./ npm run --silent build:minimal >/dev/null

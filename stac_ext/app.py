@@ -34,6 +34,7 @@ from process_api import (
     lifespan_of,
     load_definitions,
     load_entry,
+    parse_memory,
 )
 from stac_ext.content.decorate import ItemDecorator
 from stac_ext.content.routes import ExampleExtension
@@ -45,8 +46,12 @@ from stac_ext.data_api.queries import search_of
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.scoped_search import scoped_search
 from stac_ext.data_api.search.owner import OWNER_CONFORMANCE, OWNER_SPEC
+from stac_ext.data_api.settings import EXPLORER
 from stac_ext.data_api.spec_pages import SpecPages
 from stac_ext.data_api.urls import collection_path, item_path
+from stac_ext.explorer.routes import ExplorerExtension
+from stac_ext.explorer.service import Explorer, Limits
+from stac_ext.explorer.sources import Storage
 from stac_ext.governance import PROPOSALS
 from stac_ext.governance.collection_rule import CollectionRule
 from stac_ext.governance.routes import CONFORMANCE as PROPOSALS_CONFORMANCE
@@ -104,7 +109,7 @@ from stac_ext.subscriptions.webhooks import Webhooks
 from stac_ext.web.addresses import api_address
 from stac_ext.web.conformance import PROCESSES_HTML, HtmlConformance
 from stac_ext.web.negotiation import NegotiationMiddleware
-from stac_ext.web.site import STATIC_PATHS, SignIn, WebFace, add_web_face
+from stac_ext.web.site import EXPLORER_PAGE, STATIC_PATHS, SignIn, WebFace, add_web_face
 
 logger = logging.getLogger("geocatalog")
 
@@ -216,10 +221,23 @@ class Subscriptions:
             box=engine.box)
 
 
+def explorer_of(settings: Settings) -> Explorer:
+    """The data explorer: how it reads assets (the deployment's S3 access, the results
+    store) and its bounds."""
+    return Explorer(Storage(s3=settings.assets_s3_section,
+                            results_url=settings.results_store_url,
+                            results_options=settings.results_store_options),
+                    Limits(read_bytes=parse_memory(settings.explorer_read_bytes),
+                           seconds=settings.explorer_seconds,
+                           renders=settings.explorer_renders))
+
+
 def data_extensions(settings: Settings, auth: AuthDependencies,
                     subscriptions: SubscriptionsConfig | None = None) -> DataExtensions:
     """Stock's extensions and ours, in stock's maps (`ENABLED_EXTENSIONS` names keys)."""
-    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template) \
+    # the explorer links open the service's own explorer page unless a template names another
+    decorator = ItemDecorator(settings.explorer_url_template, settings.notebook_url_template,
+                              explorer_page=EXPLORER_PAGE, data_prefix=settings.prefix_path) \
         if settings.generated_content else None
     policy = DataPolicy(auth=auth, client_id=settings.data_client_id)
     extensions = DataExtensions(
@@ -237,8 +255,11 @@ def data_extensions(settings: Settings, auth: AuthDependencies,
         access=catalog_access(policy), search=search, href_problem=href_problem,
         paths=DataPaths(collection=collection_path, item=item_path,
                         search_conforms_to=search.conforms_to))
+    explorer = ExplorerExtension(explorer_of(settings),
+                                 processes_prefix=settings.processes_prefix)
     extensions.extra_map = {PYTHON_EXAMPLE: ExampleExtension(), CATALOG_TREE: tree,
                             HTML: HtmlConformance(), PROPOSALS: ProposalsExtension(policy),
+                            EXPLORER: explorer,
                             **extensions.extra_map}
     if subscriptions is not None:
         extensions.extra_map[SUBSCRIPTIONS] = SubscriptionsExtension(config=subscriptions)
@@ -297,8 +318,14 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
                 await asyncio.gather(dispatching, return_exceptions=True)
             readings.pools.pop()
             await close_pools(app)
+            if isinstance(explorer, ExplorerExtension):
+                explorer.explorer.close()
 
     app = build_data_api(settings, extensions, lifespan).app
+    explorer = extensions.extra_map.get(EXPLORER)
+    if isinstance(explorer, ExplorerExtension) and \
+            explorer in extensions.get_enabled_extensions("extra"):
+        app.include_router(explorer.jobs_router())  # a job's files: the process API's rule
     # our classes' URIs resolve whichever extensions are on (`spec_pages.py`)
     SpecPages(classes={OWNER_CONFORMANCE: OWNER_SPEC,
                        catalogs_ext.CONFORMANCE: catalogs_ext.SPEC,
@@ -322,6 +349,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         title=settings.stac_fastapi_title, data_prefix=settings.prefix_path,
         processes_prefix=settings.processes_prefix,
         stac_browser_dir=settings.stac_browser_dir, swagger_ui_dir=settings.swagger_ui_dir,
+        charts_dir=settings.charts_dir,
         sign_in=SignIn(issuer=settings.oidc_issuer or settings.local_issuer or "",
                        client_id=settings.web_client_id,
                        local=not settings.oidc_issuer and bool(settings.local_issuer)),

@@ -10,6 +10,7 @@ API's are its own (`process_api.settings`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -21,6 +22,7 @@ from stac_ext.data_api.settings import (
     PYTHON_EXAMPLE,
     DataApiSettings,
 )
+from stac_ext.explorer.settings import ExplorerSettings
 from stac_ext.governance.settings import GovernanceSettings
 from stac_ext.platform.auth.settings import AuthSettings
 from stac_ext.platform.database.settings import DatabaseSettings
@@ -34,16 +36,21 @@ from stac_ext.web.settings import WebSettings
 __all__ = ["CATALOG_TREE", "CONCERNS", "HTML", "PYTHON_EXAMPLE", "ProcessSettings",
            "Settings"]
 
+#: The demo's S3 server (`make demo-s3`: `geocatalog demo-s3`, any key), where the demo
+#: items' data is.
+DEMO_S3 = {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "demo",
+           "secretAccessKey": "demo", "defaultRegion": "us-east-1"}
+
 #: The settings of each concern, in the order the settings reference shows them.
 CONCERNS: tuple[type[BaseSettings], ...] = (
     ServiceSettings, DatabaseSettings, AuthSettings, DataApiSettings, ContentSettings,
-    GovernanceSettings, PublishSettings, ProcessSettings, OutboundSettings,
+    ExplorerSettings, GovernanceSettings, PublishSettings, ProcessSettings, OutboundSettings,
     SubscriptionSettings, TelemetrySettings, WebSettings, SessionSettings)
 
 
-class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSettings,
-               AuthSettings, ProcessSettings, SubscriptionSettings, TelemetrySettings,
-               WebSettings, SessionSettings):
+class Settings(PublishSettings, ContentSettings, ExplorerSettings, GovernanceSettings,
+               DatabaseSettings, AuthSettings, ProcessSettings, SubscriptionSettings,
+               TelemetrySettings, WebSettings, SessionSettings):
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 
@@ -56,12 +63,7 @@ class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSet
         """The development issuer's identifier, when no identity provider is configured."""
         if self.oidc_issuer or self.jwks_url:
             return None
-        if self.base_url:
-            return f"{self.base_url}/auth"
-        host = "127.0.0.1" if self.geocatalog_host in ("0.0.0.0", "::", "") \
-            else self.geocatalog_host
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.geocatalog_port}/auth"
+        return f"{self.service_url}/auth"
 
     @property
     def demo_on_start(self) -> bool:
@@ -74,6 +76,24 @@ class Settings(PublishSettings, ContentSettings, GovernanceSettings, DatabaseSet
     def results_store_url(self) -> str:
         """The results store: `RESULTS_STORE`, else the data dir's `results` folder."""
         return self.results_store or (self.data_dir / "results").as_uri()
+
+    @property
+    def assets_s3_section(self) -> dict[str, Any]:
+        """How the service reads `s3://` assets: `ASSETS_S3`, else the demo's S3 server with
+        the embedded database (the demo items' data is there), else anonymous access."""
+        if self.assets_s3 is not None:
+            return self.assets_s3
+        return dict(DEMO_S3) if self.embedded else {}
+
+    @property
+    def service_url(self) -> str:
+        """The service's public root: `BASE_URL`, else where `serve` listens."""
+        if self.base_url:
+            return self.base_url
+        host = "127.0.0.1" if self.geocatalog_host in ("0.0.0.0", "::", "") \
+            else self.geocatalog_host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.geocatalog_port}"
 
     @property
     def issuer_key_file(self) -> Path:

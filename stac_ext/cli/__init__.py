@@ -22,6 +22,7 @@ from stac_ext.cli.demo_s3 import DEMO_DIR, demo_s3
 from stac_ext.cli.images import images_app
 from stac_ext.cli.loading import LoadRefused, counted, load_demo_proposals, load_path
 from stac_ext.cli.results import results_app
+from stac_ext.cli.thumbnails import thumbnails
 from stac_ext.cli.vocabulary import vocabulary_app
 from stac_ext.platform.access import VISIBILITIES
 from stac_ext.platform.database import readiness
@@ -289,6 +290,7 @@ def worker(
 
 
 app.command("demo-s3")(demo_s3)
+app.command("thumbnails")(thumbnails)
 
 
 @app.command("serve")

@@ -37,10 +37,16 @@ class ItemDecorator:
     It runs on every item of every page (100 per page), so each item is read in one pass
     over its assets and one over its links."""
 
-    #: None: the platform has no data explorer (or notebook service), and no link points
-    #: at one (a link to a placeholder host would be a dead end)
+    #: None: the platform has no explorer of its own (the service's explorer page, below,
+    #: is the links' target) and no notebook service (no notebook link: a link to a
+    #: placeholder host would be a dead end)
     explorer_url_template: str | None
     notebook_url_template: str | None
+    #: The service's own explorer page, from the service root (`ui/explore`): the explorer
+    #: links' target when no template names another; None: no explorer link without one
+    explorer_page: str | None = None
+    #: Where the data API is mounted: the service root is the API root without it
+    data_prefix: str = "/data"
 
     @cached_property
     def _explorer_href(self) -> Callable[[str], str]:
@@ -49,6 +55,20 @@ class ItemDecorator:
     @cached_property
     def _notebook_href(self) -> Callable[[str], str]:
         return _filler(self.notebook_url_template or "")
+
+    @cached_property
+    def _explores(self) -> bool:
+        return bool(self.explorer_url_template or self.explorer_page)
+
+    def _own_explorer_href(self, base_url: str, item: dict[str, Any], href: str) -> str:
+        """The service's explorer page opening `href` as an asset of `item` (the page checks
+        that the caller may read the item, as the API does)."""
+        mount = self.data_prefix.strip("/") + "/"
+        service = base_url[:-len(mount)] if mount != "/" and base_url.endswith(mount) \
+            else base_url
+        return (f"{service}{self.explorer_page}?collection="
+                f"{quote_all(str(item.get('collection') or ''))}"
+                f"&item={quote_all(str(item.get('id') or ''))}&source={quote_all(href)}")
 
     def decorate(self, item: dict[str, Any], base_url: str) -> dict[str, Any]:
         """Add generated content to `item` (in place) and return it. The prefixes of its
@@ -78,11 +98,13 @@ class ItemDecorator:
             if fmt is None:
                 continue
             example = example or fmt in EXAMPLE_FORMATS
-            if fmt in EXPLORER_FORMATS and asset.get("href") and self.explorer_url_template:
+            if fmt in EXPLORER_FORMATS and asset.get("href") and self._explores:
+                href = str(asset["href"])
                 explorer.append({
                     "rel": "explorer", "type": "text/html",
                     "title": f"Open '{asset.get('title') or key}' in the data explorer",
-                    "href": self._explorer_href(quote_all(str(asset["href"]))),
+                    "href": self._explorer_href(quote_all(href)) if self.explorer_url_template
+                    else self._own_explorer_href(base_url, item, href),
                 })
         notebooks: list[dict[str, Any]] = []
         for link in links:

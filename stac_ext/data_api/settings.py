@@ -18,6 +18,7 @@ __all__ = ["CATALOG_TREE", "HTML", "PYTHON_EXAMPLE", "CommaSeparated", "DataApiS
 CATALOG_TREE = "catalog_tree"
 PYTHON_EXAMPLE = "python_example"
 HTML = "html"
+EXPLORER = "explorer"
 
 
 class DataApiSettings(PgstacApiSettings):

@@ -126,31 +126,65 @@ def campaign() -> Iterator[tuple[str, bytes]]:
     yield "broken.nc", b"this is not netcdf"
 
 
+#: Each demo variable's units, typical value, its change from the equator to the poles
+#: (per degree of latitude) and its seasonal swing.
+_DEMO_VARIABLES = {
+    "sea_surface_temperature": ("K", 300.0, -0.25, 3.0),
+    "air_temperature": ("K", 298.0, -0.4, 6.0),
+    "precipitation_flux": ("kg m-2 s-1", 3e-5, -2e-7, 1e-5),
+    "sea_water_salinity": ("1e-3", 36.0, -0.02, 0.3),
+}
+
+
 def _gridded(variable: str, bbox: list[float], year: int) -> Any:
-    """A year of monthly means of `variable` (a CF standard name) on a 3 x 4 grid over
-    `bbox`: what a demo item's data holds."""
+    """A year of monthly means of `variable` (a CF standard name) on a 9 x 12 grid over
+    `bbox`, smooth in space and time: what a demo item's data holds."""
     import numpy as np
     import pandas as pd
     import xarray as xr
 
     west, south, east, north = bbox
+    units, typical, per_degree, swing = _DEMO_VARIABLES.get(variable, ("1", 1.0, 0.0, 0.1))
     rng = np.random.default_rng(zlib.crc32(f"{variable} {year} {bbox}".encode()))
-    values = (280 + 5 * rng.random((12, 3, 4))).astype("float32")
+    lat, lon = np.linspace(south, north, 9), np.linspace(west, east, 12)
+    months = np.arange(12)
+    values = (typical + per_degree * np.abs(lat)[None, :, None]
+              + swing * np.sin(2 * np.pi * (months - 3) / 12)[:, None, None]
+              * np.sign(lat.mean() or 1)
+              + 0.1 * abs(swing) * np.cos(np.radians(lon))[None, None, :]
+              + 0.05 * abs(swing) * rng.standard_normal((12, 9, 12))).astype("float32")
     return xr.Dataset(
         {variable: (("time", "lat", "lon"), values,
-                    {"standard_name": variable, "long_name": variable.replace("_", " ")})},
+                    {"standard_name": variable, "long_name": variable.replace("_", " "),
+                     "units": units})},
         coords={"time": pd.date_range(f"{year}-01-01", periods=12, freq="MS"),
-                "lat": ("lat", np.linspace(south, north, 3), {"units": "degrees_north",
-                                                              "standard_name": "latitude"}),
-                "lon": ("lon", np.linspace(west, east, 4), {"units": "degrees_east",
-                                                           "standard_name": "longitude"})},
+                "lat": ("lat", lat, {"units": "degrees_north", "standard_name": "latitude"}),
+                "lon": ("lon", lon, {"units": "degrees_east", "standard_name": "longitude"})},
         attrs={"Conventions": "CF-1.8"})
+
+
+def _stations(variable: str, bbox: list[float], year: int) -> Any:
+    """Monthly readings of `variable` at three stations inside `bbox` (a table)."""
+    import pandas as pd
+
+    west, south, east, north = bbox
+    grid = _gridded(variable, bbox, year)[variable]
+    rows = []
+    for name, fx, fy in (("a", 0.2, 0.3), ("b", 0.5, 0.7), ("c", 0.8, 0.4)):
+        lon, lat = west + fx * (east - west), south + fy * (north - south)
+        near = grid.sel(lon=lon, lat=lat, method="nearest")
+        for time, value in zip(grid["time"].values, near.values, strict=True):
+            rows.append({"station": name, "lat": round(lat, 3), "lon": round(lon, 3),
+                         "time": pd.Timestamp(time).tz_localize("UTC"),
+                         variable: float(value)})
+    return pd.DataFrame(rows)
 
 
 def catalog_data(items: Iterator[dict[str, Any]], bucket: str
                  ) -> Iterator[tuple[str, bytes]]:
     """(key, bytes) of the data the demo items' assets name in `bucket`: each NetCDF or
-    Zarr store a year of the item's variable over its bbox, each CSV its stations."""
+    Zarr store a year of the item's variable over its bbox, each CSV its stations, each
+    Parquet file its stations' monthly readings."""
     for item in items:
         variable = str(item["collection"]).partition("-")[2]
         year = int(str(item["properties"]["datetime"])[:4])
@@ -175,3 +209,8 @@ def catalog_data(items: Iterator[dict[str, Any]], bucket: str
                 yield key, (f"station,lat,lon,{variable}\n"
                             f"a,{south + 1},{west + 1},290.5\n"
                             f"b,{north - 1},{east - 1},288.0\n").encode()
+            elif key.endswith(".parquet"):
+                buffer = io.BytesIO()
+                _stations(variable, item["bbox"], year).to_parquet(buffer, index=False,
+                                                                   row_group_size=12)
+                yield key, buffer.getvalue()

@@ -48,7 +48,9 @@ def _iso(value: Any) -> str:
     return stamp.isoformat() + "Z"
 
 
-def _role(name: str, attrs: dict[str, Any]) -> str | None:
+def coordinate_role(name: str, attrs: dict[str, Any]) -> str | None:
+    """"lat", "lon" or "time" when a coordinate (or a column) is one, by its CF attributes
+    or its name; else None."""
     standard = str(attrs.get("standard_name", "")).lower()
     units = str(attrs.get("units", "")).lower()
     lower = name.lower()
@@ -68,8 +70,8 @@ def describe_xarray(ds: Any, href: str, fmt: Format) -> Description:
     description = Description(href=href, format=fmt)
     roles: dict[str, str] = {}
     for name, coord in {**ds.coords, **{k: v for k, v in ds.data_vars.items()
-                                         if _role(str(k), v.attrs)}}.items():
-        if role := _role(str(name), coord.attrs):
+                                         if coordinate_role(str(k), v.attrs)}}.items():
+        if role := coordinate_role(str(name), coord.attrs):
             roles.setdefault(role, str(name))
     ranges: dict[str, tuple[Any, Any]] = {}
     for role, name in roles.items():
@@ -122,7 +124,7 @@ def describe_parquet(parquet_file: Any, href: str) -> Description:
     roles: dict[str, str] = {}
     for f in schema:
         attrs = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
-        role = _role(f.name, attrs)
+        role = coordinate_role(f.name, attrs)
         if role:
             roles.setdefault(role, f.name)
         description.columns.append({"name": f.name, "type": str(f.type),

@@ -9,6 +9,7 @@ import functools
 from typing import Any
 
 from process_api import HAS_PROVENANCE, Context
+from stac_ext.content.quicklook import with_thumbnail
 from stac_ext.publish.items import build_items, file_name
 from stac_ext.publish.run import describe, published, report
 from stac_ext.publish.writer import Outcome, Writer
@@ -63,6 +64,7 @@ async def _publish_files(inputs: dict[str, Any], writer: Writer, result: dict[st
         items, skips = build_items(description, None)
         result["skipped"] += [{"file": href, "variable": s.variable, "reason": s.reason}
                               for s in skips]
-        lineaged = [(c, with_lineage(i, inputs["lineage"])) for c, i in items]
+        lineaged = [(c, with_thumbnail(with_lineage(i, inputs["lineage"]), c, api))
+                    for c, i in items]
         outcome = await writer.write(lineaged, result["catalog"]) if items else Outcome()
         report(result, outcome, api, href)

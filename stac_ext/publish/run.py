@@ -22,6 +22,7 @@ from process_api import (
     storage_failure,
 )
 from stac_ext.content.formats import Format, asset_format
+from stac_ext.content.quicklook import with_thumbnail
 from stac_ext.data_api.item_rules import ItemRules
 from stac_ext.data_api.urls import api_root, item_path
 from stac_ext.publish.inspect import (
@@ -179,6 +180,8 @@ async def _publish_files(inputs: dict[str, Any], context: Context, fs: Any, path
                                        "Parquet or CSV file: ignored"})
             continue
         items, skips = build_items(description, title)
+        # each item's quicklook, which the API draws and keeps in the results store
+        items = [(c, with_thumbnail(i, c, api)) for c, i in items]
         for skip in skips:
             result["skipped"].append({"file": href, "variable": skip.variable,
                                       "reason": skip.reason})

@@ -81,8 +81,11 @@ def page_for(path: str, data: tuple[str, ...],
         return "page", "/ui/home"
     if parts[:len(data)] == data:
         rest = parts[len(data):]
-        if rest[:1] in (("_mgmt",), ("api.html",)) or rest[-1:] == ("example.py",):
-            return None  # not STAC documents: a generated example is code to read as is
+        if rest[:1] in (("_mgmt",), ("api.html",)) or rest[-1:] in (
+                ("example.py",), ("thumbnail.png",)) or rest[-2:-1] == ("explore",):
+            # not STAC documents: a generated example is code to read as is, a quicklook a
+            # picture, the explorer's views what its page reads
+            return None
         if rest == ("api",):
             return "redirect", "/" + "/".join((*data, "api.html"))
         if rest == ("conformance",):

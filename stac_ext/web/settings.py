@@ -24,3 +24,5 @@ class WebSettings(BaseSettings):
     saying how to build it."""
     swagger_ui_dir: Path = _CHECKOUT / ".web" / "swagger-ui"
     """Swagger UI's files (`make web`), for both APIs' documentation pages."""
+    charts_dir: Path = _CHECKOUT / ".web" / "echarts"
+    """Apache ECharts' files (`make web`), the data explorer's charts."""

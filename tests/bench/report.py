@@ -118,6 +118,12 @@ def table(results: dict[str, Any]) -> str:
             f"{short['submitted']} short jobs at once on Slurm ({batch['cluster']}): all "
             f"done in {short['all_done_s']:.1f} s, {short['successful']} successful, "
             f"{short['failed']} failed, {short['lost']} lost")
+    if seen := results.get("explorer"):
+        lines.append("data explorer (demo S3, median / max of "
+                     f"{seen['rounds']} rounds): " + "; ".join(
+                         f"{name} {found['median_s']} / {found['max_s']} s (target "
+                         f"{found['target_s']} s, {found['read_mib']} MiB read)"
+                         for name, found in seen["scenarios"].items()))
     if staged := results.get("staging"):
         lines.append(f"staging ({staged['bytes'] / 2**20:.0f} MiB NetCDF, local S3, median of "
                      f"{staged['rounds']}): stage in + out {staged['seconds']['stage in + out']}"

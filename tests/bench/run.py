@@ -31,6 +31,7 @@ from tests.bench import (
     containers,
     database,
     deployed,
+    explorer,
     features,
     freshness,
     paired,
@@ -89,8 +90,8 @@ def main(
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
         "--feature", help="only these features: catalogs, scoped_search, jobs, deployed, "
-                          "staging, containers, slurm, freshness, subscriptions, "
-                          "synchronous")
+                          "staging, explorer, containers, slurm, freshness, "
+                          "subscriptions, synchronous")
     ] = None,
     cf: Annotated[bool, typer.Option(help="the CF-scale set and its cost curve")] = True,
     cf_items: Annotated[int, typer.Option(help="items of the CF-scale shapes")] = cf_scale.ITEMS,
@@ -260,8 +261,8 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "containers", "slurm",
-            "freshness", "subscriptions", "synchronous")
+FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "explorer",
+            "containers", "slurm", "freshness", "subscriptions", "synchronous")
 #: Seconds of each POST item slice with and without subscriptions.
 SUBSCRIPTION_SLICE_SECONDS = 8
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
@@ -293,6 +294,9 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
             running.peak_rss_mb(), 1)
     if "staging" in chosen:  # a job's data in and out, against a plain copy
         results["staging"] = staging.run()
+    if "explorer" in chosen:  # a 1 GB Zarr, ten years of days, ten million rows, on S3
+        writer = issuer.mint("bench-explorer", settings.data_client_id, [], [], 24 * 3600)
+        results["explorer"] = explorer.run(dsn, settings.data_dir, PORT, admin, writer)
     if "jobs" in chosen:
         database.reset_jobs(dsn)
         # one user's thousand jobs at once: quotas that queue them all and let them take

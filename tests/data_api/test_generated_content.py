@@ -259,3 +259,29 @@ def test_an_examples_docstring_names_its_format_once() -> None:
     assert source is not None
     assert '"""Sea surface temperature (Zarr)."""' in source
     assert '"""Air temperature (NetCDF). xarray picks the engine' in source
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("base", ["https://h/data/", "https://h/cat/data/"])
+def test_without_a_template_the_links_open_the_services_own_explorer(base: str) -> None:
+    """No EXPLORER_URL_TEMPLATE: each Zarr, Parquet and CSV asset opens the service's own
+    explorer page (under the service's root, which the API's root ends in), naming the item
+    and the asset's address; NetCDF gets none (only those three formats get a link)."""
+    item = {"id": "a b", "collection": "c/1", "links": [], "assets": {
+        "z": {"href": "s3://b/x y.zarr", "type": "application/vnd+zarr", "title": "Grid"},
+        "t": {"href": "https://h.example/t.csv"},
+        "n": {"href": "s3://b/n.nc"}}}
+    ItemDecorator(None, None, explorer_page="ui/explore").decorate(item, base)
+    service = base.removesuffix("data/")
+    assert [(link["title"], link["href"]) for link in item["links"]
+            if link["rel"] == "explorer"] == [
+        ("Open 'Grid' in the data explorer",
+         f"{service}ui/explore?collection=c%2F1&item=a%20b&source=s3%3A%2F%2Fb%2Fx%20y.zarr"),
+        ("Open 't' in the data explorer",
+         f"{service}ui/explore?collection=c%2F1&item=a%20b"
+         "&source=https%3A%2F%2Fh.example%2Ft.csv")]
+    # neither a template nor a page of its own: no link at all
+    bare = {"id": "i", "collection": "c", "links": [],
+            "assets": {"z": {"href": "s3://b/x.zarr"}}}
+    ItemDecorator(None, None).decorate(bare, base)
+    assert not [link for link in bare["links"] if link["rel"] == "explorer"]

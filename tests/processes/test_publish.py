@@ -141,6 +141,12 @@ async def check_published_items(anon: httpx.AsyncClient, published: dict,
     stations = (await anon.get(published["climate_forecast-air_temperature"]["url"])).json()
     assert stations["bbox"] == [5.0, 45.0, 6.0, 46.5]
     assert stations["properties"]["table:row_count"] == 2
+    # each its quicklook, which the API draws and serves as it serves the item
+    for item in (sst, wind, stations):
+        assert item["assets"]["thumbnail"] == {
+            "href": f"http://testserver/data/collections/{item['collection']}/items/"
+                    f"{item['id']}/thumbnail.png",
+            "type": "image/png", "title": "Quicklook", "roles": ["thumbnail"]}
     return sst
 
 

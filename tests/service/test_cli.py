@@ -342,6 +342,7 @@ def test_the_help_reads_like_a_tools() -> None:
         "  token       Print a token of the local development issuer.",
         "  worker      Run jobs from the queue.",
         "  demo-s3     Serve demo files from a local S3 server (moto).",
+        "  thumbnails  Add quicklooks to the items that have none.",
         "  serve       Serve the APIs and the web pages.",
         "  ha-demo     Serve on a Patroni cluster of three members on loopback.",
         "  db          The embedded PostgreSQL cluster (when DATABASE_URL is unset).",

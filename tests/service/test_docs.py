@@ -11,6 +11,7 @@ stands for any text within a line, and a line holding only `…` for any lines (
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -113,6 +114,9 @@ def readme_service(database_url: str, tmp_path_factory: pytest.TempPathFactory
            "OUTBOUND_ALLOW": "127.0.0.0/8"}  # as `make run` sets it
     port, s3_port = free_port(), free_port()
     env["BASE"] = f"http://127.0.0.1:{port}"  # where the examples find the service
+    # the demo S3, as the embedded database's service reads it by default
+    env["ASSETS_S3"] = json.dumps({"endpoint": f"http://127.0.0.1:{s3_port}",
+                                   "accessKeyId": "demo", "secretAccessKey": "demo"})
     cli = [sys.executable, "-m", "stac_ext.cli"]
     processes = [
         subprocess.Popen([*cli, "serve", "--port", str(port)], env=env, cwd=ROOT,

@@ -80,9 +80,9 @@ def test_compose_names_only_what_exists() -> None:
     for line in dockerfile.splitlines():
         if line.startswith("COPY ") and "--from=" not in line:
             assert all((ROOT / source).exists() for source in line.split()[1:-1]), line
-    # the image builds the STAC Browser and Swagger UI the Makefile builds
+    # the image builds the STAC Browser, Swagger UI and ECharts the Makefile builds
     makefile = (ROOT / "Makefile").read_text()
-    for setting in ("STAC_BROWSER", "OL_STAC", "SWAGGER_UI"):
+    for setting in ("STAC_BROWSER", "OL_STAC", "SWAGGER_UI", "ECHARTS"):
         made = re.search(rf"^{setting}\s*:=\s*(\S+)$", makefile, re.M)
         built = re.search(rf"^ARG {setting}=(\S+)$", dockerfile, re.M)
         assert made and built and made.group(1) == built.group(1), setting

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import HTMLResponse
 
 from stac_ext.web.facets import FACETS, counted_criteria, facets, variable_words
+from stac_ext.web.pages.explore import FORMAT_NAMES, format_of
 from stac_ext.web.public_api import get_json
 from stac_ext.web.templating import page
 
@@ -28,7 +29,27 @@ def _row(feature: dict[str, Any]) -> dict[str, Any]:
             "visibility": properties.get("visibility", "public"),
             "project": properties.get("project"), "owner": properties.get("owner"),
             "href": f"browser/collections/{quote(collection, safe='')}/items/"
-                    f"{quote(item, safe='')}"}
+                    f"{quote(item, safe='')}", **explorable(feature)}
+
+
+def explorable(feature: dict[str, Any]) -> dict[str, Any]:
+    """The item's assets the service's explorer opens, each with its page there, and the
+    item's quicklook."""
+    found = feature.get("assets")
+    assets: dict[str, Any] = found if isinstance(found, dict) else {}
+    explore, quicklook = [], None
+    for key, asset in assets.items():
+        if not isinstance(asset, dict) or not asset.get("href"):
+            continue
+        href, roles = str(asset["href"]), asset.get("roles") or []
+        if "thumbnail" in roles and str(asset.get("type", "")).startswith("image/"):
+            quicklook = quicklook or href
+        elif fmt := format_of(href, asset.get("type")):
+            explore.append({"format": FORMAT_NAMES[fmt], "title": asset.get("title") or key,
+                            "href": "ui/explore?" + urlencode({
+                                "collection": feature.get("collection", ""),
+                                "item": feature.get("id", ""), "source": href})})
+    return {"explore": explore, "quicklook": quicklook}
 
 
 def _pages(body: dict[str, Any]) -> dict[str, str]:

@@ -29,6 +29,10 @@
 
   const isFile = (value) => value && typeof value === "object" && typeof value.href === "string";
   const ownApi = (href) => href.startsWith(settings.processes);
+  // what the data explorer opens: a NetCDF, Parquet, CSV or Zarr file of the service's store
+  const EXPLORABLE = ["application/x-netcdf", "application/netcdf", "application/vnd.apache.parquet",
+                      "text/csv", "application/vnd+zarr"];
+  const explorable = (file) => ownApi(file.href) && EXPLORABLE.includes(String(file.type || "").split(";")[0]);
 
   // A stored file: its name, size and where it is; a Download button for a file of the
   // service's store (read with the signed-in user's token), the items it became.
@@ -47,6 +51,13 @@
         if (!result.ok) showError(error, message(result));
       });
       view.append(button);
+      if (explorable(file)) {  // a preview, before (or without) publishing it
+        const explore = document.createElement("a");
+        explore.className = "result-explore";
+        explore.href = settings.ui + "explore?source=" + encodeURIComponent(file.href);
+        explore.textContent = "Explore";
+        view.append(" ", explore);
+      }
     } else {
       const where = document.createElement("code");
       where.className = "result-href";
