@@ -16,7 +16,7 @@ from stac_fastapi.types.errors import NotFoundError
 from stac_fastapi.types.extension import ApiExtension
 
 from stac_ext.content.formats import asset_format
-from stac_ext.data_api import queries
+from stac_ext.data_api.item_reads import read_item
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.explorer.own_files import job_file, status_for
 from stac_ext.explorer.problems import ExploreError
@@ -105,11 +105,10 @@ class ExplorerExtension(ApiExtension):
                     ) -> dict[str, Any]:
         """The item as the caller reads it; one they may not read is a missing one."""
         async with request.app.state.get_connection(request, "r") as conn:
-            item = await conn.fetchval(queries.READ_ITEM, collection_id, item_id,
-                                       reader_text(reader_of(request)))
+            item = await read_item(conn, collection_id, item_id, reader_of(request))
         if item is None:
             raise NotFoundError(f"Item {item_id} in Collection {collection_id} does not exist.")
-        return dict(item)
+        return item
 
     async def _source(self, request: Request, href: str, asset: dict[str, Any]) -> Source:
         """The asset as the explorer reads it; a job's file of this service once the process
