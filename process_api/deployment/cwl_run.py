@@ -8,7 +8,8 @@ the results is its path (the worker takes it from there: `child.send_files`), na
 and its contents when it is text of 64 KiB or less.
 
 cwltool and the CWL schemas are loaded once by the process that forks the job's
-(`forkserver`, `warm`): a run then costs tens of milliseconds, not a second.
+(`forkserver`, `warm`; the schemas from the worker's file, `cwl_schemas`): a run then costs
+tens of milliseconds, not a second.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from cwltool.main import main as cwltool
 from cwltool.process import get_schema
 
 from process_api.data.job_sections import JOB_SECTIONS
+from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import FILE_NAME, TARGET_NAME
 from process_api.processes.definition import Context
 from process_api.runner.command import CommandFailed, output_tail, tail_text
@@ -39,8 +41,6 @@ CONTENTS_BYTES = 65536
 MESSAGE_CHARS = 500
 #: cwltool's advice before its error, which a job's user cannot follow.
 ADVICE = re.compile(r"Workflow error, try again with --debug for more information:\s*")
-#: The CWL versions whose schemas every run reads (its document's; v1.0: its job order's).
-WARM_VERSIONS = ("v1.2", "v1.0")
 
 
 def _job(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -105,9 +105,11 @@ def _one_line(text: str) -> str:
 
 
 def warm() -> None:
-    """What every run would load first, loaded once by the process that forks the runs."""
-    for version in WARM_VERSIONS:
-        get_schema(version)
+    """What every run would load first, loaded once by the process that forks the runs:
+    the worker's schemas made ahead, else built here."""
+    if not cwl_schemas.load():
+        for version in cwl_schemas.VERSIONS:
+            get_schema(version)
 
 
 def _standard_schemas() -> None:

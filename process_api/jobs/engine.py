@@ -19,6 +19,7 @@ from opentelemetry import trace
 from psycopg_pool import AsyncConnectionPool
 
 from process_api.data.staging import StageLimits
+from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.deployment.deployed import Deployed
 from process_api.jobs.callbacks import Notifier
@@ -161,7 +162,7 @@ class Engine:
         slurm = slurm_site(settings)
         setup = Setup(
             sandbox=self.packages.sandbox, environment=self.packages.environment,
-            modules=modules, preload=RUN_PRELOAD,
+            modules=modules, preload=RUN_PRELOAD, made=cwl_schemas.made,
             podman=Podman.available(settings.container_registries)
             if settings.job_containers == "podman" else None, cgroups=settings.job_cgroups,
             registries=self.packages.registries,

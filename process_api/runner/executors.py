@@ -10,7 +10,7 @@ from pathlib import Path
 
 from process_api.runner.containers import Podman
 from process_api.runner.executor import Executor
-from process_api.runner.local import ContainerSandbox, ForkServers, OwnSandbox
+from process_api.runner.local import ContainerSandbox, ForkServers, Made, OwnSandbox
 from process_api.runner.sandbox import JOB_PACKAGES, Sandbox
 from process_api.runner.slurm import Slurm
 from process_api.runner.slurm_executor import SlurmExecutor
@@ -42,6 +42,7 @@ class Setup:
     cgroups: bool = True  # put each container in a cgroup of its own, where one is offered
     registries: tuple[str, ...] = ()
     spares: int = 0
+    made: Made | None = None  # files the deployed processes' sandboxes read, made once
     publishing: tuple[str, ...] = ("process_api",)
     slurm: SlurmSite | None = None
 
@@ -93,9 +94,10 @@ def local(setup: Setup) -> Executors:
     return Executors(
         service={network: forks for network in (False, True)},
         deployed=OwnSandbox(setup.sandbox, setup.environment, preload=setup.preload,
-                            spares=setup.spares),
+                            spares=setup.spares, made=setup.made),
         containers=ContainerSandbox(setup.sandbox, setup.environment, setup.podman,
-                                    preload=setup.preload, use_cgroups=setup.cgroups),
+                                    preload=setup.preload, use_cgroups=setup.cgroups,
+                                    made=setup.made),
         publishing=_publishing(setup))
 
 

@@ -24,7 +24,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +59,11 @@ START_SECONDS = 120
 #: Folders `<prefix><worker pid>-...`, a killed worker's removed by the next: a sandbox's
 #: started ahead (its inputs folder in it), a fork server's (its socket in it).
 SPARE_PREFIX, FORK_SERVER_PREFIX = "geocatalog-spare-", "geocatalog-jobs-"
+FILES_PREFIX = "geocatalog-sandbox-files-"  # the files every sandbox reads (`Made`)
+
+#: Files made once in a folder of the worker's (given), for every sandbox to read: as
+#: `(file, where a sandbox sees it)`; none where they could not be made.
+Made = Callable[[Path], list[tuple[Path, str]]]
 
 #: Where a job's sandbox sees the folder of its containers' socket (read-only).
 CONTROL_MOUNT = "/run/geocatalog"
@@ -229,7 +234,7 @@ class OwnSandbox:
     def __init__(self, sandbox: Sandbox | None, environment: Mapping[str, str],
                  network: bool = False, modules: Iterable[str] = JOB_PACKAGES,
                  workspaces: Path | None = None, preload: Iterable[str] = (),
-                 spares: int = 0) -> None:
+                 spares: int = 0, made: Made | None = None) -> None:
         self.sandbox = sandbox
         self.network = network
         self.modules = list(modules)
@@ -237,6 +242,8 @@ class OwnSandbox:
         self.workspaces = workspaces  # where their job folders are made (None: /tmp)
         self.preload = list(preload)  # what a job's process loads before its request
         self.spares = spares
+        self.made = made  # files its sandboxes read, made once (in a folder of its own)
+        self._made: asyncio.Task[list[tuple[Path, str]]] | None = None
         self._spares: collections.deque[_Spare] = collections.deque()
         self._adding: set[asyncio.Task[None]] = set()  # spares being started
         # every process it started, until reaped
@@ -244,13 +251,20 @@ class OwnSandbox:
 
     async def start(self) -> None:
         """The folders of dead workers' spares removed."""
-        await asyncio.to_thread(forget_dead_folders, SPARE_PREFIX, self.workspaces)
+        for prefix in (SPARE_PREFIX, FILES_PREFIX):
+            await asyncio.to_thread(forget_dead_folders, prefix, self.workspaces)
 
     async def stop(self) -> None:
         """Every sandbox it started ended, and their folders removed (its jobs have ended
         with the worker's)."""
         self.spares = 0
         await asyncio.gather(*self._adding, return_exceptions=True)
+        if self._made is not None:
+            await asyncio.gather(self._made, return_exceptions=True)
+            if self._made.done() and not self._made.cancelled() and \
+                    self._made.exception() is None:
+                for path, _ in self._made.result():
+                    shutil.rmtree(path.parent, ignore_errors=True)
         while self._spares:
             self._spares.popleft().socket.close()
         for process in self._started.values():
@@ -258,7 +272,29 @@ class OwnSandbox:
                 process.kill()
         await asyncio.gather(*self._started, return_exceptions=True)
 
-    async def _add_spare(self) -> None:
+    def _files(self) -> list[tuple[Path, str]]:
+        """The files its sandboxes read, once made (their making started by the first)."""
+        if self.made is None or self.sandbox is None:
+            return []
+        if self._made is None:
+            self._made = asyncio.create_task(asyncio.to_thread(self._make, self.made))
+        done = self._made.done() and not self._made.cancelled() and \
+            self._made.exception() is None
+        return self._made.result() if done else []
+
+    def _make(self, made: Made) -> list[tuple[Path, str]]:
+        folder = Path(tempfile.mkdtemp(prefix=f"{FILES_PREFIX}{os.getpid()}-",
+                                       dir=self.workspaces))
+        files = made(folder)
+        if not files:
+            shutil.rmtree(folder, ignore_errors=True)
+        return files
+
+    async def _add_spare(self, ahead: bool = False) -> None:
+        """A sandbox started for a job to come (`ahead`: once its files are made)."""
+        self._files()
+        if ahead and self._made is not None:
+            await asyncio.gather(self._made, return_exceptions=True)
         folder = inputs = None  # no sandbox: its job reads the inputs where they are
         if self.sandbox is not None:
             folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
@@ -285,7 +321,7 @@ class OwnSandbox:
                 self._spares.appendleft(spare)
                 break
         if len(self._spares) + len(self._adding) < self.spares:
-            task = asyncio.create_task(self._add_spare())
+            task = asyncio.create_task(self._add_spare(ahead=True))
             self._adding.add(task)
             task.add_done_callback(self._adding.discard)
         return found
@@ -327,7 +363,7 @@ class OwnSandbox:
                    str(theirs.fileno()), *self.preload]
         if self.sandbox is not None:  # its /tmp is its own: its job folder is in it
             command = self.sandbox.wrap(command, network=self.network, modules=self.modules,
-                                        read_only=read_only, tmp=tmp)
+                                        read_only=[*self._files(), *read_only], tmp=tmp)
         try:
             process = await spawn(
                 command, environment, pass_fds=(theirs.fileno(),),
@@ -353,9 +389,10 @@ class ContainerSandbox(OwnSandbox):
                  podman: Podman | None, cgroups: Cgroups | None = None,
                  steps: Steps | None = None, workspaces: Path | None = None,
                  preload: Iterable[str] = (), modules: Iterable[str] = JOB_PACKAGES,
-                 network: bool = False, use_cgroups: bool = False) -> None:
+                 network: bool = False, use_cgroups: bool = False,
+                 made: Made | None = None) -> None:
         super().__init__(sandbox, environment, network=network, modules=modules,
-                         workspaces=workspaces, preload=preload)
+                         workspaces=workspaces, preload=preload, made=made)
         self.podman = podman  # runs its jobs' containers (None: this worker has none)
         self.cgroups = cgroups  # where their containers' cgroups are made
         self.use_cgroups = use_cgroups  # look for them at `start`

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.runner.executor import End, JobRun
 from process_api.runner.isolation import job_environment
-from process_api.runner.local import SPARE_PREFIX, OwnSandbox
+from process_api.runner.local import FILES_PREFIX, SPARE_PREFIX, OwnSandbox
 from process_api.runner.sandbox import Sandbox
 
 #: What the job reports: its inputs, where the folder it sees as /inputs is on its
@@ -141,3 +143,74 @@ async def test_a_dead_workers_folders_are_removed_by_the_next(spares_in: Path) -
     alive = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getppid()}-", dir=spares_in))
     await started(spares_in, 1).start()
     assert (gone.exists(), alive.exists()) == (False, True)
+
+
+#: What a job sees of the CWL schemas the worker made once: the file, and whether it may
+#: write it.
+SCHEMAS_SEEN = ('printf \'{"inputs": "%s", "mounted": "", "tmp": "%s"}\' '
+                '"$(ls /run 2>/dev/null)" "$(touch /run/cwl-schemas.pickle 2>/dev/null && echo '
+                'written || echo read-only)"')
+
+
+async def test_every_sandbox_reads_the_cwl_schemas_made_once_for_them(
+        spares_in: Path, staged: Path) -> None:
+    own = OwnSandbox(Sandbox.available(hidden=[]), job_environment(os.environ),
+                     preload=RUN_PRELOAD, spares=1, workspaces=spares_in,
+                     made=cwl_schemas.made)
+    await own.start()
+    request = {"command": ["sh", "-c", SCHEMAS_SEEN], "inputs": {}, "limits": {}, "job": {}}
+
+    async def seen() -> dict[str, str]:
+        run = await own.launch(JobRun("schemas", json.dumps(request).encode() + b"\n",
+                                      inputs=staged))
+        await run.release()
+        messages = [json.loads(line) async for line in _lines(run.stream)]
+        await own.end(run, End.RELEASED)
+        assert messages[-1] == {"returncode": 0}, messages
+        return next(m["result"] for m in messages if "result" in m)
+
+    schemas = {"inputs": "cwl-schemas.pickle", "mounted": "", "tmp": "read-only"}
+    # the first jobs' sandboxes may start while the file is being made: they build theirs
+    firsts = [await seen()]
+    while firsts[-1] != schemas and len(firsts) < 10:
+        firsts.append(await seen())
+    assert firsts[-1] == schemas and all(s["inputs"] == "" for s in firsts[:-1]), firsts
+    assert [await seen(), await seen()] == [schemas, schemas]  # from then on, every one
+    made = list(spares_in.glob(f"{FILES_PREFIX}{os.getpid()}-*"))
+    assert [p.name for p in made[0].iterdir()] == ["cwl-schemas.pickle"]
+    await own.stop()
+    assert list(spares_in.glob(f"{FILES_PREFIX}*")) == []
+
+
+async def _lines(stream) -> AsyncIterator[bytes]:
+    while line := await stream.readline():
+        yield line
+
+
+def test_the_schemas_made_once_load_and_run_a_tool(tmp_path: Path) -> None:
+    """A fresh interpreter loads the worker's file instead of building the schemas, and
+    cwltool runs a tool with them."""
+    files = cwl_schemas.made(tmp_path)
+    assert files == [(tmp_path / "cwl-schemas.pickle", "/run/cwl-schemas.pickle")]
+    (tmp_path / "tool.cwl").write_text(
+        "cwlVersion: v1.2\nclass: CommandLineTool\nbaseCommand: echo\n"
+        "inputs:\n  msg: {type: string, inputBinding: {position: 1}}\n"
+        "outputs:\n  out: {type: stdout}\nstdout: out.txt\n")
+    (tmp_path / "job.json").write_text('{"msg": "hello"}')
+    code = (
+        "import io, sys\nfrom pathlib import Path\n"
+        "from cwltool import process\nfrom cwltool.main import main\n"
+        "from process_api.deployment import cwl_schemas\n"
+        "assert cwl_schemas.load(Path(sys.argv[1]))\n"
+        "assert sorted(process.SCHEMA_CACHE) == ['v1.0', 'v1.2']\n"
+        "out = io.StringIO()\n"
+        "assert main(['--no-container', '--quiet', '--outdir', 'out', 'tool.cwl', "
+        "'job.json'], stdout=out, custom_schema_callback=lambda: None) == 0\n"
+        "print(Path('out/out.txt').read_text(), end='')\n")
+    done = subprocess.run([sys.executable, "-c", code, str(files[0][0])], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "hello\n"), done.stderr
+    # a file it cannot read is none: the schemas are built as without it
+    (tmp_path / "broken.pickle").write_bytes(b"not a pickle")
+    assert cwl_schemas.load(tmp_path / "broken.pickle") is False
+    assert cwl_schemas.load(tmp_path / "missing.pickle") is False
