@@ -165,11 +165,13 @@ def test_the_workflow(service: Service, browser: Browser) -> None:
     page.get_by_label(re.compile("^Variables")).fill("air temperature")
     page.get_by_label(re.compile("^Time")).fill("2021")
     page.get_by_label(re.compile("^Time")).press("Enter")
-    rows = page.locator("#results tbody tr a")
+    rows = page.locator("#results tbody tr")
     expect(rows).to_have_count(1)
-    expect(rows.first).to_have_text("Near-surface air temperature, north sea, 2021")
+    found = rows.get_by_role("link", name="Near-surface air temperature, north sea, 2021")
+    expect(found).to_be_visible()
+    expect(rows.get_by_role("link", name="Explore NetCDF")).to_be_visible()
     shot(page, service, "search")
-    pasted_item = rows.first.get_attribute("href") or ""
+    pasted_item = found.get_attribute("href") or ""
     pasted_search = page.url
     assert pasted_item == (f"{base}/browser/collections/{AIR}/items/"
                            "air_temperature-north-sea-2021")
