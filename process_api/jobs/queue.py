@@ -29,6 +29,21 @@ UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.Po
                procrastinate.exceptions.ConnectorException, OSError)
 
 
+#: What of those says the database is away when procrastinate wraps it (its
+#: ConnectorException wraps every psycopg error, a query's own too).
+AWAY = (psycopg.OperationalError, psycopg.InterfaceError,
+        psycopg.errors.ReadOnlySqlTransaction, OSError)
+
+
+def away(error: BaseException) -> bool:
+    """Whether `error` (one of UNREACHABLE) says the database is away, not that it refused
+    the query: a query refused again and again is no outage to wait out (a worker another
+    one pruned, its heartbeat late, may fetch no job: it registers again)."""
+    if isinstance(error, procrastinate.exceptions.ConnectorException):
+        return isinstance(error.__cause__, AWAY)
+    return isinstance(error, UNREACHABLE)
+
+
 class ReadOnlyServer(psycopg.OperationalError):
     """A pooled connection's server refuses writes now: the pool drops it."""
 
@@ -132,6 +147,8 @@ class PatientJobManager(procrastinate.manager.JobManager):
             try:
                 result = await call()
             except UNREACHABLE as e:
+                if not away(e):
+                    raise
                 now = time.monotonic()
                 if self._away_since is None:
                     self._away_since = now
@@ -176,16 +193,24 @@ class PatientJobManager(procrastinate.manager.JobManager):
                     ) -> None:
         """`change` of a `doing` job (its end, its retry), patiently, and once: a try whose
         commit went through but whose answer a failover lost left the job no longer
-        `doing`, which procrastinate would refuse again (an error, not an outage)."""
+        `doing`, which procrastinate would refuse again (an error, not an outage); so
+        does a job another worker's reaper ended meanwhile."""
         tried = False
+
+        async def doing() -> bool:
+            return any(queued.status == "doing"
+                       for queued in await self.list_jobs_async(id=job.id))
 
         async def attempt() -> None:
             nonlocal tried
-            if tried and not any(queued.status == "doing" for queued in
-                                 await self.list_jobs_async(id=job.id)):
+            if tried and not await doing():
                 return
             tried = True
-            await change()
+            try:
+                await change()
+            except procrastinate.exceptions.ConnectorException as e:
+                if away(e) or await doing():
+                    raise
 
         await self._patiently(attempt)
         self.held.discard(job.id)

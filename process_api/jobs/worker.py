@@ -31,7 +31,7 @@ from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.job_data import JOB_DATA_PREFIX, DataConfig, JobData, run_with_data
 from process_api.jobs.job_status import JobStatus
 from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
-from process_api.jobs.queue import TASK, UNREACHABLE, PatientJobManager
+from process_api.jobs.queue import TASK, UNREACHABLE, PatientJobManager, away
 from process_api.jobs.reattach import Reattachment
 from process_api.jobs.secrets import PLACEHOLDER, Scrubber, SecretBox, merge_secrets
 from process_api.jobs.status import status_info
@@ -136,8 +136,10 @@ class JobWorker:
                     # a new worker (a new id) is started next; the old one's jobs are reaped
                     self._own_workers.clear()
                     self._manager.fetchers.clear()
-                    logger.warning("job worker: the database is away (%s); starting again "
-                                   "in %.0f s", type(e.__cause__).__name__, parts.heartbeat)
+                    logger.warning("job worker: %s (%s); starting again in %g s",
+                                   "the database is away" if away(e) else
+                                   "the job queue refused its query",
+                                   type(e.__cause__).__name__, parts.heartbeat)
                     await asyncio.sleep(parts.heartbeat)
         finally:
             self._own_workers.clear()

@@ -149,6 +149,36 @@ async def test_a_job_taken_for_a_worker_that_never_got_it_runs_once(
                                 (queue,))
 
 
+@pytest.mark.slow
+async def test_a_worker_another_pruned_registers_again_and_runs_jobs(
+        service_app, settings, issuer, queue: str) -> None:
+    """A worker whose heartbeat was late longer than its stalled and outage times (its
+    process paused) is pruned from the queue's workers by the next worker that starts:
+    the queue then refuses its every fetch of a job (its worker id is gone). That is an
+    error of the query, not the database away: it registers again and runs the jobs,
+    rather than wait out an "outage" that never ends."""
+    async with service_app(job_queue=queue, in_process_worker=True) as service, \
+            await psycopg.AsyncConnection.connect(settings.database_url,
+                                                  autocommit=True) as owner:
+        c = service.client(issuer.token("alice", client=PROCESS_CLIENT))
+        url = (await execute(c, "echo", {"message": "before"})).headers["Location"]
+        assert (await wait_for(c, url, "successful", "failed"))["status"] == "successful"
+        # what procrastinate_prune_stalled_workers_v1 does to it
+        pruned = await (await owner.execute(
+            "DELETE FROM procrastinate.procrastinate_workers WHERE id = (SELECT worker_id "
+            "FROM procrastinate.procrastinate_jobs j JOIN processes.jobs p "
+            "ON p.queue_job_id = j.id WHERE p.id = %s) RETURNING id",
+            (url.rsplit("/", 1)[1],))).fetchall()
+        assert len(pruned) == 1
+        url = (await execute(c, "echo", {"message": "after"})).headers["Location"]
+        job = await wait_for(c, url, "successful", "failed")
+        assert job["status"] == "successful", job
+        again = await (await owner.execute(
+            "SELECT j.worker_id FROM procrastinate.procrastinate_jobs j JOIN processes.jobs p "
+            "ON p.queue_job_id = j.id WHERE p.id = %s", (url.rsplit("/", 1)[1],))).fetchone()
+        assert again is not None and again[0] not in (None, pruned[0][0])
+
+
 async def test_api_restart_between_submit_and_completion(app, service_app, issuer) -> None:
     token = issuer.token("alice", client=PROCESS_CLIENT)
     async with service_app(in_process_worker=False) as before:

@@ -23,6 +23,7 @@ import yaml
 from stac_ext.settings import Settings
 from tests.support.browser import CHROMIUM, chromium
 from tests.support.cli import COMMAND, start_cli
+from tests.support.cluster import migrated_database
 from tests.support.http import free_port, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.paths import ROOT
@@ -41,8 +42,7 @@ pytestmark = [pytest.mark.slow,
                                  reason="Debian's prometheus (make test installs it)")]
 
 
-def _env(settings: Settings, **more: str) -> dict[str, str]:
-    url = settings.database_url or ""
+def _env(settings: Settings, url: str, **more: str) -> dict[str, str]:
     return {**os.environ, "DATABASE_URL": url, **role_env(url),
             "OIDC_ISSUER": settings.oidc_issuer or "", "LOAD_DEMO_DATA": "false",
             "MIGRATE_ON_START": "false", "GEOCATALOG_DATA_DIR": str(settings.data_dir),
@@ -50,9 +50,17 @@ def _env(settings: Settings, **more: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stack(settings: Settings, tmp_path_factory: pytest.TempPathFactory
+def database(database_url: str) -> str:
+    """The stack's own database: no other test's job is in its queue (its worker would
+    reap one left by a dead worker, and count its end)."""
+    return migrated_database(database_url, "prom_")
+
+
+@pytest.fixture(scope="module")
+def stack(settings: Settings, database: str, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[dict[str, str]]:
-    """The API (two processes), a worker on a queue of its own, and Prometheus."""
+    """The API (two processes), a worker on a queue of its own, and Prometheus, on a
+    database of their own."""
     queue = f"prom-{uuid.uuid4().hex[:8]}"
     api, worker, prom = free_port(), free_port(), free_port()
     folder = tmp_path_factory.mktemp("prometheus")
@@ -64,13 +72,13 @@ def stack(settings: Settings, tmp_path_factory: pytest.TempPathFactory
                   {"job_name": "geocatalog-worker",
                    "static_configs": [{"targets": [f"127.0.0.1:{worker}"]}]}]}
     (folder / "prometheus.yml").write_text(yaml.safe_dump(config))
-    worker_process = start_cli("worker", env=_env(settings, JOB_QUEUE=queue,
+    worker_process = start_cli("worker", env=_env(settings, database, JOB_QUEUE=queue,
                                                   WORKER_METRICS_PORT=str(worker)))
     try:
         assert wait_until_ok(f"http://127.0.0.1:{worker}/metrics").status_code == 200
         with server_process(
                 [*COMMAND, "serve", "--workers", "2", "--port", str(api)],
-                api, _env(settings, JOB_QUEUE=queue, IN_PROCESS_WORKER="false",
+                api, _env(settings, database, JOB_QUEUE=queue, IN_PROCESS_WORKER="false",
                           DB_MAX_CONN_SIZE="3"), "/healthz", timeout=120), \
              server_process(
                 [PROMETHEUS, f"--config.file={folder / 'prometheus.yml'}",
@@ -103,9 +111,9 @@ def eventually(stack: dict[str, str], promql: str, holds: Callable[[float], bool
         time.sleep(0.5)
 
 
-def test_prometheus_scrapes_the_api_and_a_worker(stack, settings: Settings,
+def test_prometheus_scrapes_the_api_and_a_worker(stack, database: str,
                                                  issuer: TestIssuer) -> None:
-    api, settings_url = stack["api"], settings.database_url or ""
+    api = stack["api"]
     admin = {"Authorization": f"Bearer {issuer.token('root', rights=[ADMIN_RIGHT])}"}
     collection = unique("test_conv-prom_")
     r = httpx.post(f"{api}/data/collections", json=make_collection(collection), headers=admin)
@@ -146,8 +154,8 @@ def test_prometheus_scrapes_the_api_and_a_worker(stack, settings: Settings,
                       lambda v: v >= 1) >= 1
     assert eventually(stack, 'sum(geocatalog_rendered_items_hits_total)',
                       lambda v: v >= 30) >= 30  # 40 reads of 5 items in 2 processes
-    # the queue as the job store holds it (every queue's: other tests' jobs too)
-    with psycopg.connect(settings_url) as conn:
+    # the queue as the job store holds it
+    with psycopg.connect(database) as conn:
         queued = conn.execute("SELECT count(*) FROM processes.jobs "
                               "WHERE status = 'accepted'").fetchone()[0]
     assert eventually(stack, 'max(geocatalog_jobs{job="geocatalog-worker",'

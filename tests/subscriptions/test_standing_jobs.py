@@ -116,7 +116,8 @@ async def test_a_standing_job_runs_once_per_window_on_exactly_its_new_items(
 
     runs = await until(ended)
     assert [(r["window"], r["status"], r["items"], r["attempts"]) for r in runs] == [
-        (2, "successful", 2, 1), (1, "successful", 2, 1)], runs
+        (2, "successful", 2, 1), (1, "successful", 2, 1)], [  # a failure says why
+        (r["window"], r["status"], r.get("message"), r.get("job")) for r in runs]
     for window, items in ((1, first), (2, second)):
         ran = next(r for r in runs if r["window"] == window)
         job_url = ran["job"]
