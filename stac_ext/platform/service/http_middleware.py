@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 
-class HttpMiddleware:
+class HttpMiddleware(ABC):
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -16,6 +18,6 @@ class HttpMiddleware:
         else:
             await self.app(scope, receive, send)
 
+    @abstractmethod
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An HTTP request: answered here, or passed on to `self.app`."""
-        raise NotImplementedError
