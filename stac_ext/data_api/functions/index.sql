@@ -144,6 +144,18 @@ BEGIN
 END;
 $$;
 
+-- The outbox's `deleted` events of items removed (`_ids` and `_collections` in pairs), each
+-- with its index row as it was: what a subscriber may read of it is decided at delivery.
+CREATE OR REPLACE FUNCTION geocatalog.announce_removed(_ids text[], _collections text[])
+RETURNS void LANGUAGE sql SET search_path = pg_catalog, public AS $$
+    INSERT INTO geocatalog.item_events (kind, id, collection, datetime, end_datetime, geometry,
+                                        content, words, owner, readers)
+    SELECT 'deleted', r.id, r.collection, s.datetime, s.end_datetime, s.geometry, s.content,
+           s.words, s.owner, s.readers
+    FROM unnest(_ids, _collections) AS r(id, collection)
+    LEFT JOIN geocatalog.search_items s ON s.id = r.id AND s.collection = r.collection;
+$$;
+
 -- The index's writers: 009's index_upsert (on INSERT) and index_remove (on UPDATE and
 -- DELETE) were two copies of the same upsert. They are one body now, each statement taking
 -- the parts of its operation (a transition table exists only for the operations that have
@@ -159,20 +171,12 @@ BEGIN
     -- only here, hence the statements in this body).
     IF EXISTS (SELECT FROM geocatalog.item_event_listeners) THEN
         IF TG_OP = 'DELETE' THEN
-            INSERT INTO geocatalog.item_events (kind, id, collection, datetime, end_datetime,
-                                                geometry, content, words, owner, readers)
-            SELECT 'deleted', o.id, o.collection, s.datetime, s.end_datetime, s.geometry,
-                   s.content, s.words, s.owner, s.readers
-            FROM old_rows o
-            LEFT JOIN geocatalog.search_items s ON s.id = o.id AND s.collection = o.collection;
+            PERFORM geocatalog.announce_removed(array_agg(o.id), array_agg(o.collection))
+            FROM old_rows o;
             PERFORM set_config('geocatalog.items_removed', 'yes', true);
         ELSIF TG_OP = 'UPDATE' THEN
-            INSERT INTO geocatalog.item_events (kind, id, collection, datetime, end_datetime,
-                                                geometry, content, words, owner, readers)
-            SELECT 'deleted', o.id, o.collection, s.datetime, s.end_datetime, s.geometry,
-                   s.content, s.words, s.owner, s.readers
+            PERFORM geocatalog.announce_removed(array_agg(o.id), array_agg(o.collection))
             FROM old_rows o
-            LEFT JOIN geocatalog.search_items s ON s.id = o.id AND s.collection = o.collection
             WHERE NOT EXISTS (SELECT FROM new_rows n
                               WHERE n.id = o.id AND n.collection = o.collection);
             INSERT INTO geocatalog.item_events (kind, id, collection)

@@ -64,17 +64,13 @@ $$;
 -- `_conditions` from `_low` to `_high`: a tree of comparisons, as SQL.
 CREATE OR REPLACE FUNCTION subscriptions.judging(_ids uuid[], _conditions text[], _low int,
                                                  _high int) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    middle int := (_low + _high) / 2;
-BEGIN
-    IF _low = _high THEN
-        RETURN format('(%s)', _conditions[_low]);
-    END IF;
-    RETURN format('CASE WHEN p.subscription <= %L::uuid THEN %s ELSE %s END', _ids[middle],
-                  subscriptions.judging(_ids, _conditions, _low, middle),
-                  subscriptions.judging(_ids, _conditions, middle + 1, _high));
-END;
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN _low = _high THEN format('(%s)', _conditions[_low])
+        ELSE format('CASE WHEN p.subscription <= %L::uuid THEN %s ELSE %s END',
+                    _ids[(_low + _high) / 2],
+                    subscriptions.judging(_ids, _conditions, _low, (_low + _high) / 2),
+                    subscriptions.judging(_ids, _conditions, (_low + _high) / 2 + 1, _high))
+    END
 $$;
 
 -- A batch of the outbox, oldest first, matched and gone from it: each subscription's events
