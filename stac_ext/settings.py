@@ -9,7 +9,6 @@ API's are its own (`process_api.settings`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +25,7 @@ from stac_ext.explorer.settings import ExplorerSettings
 from stac_ext.governance.settings import GovernanceSettings
 from stac_ext.platform.auth.settings import AuthSettings
 from stac_ext.platform.database.settings import DatabaseSettings
+from stac_ext.platform.folder_file import FolderFile
 from stac_ext.platform.service.settings import ServiceSettings
 from stac_ext.platform.sessions.settings import SessionSettings
 from stac_ext.platform.telemetry.settings import TelemetrySettings
@@ -54,7 +54,8 @@ class Settings(PublishSettings, ContentSettings, ExplorerSettings, GovernanceSet
     """Every setting of the service (`PublishSettings` brings the data API's and the
     service's)."""
 
-    model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True)
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", hide_input_in_errors=True,
+                                      ignored_types=(FolderFile,))
 
     # What crosses concerns is derived here, where every concern is known.
 
@@ -95,24 +96,12 @@ class Settings(PublishSettings, ContentSettings, ExplorerSettings, GovernanceSet
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.geocatalog_port}"
 
-    @property
-    def issuer_key_file(self) -> Path:
-        return self.data_dir / "issuer-key.json"
-
-    @property
-    def issuer_url_file(self) -> Path:
-        """Where `serve` notes the development issuer's URL, for `geocatalog token`."""
-        return self.data_dir / "issuer-url"
-
-    @property
-    def session_key_file(self) -> Path:
-        """The browser sessions' key where SESSION_KEY is unset."""
-        return self.data_dir / "session.key"
-
-    @property
-    def job_secrets_key_file(self) -> Path:
-        return self.data_dir / "job-secrets.key"
-
-    @property
-    def webhook_signing_key_file(self) -> Path:
-        return self.data_dir / "webhook-signing.key"
+    # the service's own files in DATA_DIR
+    issuer_key_file = FolderFile("data_dir", "issuer-key.json")
+    issuer_url_file = FolderFile("data_dir", "issuer-url",
+                                 "Where `serve` notes the development issuer's URL, for "
+                                 "`geocatalog token`.")
+    session_key_file = FolderFile("data_dir", "session.key",
+                                  "The browser sessions' key where SESSION_KEY is unset.")
+    job_secrets_key_file = FolderFile("data_dir", "job-secrets.key")
+    webhook_signing_key_file = FolderFile("data_dir", "webhook-signing.key")

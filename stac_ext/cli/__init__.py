@@ -293,13 +293,17 @@ app.command("demo-s3")(demo_s3)
 app.command("thumbnails")(thumbnails)
 
 
+#: Where `serve` and `ha-demo` listen
+HostOption = Annotated[str | None, typer.Option(
+    metavar="HOST", help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")]
+PortOption = Annotated[int | None, typer.Option(
+    metavar="PORT", help="port to listen on [default: GEOCATALOG_PORT, else 8080]")]
+
+
 @app.command("serve")
 def serve(
-    host: Annotated[str | None, typer.Option(
-        metavar="HOST",
-        help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")] = None,
-    port: Annotated[int | None, typer.Option(
-        metavar="PORT", help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
+    host: HostOption = None,
+    port: PortOption = None,
     workers: Annotated[int, typer.Option(metavar="N", help="uvicorn worker processes")] = 1,
 ) -> None:
     """Serve the APIs and the web pages. Ensures the database, migrates, and loads the
@@ -346,11 +350,8 @@ def serve(
 
 @app.command("ha-demo")
 def ha_demo(
-    host: Annotated[str | None, typer.Option(
-        metavar="HOST",
-        help="address to listen on [default: GEOCATALOG_HOST, else 127.0.0.1]")] = None,
-    port: Annotated[int | None, typer.Option(
-        metavar="PORT", help="port to listen on [default: GEOCATALOG_PORT, else 8080]")] = None,
+    host: HostOption = None,
+    port: PortOption = None,
 ) -> None:
     """Serve on a Patroni cluster of three members on loopback. etcd and Patroni (Debian's
     packages) in GEOCATALOG_DATA_DIR/ha; Ctrl-C stops the service, then the cluster."""
