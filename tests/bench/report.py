@@ -90,6 +90,13 @@ def table(results: dict[str, Any]) -> str:
                      "one job on an idle worker: accepted->running p50 "
                      f"{jobs['idle_queued_p50_ms']:.0f} ms, submitted->successful p50 "
                      f"{jobs.get('idle_done_p50_ms', float('nan')):.0f} ms")
+    if fair := results.get("fair_share"):
+        lines.append(f"jobs in a burst from {fair['users']} users ({fair['topology']}; "
+                     f"{fair['per_user']} echo each, default quotas): {fair['submitted']} "
+                     f"accepted, {fair['refused']} refused, {fair['successful']} successful; "
+                     f"all done in {fair['all_done_s']:.1f} s (target 20 s); each user's "
+                     f"last job, slowest / fastest user {fair['fairness']:.2f}x "
+                     "(target 1.5x)")
     for change, seen in (results.get("freshness") or {}).items():
         lines.append(f"items limit=10 after {change}, first p50 against settled, median "
                      f"{seen['ratio_p50']}x: " + "; ".join(

@@ -32,6 +32,7 @@ from tests.bench import (
     database,
     deployed,
     explorer,
+    fair_share,
     features,
     freshness,
     paired,
@@ -89,7 +90,8 @@ def main(
     only: Annotated[list[str] | None, typer.Option(help="only these servers")] = None,
     feature_runs: Annotated[bool, typer.Option(help="catalogs tree and jobs")] = True,
     features_only: Annotated[list[str] | None, typer.Option(
-        "--feature", help="only these features: catalogs, scoped_search, jobs, deployed, "
+        "--feature", help="only these features: catalogs, scoped_search, jobs, fair_share, "
+                          "deployed, "
                           "staging, explorer, containers, slurm, freshness, "
                           "subscriptions, synchronous")
     ] = None,
@@ -261,8 +263,8 @@ def _note_rss(results: dict[str, Any], server: servers.Server,
     slot["peak_rss_mb"] = round(max(slot["peak_rss_mb"], running.peak_rss_mb()), 1)
 
 
-FEATURES = ("catalogs", "scoped_search", "jobs", "deployed", "staging", "explorer",
-            "containers", "slurm", "freshness", "subscriptions", "synchronous")
+FEATURES = ("catalogs", "scoped_search", "jobs", "fair_share", "deployed", "staging",
+            "explorer", "containers", "slurm", "freshness", "subscriptions", "synchronous")
 #: Seconds of each POST item slice with and without subscriptions.
 SUBSCRIPTION_SLICE_SECONDS = 8
 #: ABBA-ordered pairs of slices per scenario for the cost of a part (generated content,
@@ -272,6 +274,8 @@ COST_PAIRS = 6
 JOB_WORKERS, JOB_CONCURRENCY = 1, 4
 #: Echo jobs submitted at once by one user.
 ECHO_JOBS = 1000
+#: `geocatalog worker` processes of the many users' burst (`fair_share`).
+FAIR_SHARE_WORKERS = 2
 
 
 def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: servers.Server,
@@ -310,6 +314,18 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
                                "topology": f"API: uvicorn --workers 2; {JOB_WORKERS} "
                                            f"`geocatalog worker --concurrency "
                                            f"{JOB_CONCURRENCY}`"}
+    if "fair_share" in chosen:  # ten users' thousand jobs at once, at the default quotas
+        database.reset_jobs(dsn)
+        users = [issuer.mint(f"bench-user{n}", settings.process_client_id, [], [], 24 * 3600)
+                 for n in range(fair_share.USERS)]
+        jobs = servers.job_service(dsn, settings.data_dir)
+        with servers.serving(jobs, PORT) as running, servers.job_workers(
+                jobs, FAIR_SHARE_WORKERS, JOB_CONCURRENCY):
+            results["fair_share"] = {
+                **fair_share.burst(dsn, running.url.removesuffix("/data") + "/processes",
+                                   users),
+                "topology": f"API: uvicorn --workers 2; {FAIR_SHARE_WORKERS} `geocatalog "
+                            f"worker --concurrency {JOB_CONCURRENCY}`"}
     if "containers" in chosen:  # a deployed tool in a container against bubblewrap
         deployer = issuer.mint("bench-deployer", settings.process_client_id, [],
                                ["deployProcess"], 24 * 3600)
