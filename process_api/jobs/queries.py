@@ -134,7 +134,8 @@ SELECT pg_advisory_xact_lock(hashtextextended('geocatalog.jobs.quota:' || holder
 FROM (SELECT DISTINCT unnest(%(holders)s::text[]) AS holder ORDER BY 1) AS held
 """
 
-#: The jobs queued or running of each user and each project named.
+#: The jobs queued or running of each user and each project named; and each user's turn:
+#: the lowest queue priority of their jobs waiting (`turn:<name>`; none waiting: no row).
 ACTIVE_BY_HOLDER = """
 SELECT 'user:' || name AS holder,
        (SELECT count(*) FROM processes.jobs
@@ -145,6 +146,13 @@ SELECT 'project:' || name,
        (SELECT count(*) FROM processes.jobs
         WHERE project = name AND status IN ('accepted', 'running'))
 FROM unnest(%(projects)s::text[]) AS name
+UNION ALL
+SELECT 'turn:' || name, min(q.priority)
+FROM unnest(%(owners)s::text[]) AS name
+JOIN procrastinate.procrastinate_jobs q
+  ON q.status = 'todo' AND starts_with(q.lock, 'owner:' || name || ':')
+ AND substr(q.lock, length('owner:' || name || ':') + 1) ~ '^[0-9]+$'
+GROUP BY name
 """
 
 

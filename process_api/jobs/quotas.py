@@ -8,6 +8,12 @@ user, taken in turn. A user's queued jobs then wait for their own, while free wo
 other users'. (Jobs submitted at the same instant may share a lock: they run one after
 the other.)
 
+Free workers take users' jobs in turns (fair share), not in the order submitted: a job's
+queue priority is minus the jobs its owner had queued or running then, so every user's
+next job runs before anyone's job after it, and a user who arrives behind another's
+backlog waits for one job of each, not for the backlog. A user's own jobs keep their
+order: a job is never given a higher priority than their jobs already waiting.
+
 Both bounds are counted in the transaction that writes the new jobs, under a lock of each
 user and project it counts: concurrent submissions never pass a quota together.
 """
@@ -35,9 +41,10 @@ class Quotas:
 
     def admit(self, jobs: Sequence[dict[str, Any]], active: dict[str, int]
               ) -> list[QueueFull | None]:
-        """Each new job, in order, accepted (None; its queue `lock` set) or refused, given
-        the jobs queued or running of each user (`user:<name>`) and project
-        (`project:<name>`): those before it accepted count against it."""
+        """Each new job, in order, accepted (None; its queue `lock` and `priority` set) or
+        refused, given the jobs queued or running of each user (`user:<name>`) and project
+        (`project:<name>`), and the lowest priority of each user's jobs waiting
+        (`turn:<name>`): those before it accepted count against it."""
         verdicts: list[QueueFull | None] = []
         for job in jobs:
             user = f"user:{job['owner']}"
@@ -46,6 +53,8 @@ class Quotas:
             refused = self.refusal(owner_jobs, active.get(project, 0) if project else 0)
             if refused is None:
                 job["lock"] = self.lock(job["owner"], owner_jobs)
+                turn = f"turn:{job['owner']}"
+                job["priority"] = active[turn] = min(-owner_jobs, active.get(turn, 0))
                 active[user] = owner_jobs + 1
                 if project:
                     active[project] = active.get(project, 0) + 1

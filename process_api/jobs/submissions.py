@@ -76,11 +76,12 @@ class Submissions:
             accepted = [job for job, refused in zip(jobs, verdicts, strict=True)
                         if refused is None]
             records = iter(await self.store.create(conn, accepted) if accepted else [])
-            by_lock: dict[str, list[NewJob]] = {}
+            by_turn: dict[tuple[str, int], list[NewJob]] = {}
             for job in accepted:  # each user's in the order submitted
-                by_lock.setdefault(job["lock"], []).append(job)
-            for lock, locked in by_lock.items():
+                by_turn.setdefault((job["lock"], job["priority"]), []).append(job)
+            for (lock, priority), locked in by_turn.items():
                 await self.app.configure_task(TASK, queue=self.queue, lock=lock,
+                                              priority=priority,
                                               connection=conn).batch_defer_async(
                     *({"job_id": job["id"]} for job in locked))
         return [refused if refused is not None else next(records) for refused in verdicts]

@@ -1,7 +1,8 @@
 """Jobs in a burst from many users: `users` users each submit `per_user` echo jobs (async)
 at once, each user on a connection of its own, to `geocatalog serve` with `geocatalog
 worker` processes at the default quotas (one running job per user, a hundred queued).
-Measured from the job records: the whole burst's time (the first job created to the last
+Measured from the job records once the workers run jobs (each registered, and a first job
+of each user run, not counted): the whole burst's time (the first job created to the last
 finished), and fair share: each user's last job finished, since the first created, the
 slowest user's against the fastest's (1.0: every user done together).
 
@@ -27,10 +28,12 @@ FROM processes.jobs WHERE id = ANY(%s::uuid[]) GROUP BY owner ORDER BY owner
 """
 
 
-def burst(dsn: str, base: str, tokens: list[str], per_user: int = PER_USER) -> dict[str, Any]:
+def burst(dsn: str, base: str, tokens: list[str], workers: int, per_user: int = PER_USER
+          ) -> dict[str, Any]:
     """The burst of `per_user` jobs from each of `tokens`' users, to the process API at
-    `base`, waited for until every job is final."""
-    return asyncio.run(_burst(dsn, base, tokens, per_user))
+    `base`, waited for until every job is final; first the `workers` registered and a job
+    of each user run, so that workers still starting are not what is measured."""
+    return asyncio.run(_burst(dsn, base, tokens, workers, per_user))
 
 
 async def _submit(base: str, token: str, count: int, ids: list[str], refused: list[int]
@@ -47,21 +50,34 @@ async def _submit(base: str, token: str, count: int, ids: list[str], refused: li
                 ids.append((await answer.json())["jobID"])
 
 
-async def _burst(dsn: str, base: str, tokens: list[str], per_user: int) -> dict[str, Any]:
+async def _final(conn: psycopg.AsyncConnection[Any], ids: list[str]) -> None:
+    """Until every job of `ids` is final: a count every 50 ms (not the API's job list,
+    which would load the machine being measured)."""
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        row = await (await conn.execute(
+            "SELECT count(*) FROM processes.jobs WHERE id = ANY(%s::uuid[]) "
+            "AND status IN ('successful', 'failed', 'dismissed')", (ids,))).fetchone()
+        if row and row[0] >= len(ids):
+            return
+        await asyncio.sleep(0.05)
+
+
+async def _burst(dsn: str, base: str, tokens: list[str], workers: int, per_user: int
+                 ) -> dict[str, Any]:
     ids: list[str] = []
     refused: list[int] = []
-    await asyncio.gather(*(_submit(base, token, per_user, ids, refused) for token in tokens))
-    deadline = time.monotonic() + 900
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        # every job final: a count every 50 ms (not the API's job list, which would load the
-        # machine being measured)
-        while time.monotonic() < deadline:
-            row = await (await conn.execute(
-                "SELECT count(*) FROM processes.jobs WHERE id = ANY(%s::uuid[]) "
-                "AND status IN ('successful', 'failed', 'dismissed')", (ids,))).fetchone()
-            if row and row[0] >= len(ids):
-                break
-            await asyncio.sleep(0.05)
+        while (row := await (await conn.execute(
+                "SELECT count(*) FROM procrastinate.procrastinate_workers")).fetchone()) \
+                and row[0] < workers:
+            await asyncio.sleep(0.1)
+        first: list[str] = []
+        await asyncio.gather(*(_submit(base, token, 1, first, refused) for token in tokens))
+        await _final(conn, first)
+        await asyncio.gather(*(_submit(base, token, per_user, ids, refused)
+                               for token in tokens))
+        await _final(conn, ids)
         rows = await (await conn.execute(FINISHED, (ids,))).fetchall()
     first = min(row[1] for row in rows)
     last_s = {row[0]: (row[2] - first).total_seconds() for row in rows if row[2]}

@@ -323,7 +323,7 @@ def _features(dsn: str, settings: Settings, issuer: LocalIssuer, geocatalog: ser
                 jobs, FAIR_SHARE_WORKERS, JOB_CONCURRENCY):
             results["fair_share"] = {
                 **fair_share.burst(dsn, running.url.removesuffix("/data") + "/processes",
-                                   users),
+                                   users, FAIR_SHARE_WORKERS),
                 "topology": f"API: uvicorn --workers 2; {FAIR_SHARE_WORKERS} `geocatalog "
                             f"worker --concurrency {JOB_CONCURRENCY}`"}
     if "containers" in chosen:  # a deployed tool in a container against bubblewrap

@@ -64,6 +64,33 @@ async def test_a_users_backlog_does_not_hold_another_users_job(service_app, issu
             assert (await bob.delete(url)).status_code == 200
 
 
+async def test_free_workers_take_users_jobs_in_turns(service_app, issuer) -> None:
+    """A user who arrives behind another's backlog waits for one of its jobs, not for all of
+    them: everyone's next job runs before anyone's job after it; a user's own jobs keep
+    their order."""
+    async with service_app(
+            geocatalog_data_dir=ROOT / ".artifacts" / f"turns-{uuid.uuid4().hex[:8]}",
+            job_queue=f"turns-{uuid.uuid4().hex[:8]}", in_process_worker=True,
+            worker_concurrency=1, job_user_running=1, job_user_queued=10) as service:
+        # users of their own: a queue lock is a user's in every queue
+        carol, dan, erin = (service.client(issuer.token(name, client=PROCESS_CLIENT))
+                            for name in ("carol", "dan", "erin"))
+        # the one slot held while dan queues three jobs, then erin one
+        holding = (await execute(carol, "sleep", {"seconds": 3600})).headers["Location"]
+        assert (await wait_for(carol, holding, "running"))["status"] == "running"
+        queued = {f"dan {n}": (dan, (await execute(dan, "echo", {"message": f"dan {n}"}))
+                               .headers["Location"]) for n in range(3)}
+        queued["erin"] = (erin, (await execute(erin, "echo", {"message": "erin"}))
+                          .headers["Location"])
+        assert (await carol.delete(holding)).status_code == 200
+        ended = {name: await wait_for(client, url, "successful", "failed", seconds=600)
+                 for name, (client, url) in queued.items()}
+        assert {name: job["status"] for name, job in ended.items()} == \
+            dict.fromkeys(queued, "successful")
+        assert sorted(ended, key=lambda name: ended[name]["started"]) == \
+            ["dan 0", "erin", "dan 1", "dan 2"]
+
+
 @pytest.fixture(scope="module")
 def product(settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     """The service as run, two API processes answering at once, small queued quotas."""
