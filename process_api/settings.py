@@ -52,6 +52,10 @@ class ProcessSettings(OutboundSettings):
     sync_wait_seconds: float = Field(default=30.0, ge=0, le=600)
     """The longest an execution request with `Prefer: respond-sync` / `wait=N` waits for its
     job (a process declaring `sync`); then it answers 201 as for any job."""
+    job_poll_seconds: float = Field(default=5.0, gt=0, le=3600)
+    """How often an idle worker looks for jobs it was not told of: a job queued is told to
+    every worker at once, and a job's end to its worker (the next job of its owner may
+    run), so this only bounds a notice lost."""
     job_stalled_seconds: float = 10.0
     """A job whose worker is silent this long is failed or retried."""
     job_shutdown_seconds: float = Field(default=10.0, ge=0)

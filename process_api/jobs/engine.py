@@ -181,7 +181,7 @@ class Engine:
             tracer=self.tracer, job_dsn=self.job_dsn, sandboxed=setup.sandbox is not None,
             cgroups=settings.job_cgroups, heartbeat=settings.job_heartbeat_seconds,
             stalled=settings.job_stalled_seconds, shutdown=settings.job_shutdown_seconds,
-            outage=settings.job_outage_seconds)
+            outage=settings.job_outage_seconds, poll=settings.job_poll_seconds)
 
     async def run_worker(self, concurrency: int = 2, install_signal_handlers: bool = True,
                          name: str | None = None) -> None:

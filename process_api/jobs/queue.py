@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import procrastinate
 import psycopg
 import psycopg_pool
+from procrastinate.jobs import JobInserted
+from procrastinate.manager import NotificationCallback
 from psycopg_pool import AsyncConnectionPool
 
 logger = logging.getLogger("geocatalog.jobs")
@@ -141,6 +143,8 @@ class PatientJobManager(procrastinate.manager.JobManager):
         # fetch whose answer a failover lost; `JobWorker.reap`)
         self.held: set[int] = set()
         self.fetchers: set[int] = set()
+        # the worker's own "a job is waiting" (what it is told when a job is queued)
+        self._wake: NotificationCallback | None = None
 
     async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
@@ -182,12 +186,22 @@ class PatientJobManager(procrastinate.manager.JobManager):
                          delete_job: bool) -> None:
         await self._once(job, lambda: super(PatientJobManager, self).finish_job(
             job, status, delete_job))
+        await self._lock_freed(job)
 
     async def retry_job(self, job: procrastinate.jobs.Job, retry_at: Any = None,
                         priority: int | None = None, queue: str | None = None,
                         lock: str | None = None) -> None:
         await self._once(job, lambda: super(PatientJobManager, self).retry_job(
             job, retry_at=retry_at, priority=priority, queue=queue, lock=lock))
+        await self._lock_freed(job)
+
+    async def _lock_freed(self, job: procrastinate.jobs.Job) -> None:
+        """A job of a lock has ended: the lock's next job may run now. procrastinate looks
+        for jobs again only when one is queued or at its next poll (seconds later), so the
+        worker is told, as when a job is queued (it has a free slot: this job's)."""
+        if job.lock is not None and job.id is not None and self._wake is not None:
+            await self._wake(channel="", notification=JobInserted(type="job_inserted",
+                                                                  job_id=job.id))
 
     async def _once(self, job: procrastinate.jobs.Job, change: Callable[[], Awaitable[None]]
                     ) -> None:
@@ -219,8 +233,9 @@ class PatientJobManager(procrastinate.manager.JobManager):
         return await self._patiently(
             lambda: super(PatientJobManager, self).list_jobs_to_abort_async(queue))
 
-    async def listen_for_jobs(self, *, on_notification: Any,
+    async def listen_for_jobs(self, *, on_notification: NotificationCallback,
                               queues: Iterable[str] | None = None) -> None:
+        self._wake = on_notification
         async def listening() -> None:
             await super(PatientJobManager, self).listen_for_jobs(
                 on_notification=on_notification, queues=queues)

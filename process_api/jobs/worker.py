@@ -63,7 +63,7 @@ class WorkerParts:
     queue's name, the pool its transactions take), the processes, the secrets' box, the
     jobs' ceilings, how their data moves, its executors, the callbacks' sender, the
     tracer of its jobs' spans, the database URL a job's process gets, whether jobs run in
-    a sandbox and in cgroups, and its times (heartbeat, stalled, shutdown, outage)."""
+    a sandbox and in cgroups, and its times (heartbeat, stalled, shutdown, outage, poll)."""
 
     store: JobStore
     app: procrastinate.App
@@ -83,6 +83,7 @@ class WorkerParts:
     stalled: float = 10.0
     shutdown: float = 10.0
     outage: float = 300.0
+    poll: float = 5.0
 
 
 class JobWorker:
@@ -128,7 +129,7 @@ class JobWorker:
                         update_heartbeat_interval=parts.heartbeat,
                         # a worker silent through an outage it waits out is not pruned
                         stalled_worker_timeout=parts.stalled + parts.outage,
-                        abort_job_polling_interval=0.5,
+                        abort_job_polling_interval=0.5, fetch_job_polling_interval=parts.poll,
                         shutdown_graceful_timeout=parts.shutdown,
                     )
                     return

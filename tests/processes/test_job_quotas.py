@@ -91,6 +91,22 @@ async def test_free_workers_take_users_jobs_in_turns(service_app, issuer) -> Non
             ["dan 0", "erin", "dan 1", "dan 2"]
 
 
+async def test_a_users_next_job_runs_once_the_last_ends(service_app, issuer) -> None:
+    """A job's end lets its owner's next job run at once: its worker is told, as when a job
+    is queued (an idle worker looks for jobs it was not told of only every
+    JOB_POLL_SECONDS, here an hour)."""
+    async with service_app(
+            geocatalog_data_dir=ROOT / ".artifacts" / f"next-{uuid.uuid4().hex[:8]}",
+            job_queue=f"next-{uuid.uuid4().hex[:8]}", in_process_worker=True,
+            worker_concurrency=2, job_user_running=1, job_poll_seconds=3600) as service:
+        fay = service.client(issuer.token("fay", client=PROCESS_CLIENT))
+        queued = [(await execute(fay, "echo", {"message": f"fay {n}"})).headers["Location"]
+                  for n in range(3)]
+        ended = [await wait_for(fay, url, "successful", "failed", seconds=600)
+                 for url in queued]
+        assert [job["status"] for job in ended] == ["successful"] * 3
+
+
 @pytest.fixture(scope="module")
 def product(settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
     """The service as run, two API processes answering at once, small queued quotas."""
