@@ -17,9 +17,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from process_api.api.documents import summary
+from process_api.api.documents import api_base, summary
 from process_api.api.errors import OGC2, OgcError, no_such_process
-from process_api.api.routes import _base
 from process_api.api.service import Caller, CallerDependency, ProcessService
 from process_api.deployment.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError
 from process_api.deployment.deployed import Deployment, DuplicateProcess
@@ -185,7 +184,7 @@ class DeployRoutes:
             project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
             w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
         ) -> JSONResponse:
-            base = _base(request)
+            base = api_base(request)
             placed = _placement(visibility, project, service.as_caller(caller))
             package, about, kind, body = await _package(request, w, service)
             process_id = str(about.get("id") or package.id)
@@ -225,7 +224,7 @@ class DeployRoutes:
             project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
             w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
         ) -> Response:
-            found = await self.governed(process_id, caller, _base(request))
+            found = await self.governed(process_id, caller, api_base(request))
             seen_by = visibility or found.visibility
             if visibility is None:
                 project = project or found.project
@@ -252,7 +251,7 @@ class DeployRoutes:
             "submitted run, and every job's record and results stay.")
         async def undeploy(process_id: str, request: Request,
                            caller: Caller = Depends(self.deployer)) -> Response:
-            found = await self.governed(process_id, caller, _base(request))
+            found = await self.governed(process_id, caller, api_base(request))
             if not await self.service.undeploy(found):
                 raise no_such_process(process_id)
             return Response(status_code=204)
@@ -264,12 +263,6 @@ class DeployRoutes:
         async def package(process_id: str, caller: Caller = Depends(self.user)) -> Response:
             found = await self.service.deployment(process_id, caller)
             return Response(found.package, media_type=found.media_type)
-
-
-def deploy_router(service: ProcessService, deployer: CallerDependency,
-                  user: CallerDependency) -> APIRouter:
-    """The Part 2 endpoints' router (`DeployRoutes`)."""
-    return DeployRoutes(service, deployer, user).router
 
 
 def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:
