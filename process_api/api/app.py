@@ -71,7 +71,7 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
     service = ProcessService.of(engine, config.as_caller, config.catalog)
     app.include_router(ProcessRoutes(service, config.user, config.optional_user,
                                      settings.sync_wait_seconds, config.body_checks).router)
-    app.include_router(DeployRoutes(service, config.deployer, config.user).router)
+    app.include_router(DeployRoutes(service, config.user, config.deployer).router)
     app.include_router(JobRoutes(service, config.user, config.file_reader).router)
     add_error_handlers(app)
     generate = app.openapi

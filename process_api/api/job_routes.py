@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from process_api.api.documents import JSON, api_base
 from process_api.api.errors import OgcError, no_such_job
 from process_api.api.job_list import job_query
+from process_api.api.route_factory import RouteFactory
 from process_api.api.service import (
     Caller,
-    CallerDependency,
     OptionalCallerDependency,
-    ProcessService,
 )
 from process_api.api.user_files import file_headers, served_type
 from process_api.data.staging import CHUNK
@@ -32,17 +31,15 @@ from process_api.jobs.store import JobQuery
 
 
 @dataclass
-class JobRoutes:
-    """The jobs' endpoints, one method registering each on `router`. `user`: the caller
-    (process client token); `file_reader`: a job's files' reader, or None."""
+class JobRoutes(RouteFactory):
+    """The jobs' endpoints, one method registering each on `router`. `file_reader`: a job's
+    files' reader (a token of the process client or the data client), or None."""
 
-    service: ProcessService
-    user: CallerDependency
+    prefix = "/jobs"
+    tags = ("Jobs",)
     file_reader: OptionalCallerDependency
-    router: APIRouter = field(default_factory=lambda: APIRouter(
-        prefix="/jobs", tags=["Jobs"]))
 
-    def __post_init__(self) -> None:
+    def register_routes(self) -> None:
         self.register_list_jobs()
         self.register_get_job()
         self.register_results()

@@ -5,10 +5,10 @@ the job ends in time)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from process_api.api.documents import (
@@ -23,11 +23,10 @@ from process_api.api.errors import OgcError
 from process_api.api.input_errors import in_words
 from process_api.api.models import ExecuteRequest
 from process_api.api.preferences import ASYNC, sync_preference
+from process_api.api.route_factory import RouteFactory
 from process_api.api.service import (
     Caller,
-    CallerDependency,
     OptionalCallerDependency,
-    ProcessService,
 )
 from process_api.jobs.job_status import JobStatus
 from process_api.jobs.quotas import RETRY_SECONDS, QueueFull
@@ -48,21 +47,18 @@ async def _check_subscriber(subscriber: dict[str, str]) -> None:
 
 
 @dataclass
-class ProcessRoutes:
+class ProcessRoutes(RouteFactory):
     """The list, describe and execute endpoints, one method registering each on `router`.
-    `user`: the caller (process client token); `optional_user`: the caller or None;
-    `sync_wait_seconds`: the longest a synchronous execution request waits; `body_checks`:
-    dependencies run before a body is used."""
+    `optional_user`: the caller or None; `sync_wait_seconds`: the longest a synchronous
+    execution request waits; `body_checks`: dependencies run before a body is used."""
 
-    service: ProcessService
-    user: CallerDependency
+    prefix = "/processes"
+    tags = ("Processes",)
     optional_user: OptionalCallerDependency
     sync_wait_seconds: float = 30
     body_checks: Sequence[Callable[..., Any]] = ()
-    router: APIRouter = field(default_factory=lambda: APIRouter(
-        prefix="/processes", tags=["Processes"]))
 
-    def __post_init__(self) -> None:
+    def register_routes(self) -> None:
         self.register_list_processes()
         self.register_describe()
         self.register_execute()
