@@ -11,10 +11,12 @@ from typing import Any
 from fastapi import FastAPI
 
 from process_api.api.deploy_routes import CONFORMANCE as DEPLOY_CONFORMANCE
-from process_api.api.deploy_routes import deploy_router
+from process_api.api.deploy_routes import DeployRoutes
 from process_api.api.errors import add_error_handlers
+from process_api.api.job_routes import JobRoutes
+from process_api.api.landing import service_router
 from process_api.api.openapi30 import VERSION, openapi30
-from process_api.api.routes import jobs_router, processes_router, service_router
+from process_api.api.process_routes import ProcessRoutes
 from process_api.api.service import (
     CallerDependency,
     OptionalCallerDependency,
@@ -67,10 +69,10 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   "Replace, Undeploy (OGC application packages in CWL).")
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
     service = ProcessService.of(engine, config.as_caller, config.catalog)
-    app.include_router(processes_router(service, config.user, config.optional_user,
-                                        settings.sync_wait_seconds, config.body_checks))
-    app.include_router(deploy_router(service, config.deployer, config.user))
-    app.include_router(jobs_router(service, config.user, config.file_reader))
+    app.include_router(ProcessRoutes(service, config.user, config.optional_user,
+                                     settings.sync_wait_seconds, config.body_checks).router)
+    app.include_router(DeployRoutes(service, config.user, config.deployer).router)
+    app.include_router(JobRoutes(service, config.user, config.file_reader).router)
     add_error_handlers(app)
     generate = app.openapi
 

@@ -11,15 +11,16 @@ deployer's groups; `public`, by an admin only), query parameters of the request.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Annotated, Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from process_api.api.documents import summary
+from process_api.api.documents import api_base, summary
 from process_api.api.errors import OGC2, OgcError, no_such_process
-from process_api.api.routes import _base
+from process_api.api.route_factory import RouteFactory
 from process_api.api.service import Caller, CallerDependency, ProcessService
 from process_api.deployment.cwl import MAX_BYTES, MAX_DEPTH, CwlProcess, PackageError
 from process_api.deployment.deployed import Deployment, DuplicateProcess
@@ -39,6 +40,9 @@ APP_PACKAGE = "application/ogcapppkg+json"
 CWL_TYPES = ("application/cwl+yaml", "application/cwl+json", "application/cwl")
 #: The largest request body (an application package may carry its CWL as a string).
 BODY_BYTES = 2 * MAX_BYTES
+#: A name given as a query parameter (a project, a process of a CWL `$graph`).
+Name = Annotated[str | None, Query(min_length=1, max_length=256)]
+F = TypeVar("F", bound=Callable[..., Any])
 _PACKAGE_BODY = {"requestBody": {"required": True, "content": {
     APP_PACKAGE: {"schema": {"type": "object", "required": ["executionUnit"], "properties": {
         "processDescription": {"type": "object"},
@@ -145,18 +149,16 @@ def _placement(visibility: str, project: str | None, who: Who) -> str | None:
 
 
 @dataclass
-class DeployRoutes:
+class DeployRoutes(RouteFactory):
     """The deploy, replace, undeploy and package endpoints, one method registering each on
     `router`. `deployer`: a caller with the right to deploy (admins have it); `user`: any
     caller (process client token)."""
 
-    service: ProcessService
+    prefix = "/processes"
+    tags = ("Deploy, replace, undeploy",)
     deployer: CallerDependency
-    user: CallerDependency
-    router: APIRouter = field(default_factory=lambda: APIRouter(
-        prefix="/processes", tags=["Deploy, replace, undeploy"]))
 
-    def __post_init__(self) -> None:
+    def register_routes(self) -> None:
         self.register_deploy()
         self.register_replace()
         self.register_undeploy()
@@ -168,12 +170,15 @@ class DeployRoutes:
             raise _immutable(process_id, base)
         return await self.service.governed(process_id, caller)
 
-    def register_deploy(self) -> None:
-        service = self.service
+    def _package_route(self, method: str, path: str, **route: Any) -> Callable[[F], F]:
+        """The decorator of a route whose body is a package (`_PACKAGE_BODY` documents it:
+        the route reads the body itself)."""
+        return self.router.api_route(path, methods=[method], openapi_extra=_PACKAGE_BODY,
+                                     **route)
 
-        @self.router.post(
-            "", status_code=201, summary="Deploy a process (an application package)",
-            openapi_extra=_PACKAGE_BODY,
+    def register_deploy(self) -> None:
+        @self._package_route(
+            "POST", "", status_code=201, summary="Deploy a process (an application package)",
             description="201 with the process's summary and its `Location`. 409 "
             "`duplicated-process` when a deployed process has its id, 403 "
             "`immutable-process` when the service's own does, 400 naming what is wrong "
@@ -182,24 +187,23 @@ class DeployRoutes:
         async def deploy(
             request: Request, caller: Caller = Depends(self.deployer),
             visibility: Annotated[Visibility, Query()] = "private",
-            project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-            w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+            project: Name = None, w: Name = None,
         ) -> JSONResponse:
-            base = _base(request)
-            placed = _placement(visibility, project, service.as_caller(caller))
-            package, about, kind, body = await _package(request, w, service)
+            base = api_base(request)
+            placed = _placement(visibility, project, self.service.as_caller(caller))
+            package, about, kind, body = await _package(request, w, self.service)
             process_id = str(about.get("id") or package.id)
             if problem := id_problem(process_id):
                 raise OgcError(400, "invalid-input", f"{problem}.")
-            if service.is_builtin(process_id):
+            if self.service.is_builtin(process_id):
                 raise _immutable(process_id, base)
-            if (twin := service.processes.registry.twin(process_id)) is not None:
+            if (twin := self.service.processes.registry.twin(process_id)) is not None:
                 raise OgcError(409, OGC2 + "duplicated-process", f"The id {process_id!r} "
                                f"differs only in case from {twin.id!r}, a process of this "
                                "service; ids are unique without regard to case.")
             location = {"Location": f"{base}processes/{process_id}"}
             try:
-                found = await service.deploy(
+                found = await self.service.deploy(
                     _described(package, about), process_id,
                     str(about.get("version") or "1.0.0"), caller.username, placed,
                     visibility, kind, body)
@@ -211,35 +215,31 @@ class DeployRoutes:
                                 headers=location)
 
     def register_replace(self) -> None:
-        service = self.service
-
-        @self.router.put(
-            "/{process_id}", status_code=204, summary="Replace a deployed process",
-            openapi_extra=_PACKAGE_BODY,
+        @self._package_route(
+            "PUT", "/{process_id}", status_code=204, summary="Replace a deployed process",
             description="Its owner or an admin. New jobs run the new package; jobs "
             "submitted before run the one they were submitted with. `visibility` and "
             "`project` stay as they were unless given.")
         async def replace(
             process_id: str, request: Request, caller: Caller = Depends(self.deployer),
             visibility: Annotated[Visibility | None, Query()] = None,
-            project: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-            w: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+            project: Name = None, w: Name = None,
         ) -> Response:
-            found = await self.governed(process_id, caller, _base(request))
+            found = await self.governed(process_id, caller, api_base(request))
             seen_by = visibility or found.visibility
             if visibility is None:
                 project = project or found.project
-            placed = _placement(seen_by, project, service.as_caller(caller))
-            package, about, kind, body = await _package(request, w, service)
+            placed = _placement(seen_by, project, self.service.as_caller(caller))
+            package, about, kind, body = await _package(request, w, self.service)
             if str(about.get("id") or process_id) != process_id:
                 raise OgcError(400, "invalid-input", "processDescription.id "
                                f"{about.get('id')!r} is not {process_id!r}: a replacement "
                                "keeps the id.")
             try:
-                await service.deploy(_described(package, about), process_id,
-                                     str(about.get("version") or found.process.version),
-                                     found.owner, placed, seen_by, kind, body,
-                                     replacing=found)
+                await self.service.deploy(_described(package, about), process_id,
+                                          str(about.get("version") or found.process.version),
+                                          found.owner, placed, seen_by, kind, body,
+                                          replacing=found)
             except DuplicateProcess:
                 raise OgcError(409, "conflict", f"The process {process_id!r} changed "
                                "meanwhile; read it again.") from None
@@ -252,7 +252,7 @@ class DeployRoutes:
             "submitted run, and every job's record and results stay.")
         async def undeploy(process_id: str, request: Request,
                            caller: Caller = Depends(self.deployer)) -> Response:
-            found = await self.governed(process_id, caller, _base(request))
+            found = await self.governed(process_id, caller, api_base(request))
             if not await self.service.undeploy(found):
                 raise no_such_process(process_id)
             return Response(status_code=204)
@@ -264,12 +264,6 @@ class DeployRoutes:
         async def package(process_id: str, caller: Caller = Depends(self.user)) -> Response:
             found = await self.service.deployment(process_id, caller)
             return Response(found.package, media_type=found.media_type)
-
-
-def deploy_router(service: ProcessService, deployer: CallerDependency,
-                  user: CallerDependency) -> APIRouter:
-    """The Part 2 endpoints' router (`DeployRoutes`)."""
-    return DeployRoutes(service, deployer, user).router
 
 
 def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:

@@ -1,13 +1,21 @@
 """JSON documents of the process API: process summaries and descriptions (a job's status
-info is the engine's: `process_api.jobs.status`, which callbacks send too)."""
+info is the engine's: `process_api.jobs.status`, which callbacks send too), and the API's
+root URL their links start from (`api_base`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Request
+
 from process_api.processes.definition import Process
 
 JSON = "application/json"
+
+
+def api_base(request: Request) -> str:
+    """This API's root URL: the mount point (`root_path`) on the request's host."""
+    return f"{request.url.scheme}://{request.url.netloc}{request.scope.get('root_path', '')}/"
 
 
 def summary(process: Process, base: str) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """Runs a deployed CWL process in its job's own process (the entry `run`), with the package
 (`cwl.FILE_NAME`) and the name of the process to run in it (`cwl.TARGET_NAME`) in the
 working folder; a file input given by reference is its `path` where the worker staged it.
-cwltool runs the tools in the job's own sandbox (`local.OwnSandbox`), or, for a package
-of containers, asks the worker for each tool's container (`container_client`, given as its
-user-space Docker command); its log and the tools' output are the job's log. A file among
-the results is its path (the worker takes it from there: `child.send_files`), name and size,
-and its contents when it is text of 64 KiB or less.
+cwltool runs the tools in the job's own sandbox (`own_sandbox.OwnSandbox`), or, for a
+package of containers, asks the worker for each tool's container (`container_client`, given
+as its user-space Docker command); its log and the tools' output are the job's log. A file
+among the results is its path (the worker takes it from there: `child.send_files`), name
+and size, and its contents when it is text of 64 KiB or less.
 
 cwltool and the CWL schemas are loaded once by the process that forks the job's
 (`forkserver`, `warm`; the schemas from the worker's file, `cwl_schemas`): a run then costs

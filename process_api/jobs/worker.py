@@ -2,54 +2,46 @@
 procrastinate's worker runs each job (`run_job`) on its executor (`runner.executors`: a
 fork server of this worker, a sandbox of the job's own, its containers, or Slurm), in a
 cgroup of its own; it relays progress into the job record, ends the job's run on dismissal
-or at its wall time, records the job's end (again, while the database is away), and reaps
-the jobs of workers that died, deciding in one place whether such a job runs again.
+or at its wall time, records the job's end (`job_end`; again, while the database is away),
+and reaps the jobs of workers that died, deciding in one place whether such a job runs
+again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
-import jsonschema
 import procrastinate
-import psycopg
 from opentelemetry import propagate, trace
 from procrastinate.jobs import Status
 from psycopg_pool import AsyncConnectionPool
 
 from process_api.jobs import queries
-from process_api.jobs.callbacks import FAILED, IN_PROGRESS, SUCCESS, Notifier
+from process_api.jobs.callbacks import IN_PROGRESS, Notifier
 from process_api.jobs.catalog import ProcessCatalog
 from process_api.jobs.job_data import JOB_DATA_PREFIX, DataConfig, JobData, run_with_data
+from process_api.jobs.job_end import callback, metric_label, recorded, told
 from process_api.jobs.job_status import JobStatus
-from process_api.jobs.metrics import JOB_DURATION, JOBS_ENDED, JOBS_STARTED
+from process_api.jobs.metrics import JOBS_STARTED
 from process_api.jobs.queue import TASK, UNREACHABLE, PatientJobManager, away
 from process_api.jobs.reattach import Reattachment
-from process_api.jobs.secrets import PLACEHOLDER, Scrubber, SecretBox, merge_secrets
-from process_api.jobs.status import status_info
+from process_api.jobs.secrets import PLACEHOLDER, SecretBox, merge_secrets
 from process_api.jobs.store import Job, JobStore
-from process_api.jobs.supervisor import WALL_TIME, Supervisor
+from process_api.jobs.supervisor import Supervisor
 from process_api.jobs.tasks import cancelled
-from process_api.processes.definition import Process
-from process_api.processes.resources import Ceilings, Plan, ResourceError, plan, quantity
+from process_api.processes.resources import Ceilings, ResourceError, plan
 from process_api.runner.cgroups import Cgroups
-from process_api.runner.child import EXIT_MEMORY
 from process_api.runner.executor import Executor
 from process_api.runner.executors import Executors
 from process_api.runner.orphans import forget_dead_folders
 
 logger = logging.getLogger("geocatalog.jobs")
 
-#: The `process` label of every deployed process's jobs.
-DEPLOYED_LABEL = "deployed"
 WORKER_DIED = ("The worker running this job stopped (crash or kill) before it finished.")
 WORKER_STOPPED = "The worker running this job was shut down before the job finished."
 FOREIGN_GRACE = 3  # times the stalled time a worker waits on another queue's job
@@ -261,7 +253,7 @@ class JobWorker:
         started = await self._started(job_id, context.job.id)
         if started is None:
             return  # dismissed while queued, or already handled
-        JOBS_STARTED.labels(_metric_label(started)).inc()
+        JOBS_STARTED.labels(metric_label(started)).inc()
         with self.parts.tracer.start_as_current_span(
                 f"job {started['process_id']}", kind=trace.SpanKind.CONSUMER,
                 links=_submitted_by(started.get("trace_context")),
@@ -300,7 +292,7 @@ class JobWorker:
 
     async def _execute(self, context: procrastinate.JobContext, job_id: str,
                        started: Job) -> None:
-        self._callback(started, IN_PROGRESS)
+        callback(self.parts.notifier, started, IN_PROGRESS)
         parts = self.parts
         process = await parts.catalog.process_of(started)
         if process is None:
@@ -332,8 +324,8 @@ class JobWorker:
         else:
             outcome = await self._supervisor(context, started, executor).run(
                 process, inputs, limits, about, hide)
-        await self._ended(started, await self._persistently(
-            job_id, partial(self._record, job_id, process, outcome, hide, limits, provenance)))
+        await self._ended(started, await self._persistently(job_id, partial(
+            recorded, self.store, job_id, process, outcome, hide, limits, provenance)))
 
     async def _dismissed(self, context: procrastinate.JobContext, job_id: str) -> bool:
         """Whether the job was dismissed (or its queue job aborted) meanwhile."""
@@ -383,94 +375,8 @@ class JobWorker:
                                WORKER_STOPPED, "stopping")
 
     async def _ended(self, started: Job, job: Job | None) -> None:
-        """A job this worker started and ended (`job` None: it was dismissed meanwhile), in
-        one line saying how (procrastinate's own line says "Success" for every job whose task
-        ran to its end, failed and dismissed ones too: the logging configuration quiets it),
-        and in the metrics."""
-        job_id, process_id = started["id"], str(started["process_id"])
-        status = JobStatus.DISMISSED if job is None else str(job["status"])
-        JOBS_ENDED.labels(_metric_label(started), status).inc()
-        JOB_DURATION.labels(_metric_label(started), status).observe(
-            (((job or {}).get("finished") or datetime.now(UTC)) - started["started"]
-             ).total_seconds())
-        if job is None:
-            logger.info("job %s: dismissed", job_id)
-            return
-        if job["status"] == JobStatus.FAILED:
-            reason = (str(job.get("message") or "").strip().splitlines() or ["no reason"])[0]
-            logger.info("job %s (%s): failed: %s", job_id, process_id, reason)
-        else:
-            logger.info("job %s (%s): %s", job_id, process_id, job["status"])
-        self._callback(job, SUCCESS if job["status"] == JobStatus.SUCCESSFUL else FAILED)
-
-    def _callback(self, job: Job, which: str) -> None:
-        """The job's subscriber hears of it: its results on success, else its status."""
-        if not (job.get("subscriber") or {}).get(which):
-            return
-        body = job["results"] if which == SUCCESS else status_info(job, job["api_url"] or "/")
-        self.parts.notifier.send(str(job["id"]), job["subscriber"], which, body)
-
-    async def _record(self, job_id: str, process: Process, outcome: dict[str, Any],
-                      hide: list[str], limits: Plan, provenance: dict[str, Any] | None = None
-                      ) -> Job | None:
-        """The job's end in its record (not if it was dismissed meanwhile): the row."""
-        applied = limits.record
-        if "result" in outcome and (name := _holding_nul(outcome["result"])) is not None:
-            return await self.store.finish(
-                job_id, JobStatus.FAILED, f"Output {name} holds a NUL character, which a job's "
-                "record cannot keep.", resources=applied, provenance=provenance)
-        if "result" in outcome:
-            try:
-                process.outputs_validator.validate(outcome["result"])
-            except jsonschema.ValidationError as e:
-                return await self.store.finish(
-                    job_id, JobStatus.FAILED, f"The process returned results that do not match its "
-                    f"outputs schema: {e.message}", resources=applied)
-            try:
-                return await self.store.finish(job_id, JobStatus.SUCCESSFUL,
-                                               outcome.get("note") or "finished",
-                                               outcome["result"], resources=applied,
-                                               provenance=provenance)
-            except psycopg.DataError:  # e.g. half of a UTF-16 pair: its files stay its own
-                return await self.store.finish(
-                    job_id, JobStatus.FAILED, "The job's results hold characters a job's record "
-                    "cannot keep.", resources=applied, provenance=provenance)
-        error = outcome.get("error") or "the process stopped without a result"
-        ceiling = outcome.get("ceiling")
-        if ceiling == "memory" or error == "memory" or \
-                outcome.get("returncode") == EXIT_MEMORY:
-            error = self._memory_exceeded(limits)
-        elif ceiling == WALL_TIME:
-            during = f" {outcome['during']}" if outcome.get("during") else ""
-            error = (f"Wall time limit reached: the job ran for {limits.wall_seconds:.0f} s "
-                     f"(JOB_WALL_SECONDS) and was stopped{during}.")
-        elif ceiling == "processes":
-            error = (f"Process limit reached: the job asked for more than {limits.processes} "
-                     f"processes and threads at once (JOB_PROCESSES). {error}")
-        # an error text must never carry a secret, nor a NUL (which no record keeps)
-        error = Scrubber(hide)(error).replace("\x00", "\ufffd")
-        return await self.store.finish(job_id, JobStatus.FAILED, error, resources=applied,
-                                       provenance=provenance)
-
-    @staticmethod
-    def _memory_exceeded(limits: Plan) -> str:
-        size = quantity(limits.memory_bytes)
-        where = "its resources.limits.memory" if limits.memory_asked else \
-            "the default of JOB_MEMORY"
-        return f"Memory limit exceeded: the job needed more than {size} ({where})."
-
-
-def _holding_nul(result: dict[str, Any]) -> str | None:
-    """The first output whose value holds a NUL character, or None."""
-    return next((name for name, value in result.items()
-                 if "\\u0000" in json.dumps(value)), None)
-
-
-def _metric_label(job: Job) -> str:
-    """A job's `process` label: the id of a process of the service's, `deployed` for a
-    user's (its id is the user's value, and may be private)."""
-    return DEPLOYED_LABEL if job.get("process_revision") is not None else \
-        str(job["process_id"])
+        """A job this worker started and ended, told (`job_end.told`)."""
+        await told(self.parts.notifier, started, job)
 
 
 def _submitted_by(carrier: dict[str, str] | None) -> list[trace.Link]:

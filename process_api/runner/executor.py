@@ -2,10 +2,10 @@
 executor `launch`es a run of a job (`JobRun`, the one description of it), `follow`s it
 (the stream its process writes: progress, log, result files, its end), `reattach`es to a
 run that a worker before it left running (by the job's record), and `end`s it, saying why.
-The executors of this package: fork servers (`local.ForkServers`, the service's own
-processes), a sandbox of the job's own (`local.OwnSandbox`, deployed processes), the same
-with its tools' containers (`local.ContainerSandbox`), and Slurm's nodes
-(`slurm_executor.SlurmExecutor`); `executors` holds a worker's, chosen by setting."""
+The executors of this package: fork servers (`fork_servers.ForkServers`, the service's
+own processes), a sandbox of the job's own (`own_sandbox.OwnSandbox`, deployed processes),
+the same with its tools' containers (`container_sandbox.ContainerSandbox`), and Slurm's
+nodes (`slurm_executor.SlurmExecutor`); `executors` holds a worker's, chosen by setting."""
 
 from __future__ import annotations
 

@@ -8,9 +8,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from process_api.runner.container_sandbox import ContainerSandbox
 from process_api.runner.containers import Podman
 from process_api.runner.executor import Executor
-from process_api.runner.local import ContainerSandbox, ForkServers, Made, OwnSandbox
+from process_api.runner.fork_servers import ForkServers
+from process_api.runner.own_sandbox import Made, OwnSandbox
 from process_api.runner.sandbox import JOB_PACKAGES, Sandbox
 from process_api.runner.slurm import Slurm
 from process_api.runner.slurm_executor import SlurmExecutor

@@ -3,18 +3,17 @@ process's module once, and forks one child per job. The child applies the job's 
 runs it (`child.run`): a short job no longer pays for starting Python and its imports,
 while every job keeps an OS process of its own (limits, kill on dismissal).
 
-It starts with the jobs' environment (`local.ForkServers`), in the jobs' sandbox when there is one,
-closes whatever descriptor it inherited but its own, is not dumpable (nor are its children
-until they run another program: `isolation`), and dies with the worker; its children die
-with it. One
-Unix-socket connection per job: the worker sends the job's request as one JSON line (with
-`env`: what the job's process adds to that environment, e.g. its database URL); it reads
-back `{"pid": N}` from the child (in the sandbox's process tree), the child's protocol
-lines, then `{"returncode": N}` from the server once the child is reaped (negative: killed
-by that signal). The child waits for the worker's `go` (written once the worker has put it
-in the job's cgroup) before it runs the job. The worker ends a job by writing `kill` on its
-connection, or by closing it: the child then kills its process group (itself and what it
-started).
+It starts with the jobs' environment (`fork_servers.ForkServers`), in the jobs' sandbox
+when there is one, closes whatever descriptor it inherited but its own, is not dumpable
+(nor are its children until they run another program: `isolation`), and dies with the
+worker; its children die with it. One Unix-socket connection per job: the worker sends the
+job's request as one JSON line (with `env`: what the job's process adds to that
+environment, e.g. its database URL); it reads back `{"pid": N}` from the child (in the
+sandbox's process tree), the child's protocol lines, then `{"returncode": N}` from the
+server once the child is reaped (negative: killed by that signal). The child waits for the
+worker's `go` (written once the worker has put it in the job's cgroup) before it runs the
+job. The worker ends a job by writing `kill` on its connection, or by closing it: the child
+then kills its process group (itself and what it started).
 
 Each named module is imported before the first job (and its `warm()` called, if it has one:
 what each of its runs would load first, loaded once).
@@ -157,7 +156,7 @@ def serve(fd: int, modules: list[str]) -> None:
 
 def serve_one(fd: int, modules: list[str]) -> None:
     """One job on the inherited socket `fd`, as a connection of `serve` would run it: for a
-    job in a sandbox of its own (`local.OwnSandbox`, which may start it before the job
+    job in a sandbox of its own (`own_sandbox.OwnSandbox`, which may start it before the job
     comes: its request is read once `modules` are loaded)."""
     _isolated(keep=(fd,))
     _preloaded(modules)

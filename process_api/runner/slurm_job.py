@@ -1,11 +1,10 @@
-"""The batch step of a job run by Slurm (`slurm_executor`), on the node Slurm chose: it
-reads the job's description and removes it (it holds the job's inputs), starts the job's
-process in its sandbox there as a worker would (`local.OwnSandbox`; its tools'
-containers run by podman on the node: `local.ContainerSandbox`), and writes the process's
-stream (its protocol
-lines, its result files' bytes) to its standard output: Slurm's output file of the job,
-which the worker follows. Slurm's `scancel` (SIGTERM) ends the job's process and removes
-its containers.
+"""The batch step of a job run by Slurm (`slurm_executor`), on the node Slurm chose: it reads
+the job's description and removes it (it holds the job's inputs), starts the job's process
+in its sandbox there as a worker would (`own_sandbox.OwnSandbox`; its tools' containers run
+by podman on the node: `container_sandbox.ContainerSandbox`), and writes the process's
+stream (its protocol lines, its result files' bytes) to its standard output: Slurm's output
+file of the job, which the worker follows. Slurm's `scancel` (SIGTERM) ends the job's
+process and removes its containers.
 
     python -m process_api.runner.slurm_job FOLDER
 """
@@ -21,10 +20,11 @@ from typing import Any, BinaryIO
 
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import ContainerJob
+from process_api.runner.container_sandbox import ContainerSandbox
 from process_api.runner.containers import Podman
 from process_api.runner.executor import End, Handle, JobRun
 from process_api.runner.isolation import close_inherited, not_dumpable
-from process_api.runner.local import ContainerSandbox, OwnSandbox
+from process_api.runner.own_sandbox import OwnSandbox
 from process_api.runner.sandbox import Sandbox
 from process_api.runner.slurm import Slurm
 from process_api.runner.slurm_step import SlurmSteps

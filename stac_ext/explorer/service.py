@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from stac_ext.content.formats import Format
 from stac_ext.explorer import gridded, tables
 from stac_ext.explorer.bounds import Budget
+from stac_ext.explorer.grids import Grids
 from stac_ext.explorer.problems import ExploreError
 from stac_ext.explorer.sources import Source, Storage, read_errors
 
@@ -55,7 +56,7 @@ class Explorer:
     storage: Storage
     limits: Limits = field(default_factory=Limits)
     _turns: asyncio.Semaphore | None = None
-    grids: gridded.Grids = field(default_factory=gridded.Grids)
+    grids: Grids = field(default_factory=Grids)
     _maps: OrderedDict[tuple[Any, ...], tuple[float, dict[str, Any]]] = field(
         default_factory=OrderedDict)
 

@@ -134,6 +134,28 @@ async def _checked_webhook(url: str | None) -> None:
         raise HTTPException(status_code=400, detail=f"webhook: {e}") from None
 
 
+def _when(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _delivery(r: asyncpg.Record) -> dict[str, Any]:
+    """A row of a webhook's delivery log, as its owner reads it."""
+    return {
+        "attempted": r["attempted"].isoformat(), "sequence": r["number"],
+        "event": str(r["event_id"]) if r["event_id"] else None, "kind": r["kind"],
+        "item": r["item"], "status": r["status"], "error": r["error"],
+        "milliseconds": r["milliseconds"]}
+
+
+def _run(r: asyncpg.Record) -> dict[str, Any]:
+    """A window of a standing job, as its owner reads it."""
+    return {
+        "window": r["number"], "status": r["status"], "opened": _when(r["opened"]),
+        "closes": _when(r["closes"]), "closed": _when(r["closed"]), "items": r["items"],
+        "attempts": r["attempts"], "nextTry": _when(r["next_try"]), "job": r["job_url"]
+        or r["job_id"], "jobs": list(r["jobs"]), "message": r["message"]}
+
+
 def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
     router = APIRouter(prefix=prefix, tags=["Subscriptions"])
     user = config.user
@@ -314,35 +336,25 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
                 request.url.include_query_params(after=cursor, limit=limit))})
         return {"events": events, "cursor": cursor, "links": links}
 
-    @router.get("/{subscription}/deliveries", summary="Its delivery log",
-                description="Its webhook's last attempts, newest first: the event, the "
-                "receiver's status (none: no answer), the error.")
-    async def deliveries(subscription: uuid.UUID, request: Request,
-                         principal: Principal = Depends(user),
-                         limit: LogLength = 100) -> dict:
-        rows = await owned_log(request, subscription, principal, queries.DELIVERIES, limit)
-        return {"deliveries": [{
-            "attempted": r["attempted"].isoformat(), "sequence": r["number"],
-            "event": str(r["event_id"]) if r["event_id"] else None, "kind": r["kind"],
-            "item": r["item"], "status": r["status"], "error": r["error"],
-            "milliseconds": r["milliseconds"]} for r in rows]}
+    def log_route(name: str, query: str, summary: str, description: str,
+                  listed: Callable[[asyncpg.Record], dict[str, Any]]) -> None:
+        """`/{subscription}/<name>`: one of a subscription's logs, its newest rows first,
+        each as `listed` shows it."""
 
-    @router.get("/{subscription}/runs", summary="Its standing job's runs",
-                description="Each window, newest first: its items, its status (`open`, "
-                "`due`, `submitting`, `submitted`, `successful`, `failed`), attempts and "
-                "job.")
-    async def runs(subscription: uuid.UUID, request: Request,
-                   principal: Principal = Depends(user),
-                   limit: LogLength = 100) -> dict:
-        rows = await owned_log(request, subscription, principal, queries.RUNS, limit)
+        async def log(subscription: uuid.UUID, request: Request,
+                      principal: Principal = Depends(user),
+                      limit: LogLength = 100) -> dict:
+            rows = await owned_log(request, subscription, principal, query, limit)
+            return {name: [listed(r) for r in rows]}
 
-        def when(value: Any) -> str | None:
-            return value.isoformat() if value is not None else None
+        router.get(f"/{{subscription}}/{name}", name=name, summary=summary,
+                   description=description)(log)
 
-        return {"runs": [{
-            "window": r["number"], "status": r["status"], "opened": when(r["opened"]),
-            "closes": when(r["closes"]), "closed": when(r["closed"]), "items": r["items"],
-            "attempts": r["attempts"], "nextTry": when(r["next_try"]), "job": r["job_url"]
-            or r["job_id"], "jobs": list(r["jobs"]), "message": r["message"]} for r in rows]}
+    log_route("deliveries", queries.DELIVERIES, "Its delivery log",
+              "Its webhook's last attempts, newest first: the event, the receiver's status "
+              "(none: no answer), the error.", _delivery)
+    log_route("runs", queries.RUNS, "Its standing job's runs",
+              "Each window, newest first: its items, its status (`open`, `due`, `submitting`, "
+              "`submitted`, `successful`, `failed`), attempts and job.", _run)
 
     return router

@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from process_api.runner.fork_servers import FORK_SERVER_PREFIX, ForkServer
 from process_api.runner.isolation import job_environment
-from process_api.runner.local import FORK_SERVER_PREFIX, ForkServer
 
 
 async def test_a_killed_workers_folder_is_removed_by_the_next_fork_server() -> None:

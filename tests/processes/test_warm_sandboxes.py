@@ -20,7 +20,7 @@ from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import RUN_PRELOAD
 from process_api.runner.executor import End, JobRun
 from process_api.runner.isolation import job_environment
-from process_api.runner.local import FILES_PREFIX, SPARE_PREFIX, OwnSandbox
+from process_api.runner.own_sandbox import FILES_PREFIX, SPARE_PREFIX, OwnSandbox
 from process_api.runner.sandbox import Sandbox
 
 #: What the job reports: its inputs, where the folder it sees as /inputs is on its

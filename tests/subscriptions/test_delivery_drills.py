@@ -20,14 +20,12 @@ from typing import Any
 import httpx
 import pytest
 
-from stac_ext.app import create_app
 from stac_ext.platform.database.cluster import Cluster
 from tests.support.cli import start_cli
 from tests.support.cluster import migrated_cluster, migrated_database
 from tests.support.http import free_port, http_client, wait_until_ok
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
 from tests.support.receiver import Receiver, receiving
-from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 pytestmark = pytest.mark.slow
@@ -41,11 +39,10 @@ def database(database_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator[Any]:
-    app = create_app(on_database(settings, database, subscriptions_poll_seconds=0.1,
-                                 webhook_retry_seconds=0.5, webhook_retry_max_seconds=4))
-    async with app.router.lifespan_context(app):
-        yield app
+async def service(service_app, database: str) -> AsyncIterator[Any]:
+    async with service_app(database=database, subscriptions_poll_seconds=0.1,
+                           webhook_retry_seconds=0.5, webhook_retry_max_seconds=4) as started:
+        yield started.app
 
 
 @pytest.fixture

@@ -17,12 +17,11 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.app import create_app
 from tests.support.cli import run_cli
 from tests.support.cluster import migrated_database
 from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
-from tests.support.roles import on_database, role_env
+from tests.support.roles import role_env
 from tests.support.stac import make_collection, make_item
 
 COLLECTIONS = ["test_conv-match_a", "test_conv-match_b", "test_conv-match_c"]
@@ -55,10 +54,9 @@ def database(database_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator[Any]:
-    app = create_app(on_database(settings, database, subscriptions_poll_seconds=0.1))
-    async with app.router.lifespan_context(app):
-        yield app
+async def service(service_app, database: str) -> AsyncIterator[Any]:
+    async with service_app(database=database, subscriptions_poll_seconds=0.1) as started:
+        yield started.app
 
 
 def random_item(rng: random.Random, n: int) -> dict:

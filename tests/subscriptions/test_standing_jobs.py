@@ -16,13 +16,11 @@ import httpx
 import psycopg
 import pytest
 
-from stac_ext.app import create_app
 from stac_ext.publish.demo_files import sst_monthly
 from tests.support.cluster import migrated_database
 from tests.support.cwl import cdo_mean
 from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
-from tests.support.roles import on_database
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 from tests.support.stac import make_collection, make_item
 
@@ -36,12 +34,11 @@ def database(database_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator[Any]:
+async def service(service_app, database: str) -> AsyncIterator[Any]:
     """The service with its job worker and its dispatcher, on a database of its own."""
-    app = create_app(on_database(settings, database, in_process_worker=True,
-                                 subscriptions_poll_seconds=0.1))
-    async with app.router.lifespan_context(app):
-        yield app
+    async with service_app(database=database, in_process_worker=True,
+                           subscriptions_poll_seconds=0.1) as started:
+        yield started.app
 
 
 @pytest.fixture

@@ -17,12 +17,10 @@ import jsonschema
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from stac_ext.app import create_app
 from tests.support.cluster import migrated_database
 from tests.support.http import http_client
 from tests.support.issuer import ADMIN_RIGHT, TestIssuer
 from tests.support.receiver import Receiver, receiving
-from tests.support.roles import on_database
 from tests.support.stac import make_collection, make_item, unique
 
 ASYNCAPI_SCHEMA = Path(__file__).parents[1] / "conformance" / "schemas" / "asyncapi" / \
@@ -35,13 +33,12 @@ def database(database_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def service(settings, database: str) -> AsyncIterator[Any]:
+async def service(service_app, database: str) -> AsyncIterator[Any]:
     """The service on a database of its own (its dispatcher the only one there), quick to
     retry."""
-    app = create_app(on_database(settings, database, subscriptions_poll_seconds=0.1,
-                                 webhook_retry_seconds=0.2, webhook_retry_max_seconds=1))
-    async with app.router.lifespan_context(app):
-        yield app
+    async with service_app(database=database, subscriptions_poll_seconds=0.1,
+                           webhook_retry_seconds=0.2, webhook_retry_max_seconds=1) as started:
+        yield started.app
 
 
 @pytest.fixture
@@ -322,7 +319,7 @@ async def test_the_asyncapi_document_describes_the_channels(clients):
             "/data/subscriptions/{subscription}/events"} <= set(paths)
 
 
-async def test_a_failing_receiver_is_retried_then_paused_and_told(settings, database,
+async def test_a_failing_receiver_is_retried_then_paused_and_told(service_app, database,
                                                                  clients, receiver):
     """Its webhook failing for WEBHOOK_PAUSE_AFTER_SECONDS, a subscription is paused, its
     page says why; resumed, every waiting event is sent."""
@@ -334,11 +331,10 @@ async def test_a_failing_receiver_is_retried_then_paused_and_told(settings, data
     for n in range(3):
         assert (await alice.post(base, json=item(f"f{n}"))).status_code == 201
     # the module's service pauses after a day: a stricter one takes over this database
-    strict = create_app(on_database(settings, database, subscriptions_poll_seconds=0.1,
-                                    webhook_retry_seconds=0.2, webhook_retry_max_seconds=0.5,
-                                    webhook_pause_after_seconds=2))
     url = f"/data/subscriptions/{made['id']}"
-    async with strict.router.lifespan_context(strict):
+    async with service_app(database=database, subscriptions_poll_seconds=0.1,
+                           webhook_retry_seconds=0.2, webhook_retry_max_seconds=0.5,
+                           webhook_pause_after_seconds=2):
         deadline = time.monotonic() + 30
         while (now := (await alice.get(url)).json())["status"] != "paused":
             assert time.monotonic() < deadline, now

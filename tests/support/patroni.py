@@ -19,7 +19,8 @@ import httpx
 import psycopg
 
 from stac_ext.platform.database import roles
-from stac_ext.platform.database.patroni_cluster import PatroniCluster, Timing
+from stac_ext.platform.database.patroni_cluster import PatroniCluster
+from stac_ext.platform.database.patroni_members import Timing
 from tests.support.cli import run_cli, start_cli
 from tests.support.http import free_port
 

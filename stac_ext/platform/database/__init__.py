@@ -7,7 +7,8 @@ requests together (`group_commit`: item POSTs, job submissions), the data API's 
 and the connections its requests keep between them (`pools`, `kept_connections`), URLs that
 name a cluster (`connection_urls`; the data API's connections try every host at once:
 `cluster_connect`), and a Patroni cluster on loopback for the HA demo and
-drills (`patroni_cluster`, its members' processes: `machines`, its backups: `pgbackrest`).
+drills (`patroni_cluster`, its members: `patroni_members`, their processes: `machines`,
+its backups: `pgbackrest`).
 
 Of ours, imports only the service plumbing (`keyfiles`, the exceptions of a busy pool and of
 a read-only server).

@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.request import Request, urlopen
@@ -43,6 +42,7 @@ from stac_ext.platform.database.machines import (
     signalled,
     until,
 )
+from stac_ext.platform.database.patroni_members import Member, Timing
 from stac_ext.platform.database.roles import PARTS
 from stac_ext.platform.service.keyfiles import write_once
 
@@ -57,60 +57,6 @@ PARAMETERS = {
 #: Patroni promotes no replica further behind the primary's last known position than this
 #: (its default): what asynchronous replication may lose in a failover.
 MAXIMUM_LAG_ON_FAILOVER = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Patroni's clock: the leader key lives `ttl` s unless renewed, each member acts every
-    `loop_wait` s, a DCS or PostgreSQL call is retried for `retry_timeout` s. A dead
-    primary's key expires within `ttl` s; then a replica is promoted."""
-
-    ttl: int = 10
-    loop_wait: int = 2
-    retry_timeout: int = 4
-
-
-@dataclass(frozen=True)
-class Member:
-    """One member: its folder (`root/name`), its PostgreSQL port and its REST API's port."""
-
-    name: str
-    folder: Path
-    pg_port: int
-    rest_port: int
-
-    @property
-    def data_dir(self) -> Path:
-        return self.folder / "pg"
-
-    @property
-    def config(self) -> Path:
-        return self.folder / "patroni.yml"
-
-    @property
-    def log(self) -> Path:
-        return self.folder / "patroni.log"
-
-    @property
-    def pid_file(self) -> Path:
-        """Its Patroni's pid, written by the process that runs it."""
-        return self.folder / "patroni.pid"
-
-    @property
-    def backrest_config(self) -> Path:
-        return self.folder / "pgbackrest.conf"
-
-    @property
-    def rest(self) -> str:
-        return f"http://127.0.0.1:{self.rest_port}"
-
-    def patroni_pid(self) -> int | None:
-        return read_pid(self.pid_file)
-
-    def postmaster_pid(self) -> int | None:
-        """Its running PostgreSQL's pid (postmaster.pid), None when it does not run."""
-        pid = read_pid(self.data_dir / "postmaster.pid")
-        return pid if alive(pid) else None
 
 
 class PatroniCluster:
