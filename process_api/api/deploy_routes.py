@@ -156,13 +156,8 @@ class DeployRoutes(RouteFactory):
 
     prefix = "/processes"
     tags = ("Deploy, replace, undeploy",)
+    endpoints = ("deploy", "replace", "undeploy", "package")
     deployer: CallerDependency
-
-    def register_routes(self) -> None:
-        self.register_deploy()
-        self.register_replace()
-        self.register_undeploy()
-        self.register_package()
 
     async def governed(self, process_id: str, caller: Caller, base: str) -> Deployment:
         """A deployed process the caller may replace or undeploy (the service's own: 403)."""

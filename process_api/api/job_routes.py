@@ -37,16 +37,8 @@ class JobRoutes(RouteFactory):
 
     prefix = "/jobs"
     tags = ("Jobs",)
+    endpoints = ("list_jobs", "get_job", "results", "prov", "job_file", "logs", "dismiss")
     file_reader: OptionalCallerDependency
-
-    def register_routes(self) -> None:
-        self.register_list_jobs()
-        self.register_get_job()
-        self.register_results()
-        self.register_prov()
-        self.register_job_file()
-        self.register_logs()
-        self.register_dismiss()
 
     def register_list_jobs(self) -> None:
         @self.router.get(

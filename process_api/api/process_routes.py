@@ -54,14 +54,10 @@ class ProcessRoutes(RouteFactory):
 
     prefix = "/processes"
     tags = ("Processes",)
+    endpoints = ("list_processes", "describe", "execute")
     optional_user: OptionalCallerDependency
     sync_wait_seconds: float = 30
     body_checks: Sequence[Callable[..., Any]] = ()
-
-    def register_routes(self) -> None:
-        self.register_list_processes()
-        self.register_describe()
-        self.register_execute()
 
     def register_list_processes(self) -> None:
         @self.router.get(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stac_ext.platform.database.machines import alive, read_pid
+from stac_ext.platform.folder_file import FolderFile
 
 
 @dataclass(frozen=True)
@@ -29,26 +30,13 @@ class Member:
     pg_port: int
     rest_port: int
 
-    @property
-    def data_dir(self) -> Path:
-        return self.folder / "pg"
-
-    @property
-    def config(self) -> Path:
-        return self.folder / "patroni.yml"
-
-    @property
-    def log(self) -> Path:
-        return self.folder / "patroni.log"
-
-    @property
-    def pid_file(self) -> Path:
-        """Its Patroni's pid, written by the process that runs it."""
-        return self.folder / "patroni.pid"
-
-    @property
-    def backrest_config(self) -> Path:
-        return self.folder / "pgbackrest.conf"
+    # its files
+    data_dir = FolderFile("folder", "pg")
+    config = FolderFile("folder", "patroni.yml")
+    log = FolderFile("folder", "patroni.log")
+    pid_file = FolderFile("folder", "patroni.pid",
+                          "Its Patroni's pid, written by the process that runs it.")
+    backrest_config = FolderFile("folder", "pgbackrest.conf")
 
     @property
     def rest(self) -> str:
