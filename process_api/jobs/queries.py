@@ -149,8 +149,8 @@ FROM unnest(%(projects)s::text[]) AS name
 UNION ALL
 SELECT 'turn:' || name, min(q.priority)
 FROM unnest(%(owners)s::text[]) AS name
-JOIN procrastinate.procrastinate_jobs q
-  ON q.status = 'todo' AND starts_with(q.lock, 'owner:' || name || ':')
+JOIN procrastinate.procrastinate_jobs q ON q.status = 'todo'
+ AND starts_with(q.lock, 'owner:' || name || ':')
  AND substr(q.lock, length('owner:' || name || ':') + 1) ~ '^[0-9]+$'
 GROUP BY name
 """
