@@ -145,7 +145,8 @@ class JobStore:
                       ) -> dict[str, int]:
         """The jobs queued or running of each owner (`user:<name>`) and project
         (`project:<name>`), each locked on `conn` until its transaction ends (the count
-        holds until the transaction's new jobs are written)."""
+        holds until the transaction's new jobs are written); and each owner's turn, the
+        lowest queue priority of their jobs waiting (`turn:<name>`, when any wait)."""
         holders = [*(f"user:{o}" for o in owners), *(f"project:{p}" for p in projects)]
         await conn.execute(queries.LOCK_QUOTA_HOLDERS, {"holders": holders})
         cur = await conn.execute(queries.ACTIVE_BY_HOLDER, {"owners": list(owners),

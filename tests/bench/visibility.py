@@ -202,6 +202,27 @@ def abba(running: servers.Running, requests: list[wrk.Request], *, pairs: int,
             "errors": [sum(f.errors for f in figures[s]) for s in (0, 1)]}
 
 
+def hidden_half(dsn: str, folder: Path, token: str, items: int, collections: int, *,
+                pairs: int, seconds: float, connections: int,
+                scenario: list[str] | None) -> tuple[int, dict[str, Any]]:
+    """Half the CF set's items hidden, then each scenario signed in against anonymously on
+    the same server: how many were hidden, and each scenario's pair."""
+    hidden = hide_half(dsn)
+    print(f"{hidden} of {items} items hidden", flush=True)
+    found: dict[str, Any] = {}
+    with servers.serving(servers.geocatalog("geocatalog", dsn, folder), cf_scale.PORT) as ours:
+        for name in [n for n in SCENARIOS
+                     if n != "single item" and (not scenario or n in scenario)]:
+            pair = abba(ours, cf_scale.requests(name, collections, items), pairs=pairs,
+                        seconds=seconds, connections=connections, tokens=(token, ""))
+            found[name] = pair
+            print(f"signed in / anonymous  {name:38} {pair['ratio']:.3f} "
+                  f"(req/s {pair['rps'][0]} / {pair['rps'][1]}, errors {pair['errors']})",
+                  flush=True)
+    database.end_sessions(dsn)
+    return hidden, found
+
+
 def main(
     before: Annotated[str, typer.Option(help="the git ref whose server is compared")] =
         "HEAD~1",
@@ -262,24 +283,10 @@ def main(
 
     # 2. half hidden (on the CF set's copy of part 1, its reads done): signed in against
     # anonymous, same server
-    if "cf" not in wanted:
-        (data_dir / "visibility-results.json").write_text(json.dumps(results, indent=2))
-        return
-    new_dsn = today.get("cf") or migrated(cluster, cf_plain, "vis_after_cf", None)
-    hidden = hide_half(new_dsn)
-    results["shape"]["hidden"] = hidden
-    print(f"{hidden} of {items} items hidden", flush=True)
-    new = servers.geocatalog("geocatalog", new_dsn, folder)
-    with servers.serving(new, cf_scale.PORT) as ours:
-        for name in [n for n in SCENARIOS
-                     if n != "single item" and (not scenario or n in scenario)]:
-            pair = abba(ours, cf_scale.requests(name, collections, items), pairs=pairs,
-                        seconds=seconds, connections=connections, tokens=(token, ""))
-            results["hidden_half"][name] = pair
-            print(f"signed in / anonymous  {name:38} {pair['ratio']:.3f} "
-                  f"(req/s {pair['rps'][0]} / {pair['rps'][1]}, errors {pair['errors']})",
-                  flush=True)
-    database.end_sessions(new_dsn)
+    if "cf" in wanted:
+        results["shape"]["hidden"], results["hidden_half"] = hidden_half(
+            today["cf"], folder, token, items, collections, pairs=pairs, seconds=seconds,
+            connections=connections, scenario=scenario)
     (data_dir / "visibility-results.json").write_text(json.dumps(results, indent=2))
 
 
