@@ -8,7 +8,9 @@ in `geocatalog.schema_functions`; a change of a function is then a diff of that 
 composition root hands the sets to `migrate()`. A set's pending migrations and changed
 function files are one transaction: the functions first (once the set's schema exists:
 migrations may call them, and their bodies are checked when they run), under an advisory
-lock so that concurrent starters do not race. Then each set's steps run (work over
+lock so that concurrent starters do not race. A transaction that deadlocks (autovacuum, analyzing
+a table the migration alters, waits for the migration's transaction while holding the
+table) is rolled back whole and run again. Then each set's steps run (work over
 pgstac's partitions, done a batch per transaction so that no transaction locks them all,
 whatever their number) and its loads (data such as a vocabulary), and the parts' roles
 get their rights (`roles.py`).
@@ -18,9 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 import psycopg
 from pypgstac.db import PgstacDB
@@ -29,6 +34,8 @@ from stac_ext.platform.database import roles, statistics
 
 _FILE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6765_6F63  # "geoc": serialises concurrent `migrate` runs
+T = TypeVar("T")
+_ATTEMPTS = 5  # of one transaction that deadlocks
 
 #: A record of what was applied to a schema, when: by `key` (a table of this shape each).
 _APPLIED = """
@@ -90,7 +97,12 @@ def migrate(
     applied: list[str] = []
     with PgstacDB(dsn=dsn) as db:
         before = db.version
-        after = Migrate(db).run_migration()
+
+    def pgstac() -> str:  # a session per attempt: a failed one is left mid-transaction
+        with PgstacDB(dsn=dsn) as db:
+            return str(Migrate(db).run_migration())
+
+    after = _again_on_deadlock(pgstac, echo)
     if before != after:
         applied.append(f"pgstac {before or 'none'} -> {after}")
         echo(applied[-1])
@@ -107,7 +119,8 @@ def migrate(
                     applied.append(what)
                 echo(f"applied {what}" if done else f"{what} (up to date)")
             for migration_set in sets:
-                applied += _apply_set(conn, migration_set, echo)
+                applied += _again_on_deadlock(
+                    partial(_apply_set, conn, migration_set, echo), echo)
             stepped = []
             for migration_set in sets:
                 stepped += _run_steps(conn, migration_set, echo)
@@ -125,13 +138,31 @@ def migrate(
     return applied
 
 
+def _again_on_deadlock(run: Callable[[], T], echo: Callable[[str], None]) -> T:
+    """`run` (one transaction), run again when the server rolled it back as a deadlock."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return run()
+        except psycopg.errors.DeadlockDetected:
+            if attempt == _ATTEMPTS:
+                raise
+            echo(f"deadlocked with another session, rolled back: trying again ({attempt})")
+            time.sleep(0.5 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _first_row(conn: psycopg.Connection, statement: str) -> tuple[Any, ...] | None:
+    return conn.execute(statement).fetchone()
+
+
 def _run_steps(conn: psycopg.Connection, migration_set: MigrationSet,
                echo: Callable[[str], None]) -> list[str]:
     """Each step until it has nothing left to do, one transaction per run (autocommit)."""
     done = []
     for what, statement in migration_set.steps:
         total = 0
-        while (row := conn.execute(statement).fetchone()) and row[0]:
+        step = partial(_first_row, conn, statement)
+        while (row := _again_on_deadlock(step, echo)) and row[0]:
             total += int(row[0])
         if total:
             done.append(f"{migration_set.schema}: {what} ({total})")
