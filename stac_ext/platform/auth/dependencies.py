@@ -40,25 +40,24 @@ class AuthDependencies:
         self.authenticator = authenticator
         self.admin_right = admin_right
 
-    async def _principal(self, credentials: HTTPAuthorizationCredentials | None) -> Principal:
-        if credentials is None:
+    async def _principal(self, token: str | None) -> Principal:
+        if token is None:
             raise HTTPException(status_code=401, detail="Authentication required: no token.",
                                 headers={"WWW-Authenticate": "Bearer"})
         try:
-            return await self.authenticator.authenticate(credentials.credentials)
+            return await self.authenticator.authenticate(token)
         except Unauthenticated as e:
             raise _unauthorized(str(e)) from e
         except httpx.HTTPError as e:
             raise HTTPException(status_code=503, detail="The identity provider is "
                                 "unavailable; retry shortly.") from e
 
-    async def _authorized(self, request: Request,
-                          credentials: HTTPAuthorizationCredentials | None, client_id: str,
+    async def _authorized(self, request: Request, token: str | None, client_id: str,
                           right: str | None, *also: str) -> Principal:
         """The token's principal, when it was issued to `client_id` (or one of `also`)."""
         principal = request.scope.get(PRINCIPAL_KEY)
         if not isinstance(principal, Principal):
-            principal = await self._principal(credentials)
+            principal = await self._principal(token)
         if client_id not in principal.clients and not principal.clients & set(also):
             raise Forbidden(f"This API needs a token issued to the client '{client_id}'.")
         if right and not self.holds(principal, client_id, right):
@@ -73,7 +72,9 @@ class AuthDependencies:
             request: Request,
             credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
         ) -> Principal:
-            return await self._authorized(request, credentials, client_id, right)
+            return await self._authorized(
+                request, None if credentials is None else credentials.credentials, client_id,
+                right)
 
         return dependency
 
@@ -95,8 +96,7 @@ class AuthDependencies:
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise _unauthorized("only a Bearer token is accepted")
-            return await self._authorized(request, HTTPAuthorizationCredentials(
-                scheme=scheme, credentials=token.strip()), client_id, None, *also)
+            return await self._authorized(request, token.strip(), client_id, None, *also)
 
         return caller
 
