@@ -205,41 +205,50 @@ SELECT collection, item_id FROM subscriptions.run_items
 WHERE subscription_id = $1 AND number = $2 ORDER BY collection, item_id
 """
 
-#: A run's job recorded: $1 subscription, $2 window, $3 job id, $4 its URL.
+# The changes of a run below apply only while it is as its process read it: its status and
+# its claim (`claimed`, new at each claim). Every API process follows and takes up runs, so
+# another may have moved it on meanwhile (taken up the same cut-short submission, followed
+# the same job, claimed it again): a change made from the older state would record a job
+# twice, or make a window due while its next submission is under way (a second job).
+
+#: A run's job recorded: $1 subscription, $2 window, $3 job id, $4 its URL, $5 its claim.
 RUN_SUBMITTED = """
 UPDATE subscriptions.runs
 SET status = 'submitted', job_id = $3::text, job_url = $4, jobs = jobs || $3::text,
     message = NULL, next_try = NULL, updated = now()
-WHERE subscription_id = $1 AND number = $2 AND status = 'submitting'
+WHERE subscription_id = $1 AND number = $2 AND status = 'submitting' AND claimed = $5
 """
 
 #: A run's outcome: $1 subscription, $2 window, $3 status (`due` again, `successful`,
-#: `failed`), $4 its words, $5 when to try again (due).
+#: `failed`), $4 its words, $5 when to try again (due); $6 its status and $7 its claim as
+#: read.
 RUN_STATUS = """
 UPDATE subscriptions.runs
 SET status = $3, message = $4, next_try = $5, updated = now()
-WHERE subscription_id = $1 AND number = $2
+WHERE subscription_id = $1 AND number = $2 AND status = $6 AND claimed = $7
 """
 
-#: A run refused for now (quotas, a busy service): the same attempt at $3, saying $4.
+#: A run refused for now (quotas, a busy service): the same attempt at $3, saying $4; $5
+#: its claim.
 RUN_WAITS = """
 UPDATE subscriptions.runs
 SET status = 'due', attempts = attempts - 1, next_try = $3, message = $4, updated = now()
-WHERE subscription_id = $1 AND number = $2
+WHERE subscription_id = $1 AND number = $2 AND status = 'submitting' AND claimed = $5
 """
 
-#: A cut-short submission's job, found: $1 subscription, $2 window, $3 job id.
+#: A cut-short submission's job, found: $1 subscription, $2 window, $3 job id, $4 its URL,
+#: $5 the claim it was cut short in.
 RUN_TAKEN_UP = """
 UPDATE subscriptions.runs
-SET status = 'submitted', job_id = $3::text, jobs = jobs || $3::text, next_try = NULL,
-    updated = now()
-WHERE subscription_id = $1 AND number = $2
+SET status = 'submitted', job_id = $3::text, job_url = $4, jobs = jobs || $3::text,
+    next_try = NULL, updated = now()
+WHERE subscription_id = $1 AND number = $2 AND status = 'submitting' AND claimed = $5
 """
 
 #: Runs whose job runs: the oldest looked at first.
 SUBMITTED_RUNS = """
-SELECT r.subscription_id, r.number, r.attempts, r.job_id, r.job_url, s.owner, s.reader,
-       s.job, s.service_url
+SELECT r.subscription_id, r.number, r.attempts, r.claimed, r.job_id, r.job_url, s.owner,
+       s.reader, s.job, s.service_url
 FROM subscriptions.runs r JOIN subscriptions.subscriptions s ON s.id = r.subscription_id
 WHERE r.status = 'submitted' AND (r.next_try IS NULL OR r.next_try <= now())
 ORDER BY r.next_try NULLS FIRST LIMIT $1

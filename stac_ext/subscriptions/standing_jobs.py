@@ -125,8 +125,10 @@ class Processes:
             answer = await client.get(self._path(f"jobs/{run['job_id']}"))
         return answer.status_code, answer.json() if answer.content else {}
 
-    async def jobs_since(self, run: Mapping[str, Any], since: datetime) -> list[str]:
-        """The owner's jobs of the run's process created since `since`, oldest first."""
+    async def jobs_since(self, run: Mapping[str, Any], since: datetime
+                         ) -> list[tuple[str, str | None]]:
+        """The owner's jobs of the run's process created since `since`, oldest first: each
+        its id and its URL."""
         job = _json(run["job"])
         reader = _json(run["reader"])
         principal = user_principal(run["owner"], reader, self.clients)
@@ -136,7 +138,9 @@ class Processes:
                 "datetime": f"{since.isoformat()}/.."})
         if answer.status_code != 200:
             return []
-        return [j["jobID"] for j in reversed(answer.json().get("jobs") or [])]
+        return [(j["jobID"], next((link.get("href") for link in j.get("links") or ()
+                                   if link.get("rel") == "self"), None))
+                for j in reversed(answer.json().get("jobs") or [])]
 
 
 def _json(value: Any) -> Any:
