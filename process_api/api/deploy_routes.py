@@ -242,11 +242,11 @@ class DeployRoutes(RouteFactory):
 
     def register_undeploy(self) -> None:
         @self.router.delete(
-            "/{process_id}", status_code=204, summary="Undeploy a deployed process",
-            description="Its owner or an admin. New jobs are refused (404); jobs already "
-            "submitted run, and every job's record and results stay.")
+            "/{process_id}", status_code=204, summary="Undeploy a deployed process")
         async def undeploy(process_id: str, request: Request,
                            caller: Caller = Depends(self.deployer)) -> Response:
+            """Its owner or an admin. New jobs are refused (404); jobs already submitted
+            run, and every job's record and results stay."""
             found = await self.governed(process_id, caller, api_base(request))
             if not await self.service.undeploy(found):
                 raise no_such_process(process_id)

@@ -41,19 +41,18 @@ class JobRoutes(RouteFactory):
     file_reader: OptionalCallerDependency
 
     def register_list_jobs(self) -> None:
-        @self.router.get(
-            "", summary="Your jobs and your projects' jobs",
-            description="Newest first, `limit` per page with `next` and `prev` links. "
-            "Filters (OGC Part 1 `job-list`): `type`, `processID` and `status` (lists: "
-            "repeated or comma-separated), `datetime` (created within), `minDuration` "
-            "and `maxDuration` (seconds run so far or in all; jobs not started are "
-            "then left out).")
+        @self.router.get("", summary="Your jobs and your projects' jobs")
         async def list_jobs(
             request: Request, caller: Caller = Depends(self.user),
             query: JobQuery = Depends(job_query),
             limit: Annotated[int, Query(ge=1, le=1000)] = 100,
             offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
         ) -> dict:
+            """Newest first, `limit` per page with `next` and `prev` links. Filters (OGC
+            Part 1 `job-list`): `type`, `processID` and `status` (lists: repeated or
+            comma-separated), `datetime` (created within), `minDuration` and
+            `maxDuration` (seconds run so far or in all; jobs not started are then left
+            out)."""
             rows = await self.service.jobs(caller, query, limit + 1, offset)
             base = api_base(request)
             links = [{"rel": "self", "type": JSON, "href": str(request.url)}]
@@ -86,14 +85,14 @@ class JobRoutes(RouteFactory):
     def register_prov(self) -> None:
         @self.router.get(
             "/{job_id}/prov", summary="What the job read and wrote (W3C PROV-JSON)",
-            description="The job (an activity) with its owner and process; each file it "
-            "read, with the item and asset it came from, its href and checksum; each "
-            "file it wrote; each item published from one. To `Accept: "
-            "application/ld+json`: the same as a Workflow Run RO-Crate's metadata.",
             responses={200: {"content": {"application/ld+json": {}}}})
         async def prov(job_id: str, request: Request, caller: Caller = Depends(self.user),
                        accept: Annotated[str | None, Header(max_length=1024)] = None
                        ) -> Response:
+            """The job (an activity) with its owner and process; each file it read, with the
+            item and asset it came from, its href and checksum; each file it wrote; each
+            item published from one. To `Accept: application/ld+json`: the same as a
+            Workflow Run RO-Crate's metadata."""
             job = await self.service.visible_job(job_id, caller)
             if job["status"] not in FINISHED:
                 raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
@@ -104,14 +103,14 @@ class JobRoutes(RouteFactory):
     def register_job_file(self) -> None:
         @self.router.get(
             "/{job_id}/files/{path:path}", summary="A file a job wrote",
-            description="A file of the service's results store, for whoever may read "
-            "the job; a file published as an item, also for whoever may read the item "
-            "(after the job is dismissed too).",
             response_class=StreamingResponse,
             responses={200: {"content": {"application/octet-stream": {}}}})
         async def job_file(job_id: str, path: str,
                            caller: Caller | None = Depends(self.file_reader)
                            ) -> StreamingResponse:
+            """A file of the service's results store, for whoever may read the job; a file
+            published as an item, also for whoever may read the item (after the job is
+            dismissed too)."""
             store, key, written = await self.service.job_file(job_id, path, caller)
             source = await asyncio.to_thread(store.open, key)
 
@@ -143,14 +142,14 @@ class JobRoutes(RouteFactory):
 
     def register_dismiss(self) -> None:
         @self.router.delete(
-            "/{job_id}", summary="Dismiss a job",
-            description="Stops a queued or running job, drops a finished job's "
-            "results and its files in the service's results store, except those "
-            "published as items (nothing in the caller's own storage, no item); "
-            "200 with its status `dismissed`. The job is then gone for its owner "
-            "and project (404 `no-such-job`, not in the job list).")
+            "/{job_id}", summary="Dismiss a job")
         async def dismiss(job_id: str, request: Request,
                           caller: Caller = Depends(self.user)) -> Response:
+            """Stops a queued or running job, drops a finished job's results and its files
+            in the service's results store, except those published as items (nothing in
+            the caller's own storage, no item); 200 with its status `dismissed`. The job
+            is then gone for its owner and project (404 `no-such-job`, not in the job
+            list)."""
             job = await self.service.visible_job(job_id, caller)
             dismissed = await self.service.dismiss(job, caller)
             if dismissed is None:  # dismissed meanwhile by another request

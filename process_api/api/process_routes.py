@@ -61,25 +61,24 @@ class ProcessRoutes(RouteFactory):
 
     def register_list_processes(self) -> None:
         @self.router.get(
-            "", summary="The processes offered",
-            description="Without a token: the built-in processes and the public deployed "
-            "ones; with one, also those deployed for the caller and their projects.")
+            "", summary="The processes offered")
         async def list_processes(request: Request,
                                  caller: Caller | None = Depends(self.optional_user)) -> dict:
+            """Without a token: the built-in processes and the public deployed ones; with
+            one, also those deployed for the caller and their projects."""
             base = api_base(request)
             return {"processes": [summary(p, base) for p in self.service.offered(caller)],
                     "links": [{"rel": "self", "type": JSON, "href": f"{base}processes"}]}
 
     def register_describe(self) -> None:
         @self.router.get(
-            "/{process_id}", summary="A process, with its inputs and outputs schemas",
-            description="`inputs` and `outputs` are the JSON Schemas of the execution "
-            "body's `processInputs` and of the results. `profile=ogc`: OGC's "
-            "process description instead (inputs and outputs by id, each with its "
-            "schema).")
+            "/{process_id}", summary="A process, with its inputs and outputs schemas")
         async def describe(process_id: str, request: Request,
                            caller: Caller = Depends(self.user),
                            profile: Annotated[Literal["ogc"] | None, Query()] = None) -> dict:
+            """`inputs` and `outputs` are the JSON Schemas of the execution body's
+            `processInputs` and of the results. `profile=ogc`: OGC's process description
+            instead (inputs and outputs by id, each with its schema)."""
             process, _ = await self.service.find(process_id, caller)
             if profile == OGC_PROFILE:
                 return ogc_description(process, api_base(request))
@@ -90,11 +89,6 @@ class ProcessRoutes(RouteFactory):
             "/{process_id}/execution", status_code=201,
             summary="Execute a process: creates a job",
             dependencies=[Depends(check) for check in self.body_checks],
-            description="201 with the job's status and its `Location`. A process "
-            "whose jobControlOptions has `sync-execute` answers 200 with its results "
-            "to `Prefer: respond-sync` or `Prefer: wait=N` when the job ends in time "
-            "(else 201, `Preference-Applied: respond-async`); a job that fails then is "
-            "a 422 with its message.",
             responses={200: {"description": "The results (synchronous execution)"},
                        422: {"description": "The job failed (synchronous execution)"},
                        429: {"description": "Too many jobs of the caller or the "
@@ -103,6 +97,11 @@ class ProcessRoutes(RouteFactory):
                           caller: Caller = Depends(self.user),
                           prefer: Annotated[str | None, Header(max_length=1024)] = None,
                           ) -> JSONResponse:
+            """201 with the job's status and its `Location`. A process whose
+            jobControlOptions has `sync-execute` answers 200 with its results to `Prefer:
+            respond-sync` or `Prefer: wait=N` when the job ends in time (else 201,
+            `Preference-Applied: respond-async`); a job that fails then is a 422 with its
+            message."""
             service = self.service
             process, revision = await service.find(process_id, caller)
             inputs = body.process_inputs()
