@@ -22,7 +22,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cwltool.main import main as cwltool
 from cwltool.process import get_schema
@@ -30,10 +30,12 @@ from cwltool.process import get_schema
 from process_api.data.job_sections import JOB_SECTIONS
 from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import FILE_NAME, TARGET_NAME
-from process_api.processes.definition import Context
 from process_api.runner.command import CommandFailed, output_tail, tail_text
 from process_api.runner.container_broker import SOCKET_VARIABLE
 from process_api.runner.container_client import write_script
+
+if TYPE_CHECKING:  # a type only: its module's imports (jsonschema) would cost each spare
+    from process_api.processes.definition import Context
 
 #: A result file's contents are given up to this size.
 CONTENTS_BYTES = 65536

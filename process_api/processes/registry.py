@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from importlib.metadata import entry_points
 
-from process_api.processes import BUILT_IN
+from process_api.processes.built_in import BUILT_IN
 from process_api.processes.definition import Process
 
 ENTRY_POINT_GROUP = "geocatalog.processes"
