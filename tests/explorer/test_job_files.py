@@ -12,12 +12,10 @@ import pytest
 import xarray as xr
 
 from stac_ext.publish.demo_files import netcdf_bytes
-from tests.support.cwl import cdo_mean
+from tests.support.cwl import CWL_YAML, cdo_mean
 from tests.support.issuer import PROCESS_CLIENT, TestIssuer
 from tests.support.jobs import execute, wait_for
 from tests.support.s3 import KEY_ID, SECRET, s3_client
-
-CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 
 
 @pytest.fixture

@@ -20,16 +20,14 @@ import pytest
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
 from tests.support.cluster import migrated_database
-from tests.support.cwl import cdo_mean
+from tests.support.cwl import CWL_YAML, cdo_mean
 from tests.support.issuer import ADMIN_RIGHT, PROCESS_CLIENT, TestIssuer
 from tests.support.product import Product, running
 from tests.support.s3 import KEY_ID, SECRET, s3_client
-from tests.support.stac import make_collection, make_item
+from tests.support.stac import SST, make_collection, make_item
 
 pytestmark = pytest.mark.slow
 
-SST = "climate_forecast-sea_surface_temperature"
-CWL_YAML = {"Content-Type": "application/cwl+yaml"}
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import textwrap
 
+#: The header of a CWL package deployed as YAML.
+CWL_YAML = {"Content-Type": "application/cwl+yaml"}
+
 
 def shout_tool(process_id: str, word: str = "") -> str:
     """Upper-cases `message` `times` times (and appends `word`: a replacement's mark),

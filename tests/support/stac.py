@@ -64,6 +64,9 @@ def make_item(item_id: str, collection_id: str | None = None, x: float = 0.0,
     return item
 
 
+#: The demo data's sea surface temperature collection (`publish.demo_files`).
+SST = "climate_forecast-sea_surface_temperature"
+
 CHECKS_COLLECTION = "conformance-checks"
 
 
