@@ -150,13 +150,14 @@ class Dispatcher:
         except Exception:  # a bug must not stop the dispatcher: logged, retried next round
             logger.exception("subscriptions: standing jobs")
 
-    async def _set(self, run: Any, was: str, status: str, message: str | None,
+    async def _set(self, run: Any, status: str, message: str | None,
                    later: datetime | None = None) -> None:
-        """The run's new status, unless it is no longer as read (`was`, its claim)."""
+        """The run's new status, unless it is no longer as `run` was read (its status and
+        its claim)."""
         assert self.pool is not None
         async with self.pool.acquire() as conn:
             await conn.execute(queries.RUN_STATUS, run["subscription_id"], run["number"],
-                               status, message, later, was, run["claimed"])
+                               status, message, later, run["status"], run["claimed"])
 
     def _retry_at(self, attempts: int) -> datetime:
         seconds = min(self.settings.webhook_retry_seconds * 2 ** min(attempts, 20) * 10, 3600)
@@ -165,12 +166,12 @@ class Dispatcher:
     async def _submit(self, processes: Processes, run: Any, items: list[Any]) -> None:
         assert self.pool is not None
         if not items:
-            await self._set(run, "submitting", "successful", "No item to process.")
+            await self._set(run, "successful", "No item to process.")
             return
         try:
             status, body, headers = await processes.submit(run, items)
         except JobRefused as e:
-            await self._set(run, "submitting", "failed", str(e))
+            await self._set(run, "failed", str(e))
             return
         if status == 201 and body.get("jobID"):
             async with self.pool.acquire() as conn:
@@ -187,23 +188,23 @@ class Dispatcher:
                     run["claimed"])
         else:
             why = str(body.get("detail") or body.get("description") or f"HTTP {status}")
-            await self._ended(run, "submitting", why)
+            await self._ended(run, why)
 
-    async def _ended(self, run: Any, was: str, why: str) -> None:
+    async def _ended(self, run: Any, why: str) -> None:
         """A failed attempt: tried again while the subscription's retries allow."""
         retries = int(run["job"].get("retries") or 0)
         if run["attempts"] <= retries:
-            await self._set(run, was, "due", f"Attempt {run['attempts']} failed: {why}",
+            await self._set(run, "due", f"Attempt {run['attempts']} failed: {why}",
                             self._retry_at(run["attempts"]))
         else:
-            await self._set(run, was, "failed", why)
+            await self._set(run, "failed", why)
 
     async def follow(self, processes: Processes, run: Any) -> None:
         """A submitted run's job looked at: the run's outcome once it has ended."""
         assert self.pool is not None
         status, job = await processes.job(run)
         if status == 404:
-            await self._ended(run, "submitted", "Its job is gone (dismissed).")
+            await self._ended(run, "Its job is gone (dismissed).")
             return
         if status != 200 or job.get("status") not in ENDED:
             async with self.pool.acquire() as conn:
@@ -211,10 +212,9 @@ class Dispatcher:
                                    datetime.now(UTC) + timedelta(seconds=FOLLOW_SECONDS))
             return
         if job["status"] == "successful":
-            await self._set(run, "submitted", "successful", None)
+            await self._set(run, "successful", None)
         else:
-            await self._ended(run, "submitted",
-                              str(job.get("message") or f"The job was {job['status']}."))
+            await self._ended(run, str(job.get("message") or f"The job was {job['status']}."))
 
     async def take_up(self, processes: Processes, run: Any) -> None:
         """A submission its process did not see through: the job it made, if one was made
@@ -225,11 +225,10 @@ class Dispatcher:
             recorded = set(await conn.fetchval(queries.RECORDED_JOBS, run["subscription_id"]))
         made = [(job, url) for job, url in await processes.jobs_since(run, run["claimed"])
                 if job not in recorded]
+        if not made:
+            await self._set(run, "due", "Submitted again: the service stopped while it was "
+                            "being submitted.")
+            return
         async with self.pool.acquire() as conn:
-            if made:
-                await conn.execute(queries.RUN_TAKEN_UP, run["subscription_id"],
-                                   run["number"], *made[0], run["claimed"])
-            else:
-                await conn.execute(queries.RUN_STATUS, run["subscription_id"], run["number"],
-                                   "due", "Submitted again: the service stopped while it "
-                                   "was being submitted.", None, "submitting", run["claimed"])
+            await conn.execute(queries.RUN_TAKEN_UP, run["subscription_id"], run["number"],
+                               *made[0], run["claimed"])

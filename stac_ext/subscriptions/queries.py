@@ -195,8 +195,8 @@ FROM (SELECT subscription_id, number FROM subscriptions.runs
      subscriptions.subscriptions s
 WHERE r.subscription_id = d.subscription_id AND r.number = d.number
   AND s.id = r.subscription_id
-RETURNING r.subscription_id, r.number, r.attempts, r.claimed, r.jobs, s.owner, s.reader,
-          s.job, s.job_secrets, s.service_url
+RETURNING r.subscription_id, r.number, r.status, r.attempts, r.claimed, r.jobs, s.owner,
+          s.reader, s.job, s.job_secrets, s.service_url
 """
 
 #: A window's items: $1 subscription, $2 window.
@@ -221,7 +221,7 @@ WHERE subscription_id = $1 AND number = $2 AND status = 'submitting' AND claimed
 
 #: A run's outcome: $1 subscription, $2 window, $3 status (`due` again, `successful`,
 #: `failed`), $4 its words, $5 when to try again (due); $6 its status and $7 its claim as
-#: read.
+#: its process read them.
 RUN_STATUS = """
 UPDATE subscriptions.runs
 SET status = $3, message = $4, next_try = $5, updated = now()
@@ -247,8 +247,8 @@ WHERE subscription_id = $1 AND number = $2 AND status = 'submitting' AND claimed
 
 #: Runs whose job runs: the oldest looked at first.
 SUBMITTED_RUNS = """
-SELECT r.subscription_id, r.number, r.attempts, r.claimed, r.job_id, r.job_url, s.owner,
-       s.reader, s.job, s.service_url
+SELECT r.subscription_id, r.number, r.status, r.attempts, r.claimed, r.job_id, r.job_url,
+       s.owner, s.reader, s.job, s.service_url
 FROM subscriptions.runs r JOIN subscriptions.subscriptions s ON s.id = r.subscription_id
 WHERE r.status = 'submitted' AND (r.next_try IS NULL OR r.next_try <= now())
 ORDER BY r.next_try NULLS FIRST LIMIT $1
@@ -261,7 +261,7 @@ UPDATE subscriptions.runs SET next_try = $3 WHERE subscription_id = $1 AND numbe
 
 #: Submissions whose process stopped before they were recorded ($1 seconds ago at least).
 STALE_SUBMISSIONS = """
-SELECT r.subscription_id, r.number, r.claimed, r.jobs, s.owner, s.reader, s.job,
+SELECT r.subscription_id, r.number, r.status, r.claimed, r.jobs, s.owner, s.reader, s.job,
        s.service_url
 FROM subscriptions.runs r JOIN subscriptions.subscriptions s ON s.id = r.subscription_id
 WHERE r.status = 'submitting' AND r.claimed < now() - $1::float8 * interval '1 second'

@@ -95,14 +95,14 @@ def migrate(
     from pypgstac.migrate import Migrate
 
     applied: list[str] = []
-    with PgstacDB(dsn=dsn) as db:
-        before = db.version
 
-    def pgstac() -> str:  # a session per attempt: a failed one is left mid-transaction
+    def pgstac() -> tuple[str | None, str]:
+        """Its version before and after (a session per attempt: a failed one is left
+        mid-transaction, and rolled back it leaves the version as it was)."""
         with PgstacDB(dsn=dsn) as db:
-            return str(Migrate(db).run_migration())
+            return db.version, str(Migrate(db).run_migration())
 
-    after = _again_on_deadlock(pgstac, echo)
+    before, after = _again_on_deadlock(pgstac, echo)
     if before != after:
         applied.append(f"pgstac {before or 'none'} -> {after}")
         echo(applied[-1])
