@@ -3,13 +3,10 @@ the API returns."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -20,7 +17,7 @@ import pytest
 import xarray as xr
 
 from stac_ext.content.decorate import ItemDecorator
-from tests.support.http import free_port
+from tests.support.file_server import serving_folder
 from tests.support.stac import make_item
 
 EXAMPLE_LINKS = "https://stac-extensions.github.io/example-links/v0.0.1/schema.json"
@@ -174,12 +171,8 @@ async def test_generated_content_and_owner_search_can_be_off(service_app, alice_
 @pytest.fixture
 def data_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """Serves `tmp_path` over real HTTP on loopback."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
-    server.shutdown()
+    with serving_folder(tmp_path) as base:
+        yield base, tmp_path
 
 
 async def test_generated_example_runs(alice_data: httpx.AsyncClient, collection, data_server):
