@@ -61,6 +61,18 @@ def forget_dead_workspaces() -> None:
     forget_dead_folders(WORKSPACE_PREFIX)
 
 
+def made_folders(workspace: Path, apart: bool) -> Path:
+    """A job's `tmp` made in its `workspace`, and its socket's folder: in the workspace, or
+    (`apart`: the workspace may be deep in a shared folder, a socket's path is short) in
+    the temporary folder. The socket's folder."""
+    (workspace / "tmp").mkdir()
+    if apart:
+        return Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
+    control = workspace / "control"
+    control.mkdir()
+    return control
+
+
 class RequestRefused(ValueError):
     """A container request this job may not make; the message says why."""
 
@@ -121,12 +133,9 @@ class Broker:
         path; in `base`, else the temporary folder), and `control`, its socket's (in the
         temporary folder); `inputs`: where the job sees its staged inputs, and their folder
         (read-only to its tools)."""
-        prefix = f"{WORKSPACE_PREFIX}{os.getpid()}-"
-        workspace = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
-        (workspace / "tmp").mkdir()
-        control = workspace / "control" if base is None else \
-            Path(tempfile.mkdtemp(prefix=prefix))
-        control.mkdir(exist_ok=True)
+        workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-",
+                                          dir=base))
+        control = made_folders(workspace, base is not None)
         roots = {tmp_seen_at or str(workspace / "tmp"): (workspace / "tmp", True)}
         if inputs is not None:
             roots[inputs[0]] = (inputs[1], False)
@@ -200,8 +209,7 @@ class Broker:
                 raise RequestRefused(f"A container request is at most {MAX_REQUEST} "
                                      "bytes, with its tool's stdin, stdout and stderr.")
             run = self._run(json.loads(data), name)
-            await self.podman.ensure(run.image)
-        except (RequestRefused, ImageRefused, ValueError) as e:
+        except (RequestRefused, ValueError) as e:
             return {"status": REFUSED, "message": str(e)}
         try:
             return await self._contained(run, fds, conn)

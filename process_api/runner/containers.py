@@ -11,6 +11,7 @@ ever built, loaded or imported from a package.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -135,14 +136,17 @@ class Podman:
         """The label value prefix of this worker's containers."""
         return f"{socket.gethostname()}:{os.getpid()}"
 
-    def create_command(self, run: ToolRun) -> list[str]:
-        """`podman create` of one tool's container, its stdio to be attached (`-i`)."""
+    def create_command(self, run: ToolRun, pidfile: Path | None = None) -> list[str]:
+        """`podman create` of one tool's container, its stdio to be attached (`-i`)
+        (`pidfile`: where podman writes its process's pid once initialised)."""
         args = [self.program, "create", "-i", "--name", run.name,
                 "--label", f"{LABEL}={self.owner}:{run.job_id}",
                 "--pull", "never", "--network", "none", "--read-only",
                 "--read-only-tmpfs=false", "--cap-drop", "all",
                 "--security-opt", "no-new-privileges", "--user", USER,
                 "--log-driver", "none", "--workdir", run.workdir]
+        if pidfile is not None:
+            args += ["--pidfile", str(pidfile)]
         if run.cgroup is not None:
             args += ["--cgroup-parent", run.cgroup]
         if run.cpus is not None:
@@ -162,18 +166,29 @@ class Podman:
     async def prepare(self, run: ToolRun, folder: Path | None = None) -> int:
         """The tool's container created and initialised (its mounts made, its process not
         yet running): that process's pid; ImageRefused when podman could not, with its
-        reason. `folder`: podman's working directory, where its monitor (conmon) may write
-        files (`oom`)."""
-        for step in (self.create_command(run)[1:], ["init", run.name]):
-            ran = await self._call(*step, cwd=folder)
-            if ran.code != 0:
-                raise ImageRefused(f"podman could not {step[0]} the container of "
-                                   f"{run.image}: {ran.reason()}.")
-        ran = await self._call("inspect", "--format", "{{.State.Pid}}", run.name)
-        if ran.code != 0 or not ran.out.strip().isdigit():
-            raise ImageRefused(f"podman did not start the container of {run.image}: "
+        reason. Its image is looked for (and pulled: `ensure`) only when it could not be
+        created. `folder`: podman's working directory, where its monitor (conmon) may
+        write files (`oom`), and the pid's file (a folder the job cannot write)."""
+        pidfile = None if folder is None else folder / f"{run.name}.pid"
+        created = await self._call(*self.create_command(run, pidfile)[1:], cwd=folder)
+        if created.code != 0 and not await self.present(run.image):
+            await self.ensure(run.image)
+            created = await self._call(*self.create_command(run, pidfile)[1:], cwd=folder)
+        if created.code != 0:
+            raise ImageRefused(f"podman could not create the container of {run.image}: "
+                               f"{created.reason()}.")
+        ran = await self._call("init", run.name, cwd=folder)
+        if ran.code != 0:
+            raise ImageRefused(f"podman could not init the container of {run.image}: "
                                f"{ran.reason()}.")
-        return int(ran.out)
+        if pidfile is not None:
+            pid, why = await asyncio.to_thread(_read_pid, pidfile), "it wrote no process id"
+        else:
+            ran = await self._call("inspect", "--format", "{{.State.Pid}}", run.name)
+            pid, why = (ran.out.strip() if ran.code == 0 else ""), ran.reason()
+        if not pid.isdigit() or int(pid) <= 0:
+            raise ImageRefused(f"podman did not start the container of {run.image}: {why}.")
+        return int(pid)
 
     async def present(self, image: str) -> bool:
         return (await self._call("image", "exists", "--", image)).code == 0
@@ -240,6 +255,16 @@ class Podman:
         return subprocess.run([self.program, *args], capture_output=True, text=True,
                               check=True, env=_environment(), stdin=subprocess.DEVNULL,
                               timeout=600).stdout
+
+
+def _read_pid(pidfile: Path) -> str:
+    """The pid podman wrote (the file removed), or "" when it wrote none."""
+    try:
+        return pidfile.read_text().strip()
+    except OSError:
+        return ""
+    finally:
+        pidfile.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

@@ -99,7 +99,7 @@ def local(setup: Setup) -> Executors:
                             spares=setup.spares, made=setup.made),
         containers=ContainerSandbox(setup.sandbox, setup.environment, setup.podman,
                                     preload=setup.preload, use_cgroups=setup.cgroups,
-                                    made=setup.made),
+                                    made=setup.made, spares=setup.spares),
         publishing=_publishing(setup))
 
 

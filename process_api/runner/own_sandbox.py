@@ -33,13 +33,17 @@ Made = Callable[[Path], list[tuple[Path, str]]]
 
 
 @dataclass
-class _Spare:
+class Spare:
     """A sandbox started before its job: its process loads what jobs import, then waits for
-    the request on `socket`; `inputs`: the host folder it sees at `INPUTS_MOUNT`."""
+    the request on `socket`; `inputs`: the host folder it sees at `INPUTS_MOUNT`, in
+    `folder`, its own (None: no sandbox); `control`: its containers' socket's folder (a
+    `ContainerSandbox`'s)."""
 
     socket: socket.socket
     process: asyncio.subprocess.Process
     inputs: Path | None
+    folder: Path | None = None
+    control: Path | None = None
 
 
 class OwnSandbox:
@@ -66,7 +70,7 @@ class OwnSandbox:
         self.spares = spares
         self.made = made  # files its sandboxes read, made once (in a folder of its own)
         self._made: asyncio.Task[list[tuple[Path, str]]] | None = None
-        self._spares: collections.deque[_Spare] = collections.deque()
+        self._spares: collections.deque[Spare] = collections.deque()
         self._adding: set[asyncio.Task[None]] = set()  # spares being started
         # every process it started, until reaped
         self._started: dict[asyncio.Task[None], asyncio.subprocess.Process] = {}
@@ -117,17 +121,26 @@ class OwnSandbox:
         self._files()
         if ahead and self._made is not None:
             await asyncio.gather(self._made, return_exceptions=True)
-        folder = inputs = None  # no sandbox: its job reads the inputs where they are
-        if self.sandbox is not None:
-            folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
-                                           dir=self.workspaces))
-            inputs = folder / "inputs"
-            inputs.mkdir()
-        seen = [] if inputs is None else [(inputs, INPUTS_MOUNT)]
-        ours, process = await self._spawn(seen, self.environment, None, removed=folder)
-        self._spares.append(_Spare(ours, process, inputs))
+        self._spares.append(await self._started_spare())
 
-    async def _spare_for(self, inputs: Path | None) -> _Spare | None:
+    def _spare_folder(self) -> Path | None:
+        """A spare's folder, with the `inputs` it sees (None: no sandbox, its job reads
+        the inputs where they are)."""
+        if self.sandbox is None:
+            return None
+        folder = Path(tempfile.mkdtemp(prefix=f"{SPARE_PREFIX}{os.getpid()}-",
+                                       dir=self.workspaces))
+        (folder / "inputs").mkdir()
+        return folder
+
+    async def _started_spare(self) -> Spare:
+        folder = self._spare_folder()
+        inputs = None if folder is None else folder / "inputs"
+        seen = [] if inputs is None else [(inputs, INPUTS_MOUNT)]
+        ours, process = await self._spawn(seen, self.environment, None, removed=(folder,))
+        return Spare(ours, process, inputs, folder)
+
+    async def _spare_for(self, inputs: Path | None) -> Spare | None:
         """A started sandbox that sees `inputs` (the first job's: started now), and another
         started in its place; None: a sandbox is started for the job."""
         if not self._spares:
@@ -176,9 +189,9 @@ class OwnSandbox:
         await ended(handle, why)
 
     async def _spawn(self, read_only: list[tuple[Path, str]], environment: Mapping[str, str],
-                     tmp: Path | None, removed: Path | None = None
+                     tmp: Path | None, removed: tuple[Path | None, ...] = ()
                      ) -> tuple[socket.socket, asyncio.subprocess.Process]:
-        """A job's process started, and our end of its connection (`removed`: a folder
+        """A job's process started, and our end of its connection (`removed`: folders
         removed once it ends)."""
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "process_api.runner.forkserver", "--one",
@@ -201,10 +214,12 @@ class OwnSandbox:
         return ours, process
 
 
-async def _reaped(process: asyncio.subprocess.Process, folder: Path | None) -> None:
+async def _reaped(process: asyncio.subprocess.Process, folders: tuple[Path | None, ...]
+                  ) -> None:
     await process.wait()
-    if folder is not None:
-        await asyncio.to_thread(shutil.rmtree, folder, True)
+    for folder in folders:
+        if folder is not None:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
 def _moved(inputs: Path | None, seen: Path | None) -> bool:

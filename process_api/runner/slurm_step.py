@@ -30,7 +30,7 @@ from process_api.runner.container_broker import (
     caller_gone,
     run_container,
 )
-from process_api.runner.containers import ImageRefused, Mount, Podman, ToolRun
+from process_api.runner.containers import Mount, Podman, ToolRun
 from process_api.runner.isolation import close_inherited, not_dumpable
 from process_api.runner.slurm import (
     POLL_SECONDS,
@@ -121,10 +121,6 @@ async def run_step(folder: Path) -> dict[str, Any]:
     if podman is None:
         return {"status": REFUSED, "message": "This node runs no containers (podman is not "
                 "installed): the step needs one."}
-    try:
-        await podman.ensure(run.image)
-    except ImageRefused as e:
-        return {"status": REFUSED, "message": str(e)}
     stdio = [os.open(folder / "stdin", os.O_RDONLY),
              os.open(folder / "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
              os.open(folder / "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]

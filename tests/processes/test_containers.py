@@ -9,8 +9,10 @@ import asyncio
 import io
 import json
 import os
+import re
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +25,7 @@ import xarray as xr
 
 from process_api.runner.containers import LABEL, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
+from process_api.runner.own_sandbox import SPARE_PREFIX
 from stac_ext.publish.demo_files import sst_monthly
 from tests.support.containers import cdo_image, cdo_mean_in, containers_of, shell_in
 from tests.support.cwl import cdo_mean
@@ -128,6 +131,27 @@ async def test_a_container_reaches_nothing_of_the_service(service, database_url:
         "write-output": "ok", "write-tmp": "ok",  # its output folder and its /tmp
         "read-input": "ok",
         "user": "65534:65534", "capabilities": "0000000000000000", "network": "lo"}
+
+
+async def test_each_container_job_takes_a_sandbox_started_ahead_with_its_folders(
+        service) -> None:
+    """A container job's sandbox is a spare started ahead (`JOB_WARM_SANDBOXES`), with its
+    folders on the host made with it: its tool's working folder is in that spare's `/tmp`;
+    the next job's in another spare's; each spare's folders are removed with its job."""
+    dora = service["dora"]
+    name = f"where-{uuid.uuid4().hex[:8]}"
+    # the host folder its working folder is bound from (as its filesystem names it)
+    await deployed(dora, shell_in(name, cdo_image(),
+                                  'echo host $(grep " $(pwd) " /proc/self/mountinfo '
+                                  '| cut -d" " -f4)'))
+    spare = re.compile(rf"/({SPARE_PREFIX}{os.getpid()}-[^/]+)/tmp/")
+    seen = []
+    for _ in range(2):
+        found = spare.search((await report(dora, name, {}))["host"])
+        assert found is not None
+        seen.append(Path(tempfile.gettempdir()) / found.group(1))
+        assert await until(lambda: not seen[-1].exists())  # gone with its job
+    assert seen[0] != seen[1]
 
 
 async def test_a_tool_past_its_memory_limit_is_stopped_saying_so(service) -> None:
