@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 #: A module of browser tests: marked so, and skipped where Debian's chromium is missing.
@@ -28,3 +28,14 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+def page_of(browser: Browser, base: str) -> tuple[Page, list[str]]:
+    """A new page that reaches only the service at `base` (and `data:` addresses), and the
+    list its scripts' uncaught errors are added to."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route("**/*", lambda route: route.continue_()
+               if route.request.url.startswith((base, "data:")) else route.abort())
+    return page, errors

@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
-from tests.support.browser import BROWSER_TESTS, chromium
+from tests.support.browser import BROWSER_TESTS, chromium, page_of
 from tests.support.cluster import migrated_database
 from tests.support.cwl import CWL_YAML, cdo_mean
 from tests.support.file_server import serving_folder
@@ -71,11 +71,7 @@ def test_process_new_data_saves_a_standing_job_whose_run_shows_on_her_page(
     assert r.status_code == 201, r.text
 
     with chromium() as browser:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.route("**/*", lambda route: route.continue_()
-                   if route.request.url.startswith((base, "data:")) else route.abort())
+        page, errors = page_of(browser, base)
         page.goto(f"{base}/ui/search?collections={SST}", wait_until="networkidle")
         sign_in(page, "alice")
         follow = page.locator("#follow")

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from stac_ext.settings import Settings
-from tests.support.browser import BROWSER_TESTS, chromium
+from tests.support.browser import BROWSER_TESTS, chromium, page_of
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import signing_in_locally
@@ -68,11 +68,7 @@ def test_notify_me_saves_the_search_and_its_page_shows_a_delivery(
         service: tuple[str, str], receiver: Receiver) -> None:
     base, alice = service
     with chromium() as browser:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.route("**/*", lambda route: route.continue_()
-                   if route.request.url.startswith((base, "data:")) else route.abort())
+        page, errors = page_of(browser, base)
         page.goto(f"{base}/ui/search?collections={COLLECTION}&bbox=0,0,10,10",
                   wait_until="networkidle")
         expect(page.locator("#follow")).to_be_hidden()  # signed out: nothing to save
