@@ -68,6 +68,43 @@ async def test_bad_input_sweep(app, issuer, status, method, path, body, content_
     assert await counts(app) == before
 
 
+#: What either API says of a body with a lone surrogate escape (JSON's text, not Unicode's).
+NOT_UNICODE = ("The request body's strings must be Unicode text (a lone surrogate, \\ud800 "
+               "to \\udfff, is none).")
+
+
+@pytest.mark.parametrize("path, body", [
+    # found by schemathesis: a standing job's process named by a lone surrogate was a 500
+    ("/data/subscriptions", b'{"search": {}, "job": {"process": "\\udbf9x", "window": '
+                            b'{"items": 2}}}'),
+    ("/data/catalogs", b'{"id": "c", "type": "Catalog", "description": "\\uDBBA"}'),
+    ("/data/search", b'{"filter": {"op": "=", "args": [{"property": "owner"}, "\\udbba"]}, '
+                     b'"filter-lang": "cql2-json"}'),
+    ("/processes/processes/echo/execution", b'{"inputs": {"\\ud800": "x"}}'),
+])
+async def test_a_body_of_lone_surrogates_is_400(app, issuer, path: str, body: bytes) -> None:
+    client = "geocatalog-processes" if path.startswith("/processes") else "geocatalog"
+    before = await counts(app)
+    async with http_client(app, issuer.token("sweeper", client=client)) as c:
+        r = await c.post(path, content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert (r.json()["detail"] if path.startswith("/processes") else r.json()) == (
+        NOT_UNICODE if path.startswith("/processes") else
+        {"code": "BadRequest", "description": NOT_UNICODE})
+    assert await counts(app) == before
+
+
+async def test_paired_surrogates_are_unicode_text(app, issuer) -> None:
+    """A character beyond the Basic Multilingual Plane, escaped as JSON escapes it (a pair)."""
+    async with http_client(app, issuer.token("pairs")) as c:
+        name = unique("waves-")
+        r = await c.post("/data/catalogs", content=b'{"id": "' + name.encode() +
+                         b'", "type": "Catalog", "description": "Waves \\ud83c\\udf0a"}',
+                         headers={"Content-Type": "application/json"})
+        assert r.status_code == 201, r.text
+        assert r.json()["description"] == "Waves \N{WATER WAVE}"
+
+
 async def test_oversized_bodies_are_413(service_app, issuer) -> None:
     async with service_app(max_body_bytes=2000) as small:
         c = small.client(issuer.token("big"))

@@ -1,6 +1,6 @@
-"""JSON request bodies, bounded before the handlers see them: an object, of finite numbers,
-nested at most MAX_JSON_DEPTH levels. One dependency for every route that takes a body, in
-both APIs (each shapes the 400 as its errors)."""
+"""JSON request bodies, bounded before the handlers see them: an object, of finite numbers
+and Unicode strings, nested at most MAX_JSON_DEPTH levels. One dependency for every route
+that takes a body, in both APIs (each shapes the 400 as its errors)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import orjson
 from fastapi import HTTPException, Request
 
 #: Deeper bodies are refused: nothing in STAC or a process's inputs nests this far, and the
@@ -20,6 +21,8 @@ def _non_finite(constant: str) -> float:
 
 
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+#: A `\uD800`-`\uDFFF` escape: half of a pair, or a lone surrogate (no Unicode text).
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _BRACKETS = re.compile(rb"[\[\]{}]")
 
 
@@ -53,6 +56,15 @@ def depth(value: Any) -> int:
     return deepest
 
 
+def _unicode(value: Any) -> bool:
+    """Whether every string of `value` is Unicode text (its surrogates paired)."""
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
 async def json_object_body(request: Request) -> None:
     """The body is a JSON object of finite numbers, nested at most MAX_JSON_DEPTH deep:
     say so (400) before a model's validators (which assume a dict and would fail with a
@@ -77,3 +89,8 @@ async def json_object_body(request: Request) -> None:
                         and depth(body) > MAX_JSON_DEPTH):
         raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
                             f"{MAX_JSON_DEPTH} levels.")
+    # JSON may escape what is no Unicode text, which no encoder downstream takes
+    if _SURROGATE.search(raw) is not None and not _unicode(body):
+        raise HTTPException(status_code=400, detail=(
+            "The request body's strings must be Unicode text (a lone surrogate, \\ud800 to "
+            "\\udfff, is none)."))
