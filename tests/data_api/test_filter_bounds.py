@@ -196,3 +196,17 @@ async def test_a_filter_of_lone_surrogates_is_400(anon: httpx.AsyncClient) -> No
         "code": "InvalidQueryParameter",
         "description": "Invalid filter: no low surrogate in string: line 1 column 46 "
                        "(char 45)"})
+
+
+async def test_a_filter_of_an_integer_beyond_64_bits_is_answered(
+        anon: httpx.AsyncClient) -> None:
+    """JSON's integers have no bound: a POST filter comparing one is answered as the same
+    filter in a GET is (it was a 400 saying its strings were no Unicode text)."""
+    huge = 10**29
+    got = await anon.get("/data/search", params={"filter": f"n = {huge}", "limit": 1})
+    posted = await anon.post("/data/search", json={
+        "filter": {"op": "=", "args": [{"property": "n"}, huge]}, "filter-lang": "cql2-json",
+        "limit": 1})
+    assert (posted.status_code, got.status_code) == (200, 200), posted.text
+    assert (posted.json()["numberMatched"], posted.json()["features"]) == (
+        got.json()["numberMatched"], got.json()["features"])

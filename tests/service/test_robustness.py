@@ -95,11 +95,13 @@ async def test_a_body_of_lone_surrogates_is_400(app, issuer, path: str, body: by
 
 
 async def test_paired_surrogates_are_unicode_text(app, issuer) -> None:
-    """A character beyond the Basic Multilingual Plane, escaped as JSON escapes it (a pair)."""
+    """A character beyond the Basic Multilingual Plane, escaped as JSON escapes it (a pair),
+    beside an integer beyond 64 bits (JSON, which orjson alone would refuse)."""
     async with http_client(app, issuer.token("pairs")) as c:
         name = unique("waves-")
         r = await c.post("/data/catalogs", content=b'{"id": "' + name.encode() +
-                         b'", "type": "Catalog", "description": "Waves \\ud83c\\udf0a"}',
+                         b'", "type": "Catalog", "description": "Waves \\ud83c\\udf0a", '
+                         b'"waves": 100000000000000000000000000000}',
                          headers={"Content-Type": "application/json"})
         assert r.status_code == 201, r.text
         assert r.json()["description"] == "Waves \N{WATER WAVE}"

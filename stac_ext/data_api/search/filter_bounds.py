@@ -16,6 +16,7 @@ terms (an OR of thousands of LIKEs takes seconds of it per request).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -95,9 +96,8 @@ def bounded_json(value: Any) -> None:
     with the body.)"""
     try:
         size = len(orjson.dumps(value))
-    except orjson.JSONEncodeError:  # a lone surrogate: JSON's text, not Unicode's
-        raise InvalidQueryParameter("filter: its strings must be Unicode text (a lone "
-                                    "surrogate, \\ud800 to \\udfff, is none).") from None
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits: JSON all the same (a string
+        size = len(json.dumps(value))  # that is no Unicode text was refused with its body)
     if size > MAX_FILTER_JSON:
         raise InvalidQueryParameter(f"filter: at most {MAX_FILTER_JSON} characters as "
                                     f"CQL2-JSON (this one has {size}).")

@@ -8,7 +8,6 @@ import json
 import re
 from typing import Any
 
-import orjson
 from fastapi import HTTPException, Request
 
 #: Deeper bodies are refused: nothing in STAC or a process's inputs nests this far, and the
@@ -57,10 +56,11 @@ def depth(value: Any) -> int:
 
 
 def _unicode(value: Any) -> bool:
-    """Whether every string of `value` is Unicode text (its surrogates paired)."""
+    """Whether every string of `value` is Unicode text (its surrogates paired): UTF-8 takes
+    nothing else (orjson would also refuse integers beyond 64 bits, which are JSON)."""
     try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
         return False
     return True
 
