@@ -136,6 +136,15 @@ class Broker:
         workspace = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-",
                                           dir=base))
         control = made_folders(workspace, base is not None)
+        return cls.in_workspace(podman, cgroups, job, workspace, control, tmp_seen_at, inputs,
+                                steps)
+
+    @classmethod
+    def in_workspace(cls, podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
+                     workspace: Path, control: Path, tmp_seen_at: str | None,
+                     inputs: tuple[str, Path] | None, steps: Steps | None = None) -> Broker:
+        """A broker over a job's folders on the host made before (`made_folders`: a
+        sandbox started ahead has them), removed by `close`."""
         roots = {tmp_seen_at or str(workspace / "tmp"): (workspace / "tmp", True)}
         if inputs is not None:
             roots[inputs[0]] = (inputs[1], False)

@@ -85,7 +85,7 @@ class ContainerSandbox(OwnSandbox):
         seen = [(folder / "inputs", INPUTS_MOUNT), (control, CONTROL_MOUNT)]
         ours, process = await self._spawn(seen, self._seen_environment, folder / "tmp",
                                           removed=(folder, control))
-        return Spare(ours, process, folder / "inputs", folder, control)
+        return Spare(ours, process, folder, control)
 
     @property
     def _seen_environment(self) -> dict[str, str]:
@@ -103,10 +103,9 @@ class ContainerSandbox(OwnSandbox):
         if spare is not None:
             assert spare.folder is not None and spare.control is not None
             ours = spare.socket
-            broker = Broker(self.podman, self.cgroups, run.containers, spare.folder,
-                            {"/tmp": (spare.folder / "tmp", True),
-                             INPUTS_MOUNT: (spare.folder / "inputs", False)},
-                            self.steps, spare.control)
+            broker = Broker.in_workspace(self.podman, self.cgroups, run.containers,
+                                         spare.folder, spare.control, "/tmp",
+                                         (INPUTS_MOUNT, spare.folder / "inputs"), self.steps)
             try:
                 await _listening(broker)
             except BaseException:

@@ -166,13 +166,13 @@ class Podman:
     async def prepare(self, run: ToolRun, folder: Path | None = None) -> int:
         """The tool's container created and initialised (its mounts made, its process not
         yet running): that process's pid; ImageRefused when podman could not, with its
-        reason. Its image is looked for (and pulled: `ensure`) only when it could not be
+        reason. Its image is looked for (and pulled) only when it could not be
         created. `folder`: podman's working directory, where its monitor (conmon) may
         write files (`oom`), and the pid's file (a folder the job cannot write)."""
         pidfile = None if folder is None else folder / f"{run.name}.pid"
         created = await self._call(*self.create_command(run, pidfile)[1:], cwd=folder)
         if created.code != 0 and not await self.present(run.image):
-            await self.ensure(run.image)
+            await self._pull(run.image)
             created = await self._call(*self.create_command(run, pidfile)[1:], cwd=folder)
         if created.code != 0:
             raise ImageRefused(f"podman could not create the container of {run.image}: "
@@ -193,11 +193,9 @@ class Podman:
     async def present(self, image: str) -> bool:
         return (await self._call("image", "exists", "--", image)).code == 0
 
-    async def ensure(self, image: str) -> None:
-        """The image on this host: pulled when absent and its registry allowed; else
-        ImageRefused saying what an admin does."""
-        if await self.present(image):
-            return
+    async def _pull(self, image: str) -> None:
+        """An absent image pulled when its registry is allowed; else ImageRefused saying
+        what an admin does."""
         registry = registry_of(image)
         if registry not in self.registries:
             raise ImageRefused(f"The image {image} is not on this worker; an admin adds it "

@@ -35,15 +35,18 @@ Made = Callable[[Path], list[tuple[Path, str]]]
 @dataclass
 class Spare:
     """A sandbox started before its job: its process loads what jobs import, then waits for
-    the request on `socket`; `inputs`: the host folder it sees at `INPUTS_MOUNT`, in
-    `folder`, its own (None: no sandbox); `control`: its containers' socket's folder (a
+    the request on `socket`; `folder`: its own on the host (None: no sandbox), with the
+    `inputs` it sees at `INPUTS_MOUNT`; `control`: its containers' socket's folder (a
     `ContainerSandbox`'s)."""
 
     socket: socket.socket
     process: asyncio.subprocess.Process
-    inputs: Path | None
-    folder: Path | None = None
+    folder: Path | None
     control: Path | None = None
+
+    @property
+    def inputs(self) -> Path | None:
+        return None if self.folder is None else self.folder / "inputs"
 
 
 class OwnSandbox:
@@ -135,10 +138,9 @@ class OwnSandbox:
 
     async def _started_spare(self) -> Spare:
         folder = self._spare_folder()
-        inputs = None if folder is None else folder / "inputs"
-        seen = [] if inputs is None else [(inputs, INPUTS_MOUNT)]
+        seen = [] if folder is None else [(folder / "inputs", INPUTS_MOUNT)]
         ours, process = await self._spawn(seen, self.environment, None, removed=(folder,))
-        return Spare(ours, process, inputs, folder)
+        return Spare(ours, process, folder)
 
     async def _spare_for(self, inputs: Path | None) -> Spare | None:
         """A started sandbox that sees `inputs` (the first job's: started now), and another

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 #: A module of browser tests: marked so, and skipped where Debian's chromium is missing.
@@ -39,3 +39,18 @@ def page_of(browser: Browser, base: str) -> tuple[Page, list[str]]:
     page.route("**/*", lambda route: route.continue_()
                if route.request.url.startswith((base, "data:")) else route.abort())
     return page, errors
+
+
+def sign_in(page: Page, user: str) -> None:
+    """Signed in as `user` through the service's local development issuer's form."""
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("DEVELOPMENT ONLY.")).to_be_visible()
+    page.get_by_label("User name").fill(user)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text(f"Signed in as {user}")).to_be_visible()
+
+
+def shot(page: Page, folder: Path, name: str) -> None:
+    """The whole page as `folder/name.png` (for a person to look at)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=folder / f"{name}.png", full_page=True)

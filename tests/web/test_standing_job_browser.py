@@ -19,14 +19,13 @@ from playwright.sync_api import expect
 from stac_ext.platform.auth.local_issuer import LocalIssuer
 from stac_ext.publish.demo_files import sst_monthly
 from stac_ext.settings import Settings
-from tests.support.browser import BROWSER_TESTS, chromium, page_of
+from tests.support.browser import BROWSER_TESTS, chromium, page_of, shot, sign_in
 from tests.support.cluster import migrated_database
 from tests.support.cwl import CWL_YAML, cdo_mean
 from tests.support.file_server import serving_folder
 from tests.support.paths import ROOT
 from tests.support.product import Product, running
 from tests.support.stac import SST, make_collection, make_item
-from tests.web.test_subscriptions_browser import shot, sign_in
 
 pytestmark = [*BROWSER_TESTS, pytest.mark.slow]
 
@@ -82,7 +81,7 @@ def test_process_new_data_saves_a_standing_job_whose_run_shows_on_her_page(
         follow.get_by_role("button", name="Process new data").click()
         expect(page.locator("#follow-done")).to_be_visible()
         expect(page.locator("#follow-secret")).to_be_hidden()  # no webhook, no secret
-        shot(page, "standing-saved")
+        shot(page, SHOTS, "standing-saved")
 
         r = data.get("/data/subscriptions")
         assert r.status_code == 200, r.text
@@ -112,7 +111,7 @@ def test_process_new_data_saves_a_standing_job_whose_run_shows_on_her_page(
         rows = card.locator("table tbody tr")
         expect(rows).to_have_count(1)
         expect(rows.first.locator("td")).to_have_text(["1", "2", "successful", "job", ""])
-        shot(page, "standing-runs")
+        shot(page, SHOTS, "standing-runs")
         rows.first.get_by_role("link", name="job").click()
         page.wait_for_url(f"{base}/ui/jobs/{job_id}")
         expect(page.locator("#job-status")).to_have_text("successful")

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from stac_ext.settings import Settings
-from tests.support.browser import BROWSER_TESTS, chromium, page_of
+from tests.support.browser import BROWSER_TESTS, chromium, page_of, shot, sign_in
 from tests.support.cli import run_cli
 from tests.support.cluster import new_database
 from tests.support.http import signing_in_locally
@@ -51,19 +51,6 @@ def receiver() -> Iterator[Receiver]:
         yield found
 
 
-def sign_in(page: Page, user: str) -> None:
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_text("DEVELOPMENT ONLY.")).to_be_visible()
-    page.get_by_label("User name").fill(user)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_text(f"Signed in as {user}")).to_be_visible()
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SHOTS / f"{name}.png", full_page=True)
-
-
 def test_notify_me_saves_the_search_and_its_page_shows_a_delivery(
         service: tuple[str, str], receiver: Receiver) -> None:
     base, alice = service
@@ -80,7 +67,7 @@ def test_notify_me_saves_the_search_and_its_page_shows_a_delivery(
         follow.get_by_role("button", name="Notify me").click()
         expect(page.locator("#follow-done")).to_be_visible()
         expect(page.locator("#follow-secret-value")).to_have_text(re.compile(r"^whsec_"))
-        shot(page, "saved")
+        shot(page, SHOTS, "saved")
 
         # an item arrives in the search: the receiver is told
         r = httpx.post(f"{base}/data/collections/{COLLECTION}/items",
@@ -104,7 +91,7 @@ def test_notify_me_saves_the_search_and_its_page_shows_a_delivery(
         expect(deliveries.locator("tbody tr").first).to_contain_text(
             f"{COLLECTION}/equator-1")
         expect(deliveries.locator("tbody tr").first).to_contain_text("200")
-        shot(page, "subscriptions")
+        shot(page, SHOTS, "subscriptions")
 
         # pause, resume, delete
         card.get_by_role("button", name="Pause").click()
