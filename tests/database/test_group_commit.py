@@ -132,6 +132,40 @@ async def test_an_entry_given_up_before_its_write_is_not_written() -> None:
     assert write.calls == [["a"], ["kept"]]
 
 
+async def test_an_entry_added_as_the_last_writer_ends_is_written() -> None:
+    """An entry that comes after the only writer found nothing left, but before the loop
+    has run that writer's done callbacks, gets a writer of its own."""
+    group = GroupCommit[dict[str, Any], str](REFUSED, writers=1)
+    arrived = asyncio.get_running_loop().create_future()
+
+    async def write(items: list[dict[str, Any]]) -> list[str]:
+        if not arrived.done():  # wakes `late` in the writer's last step, ahead of its end
+            arrived.set_result(None)
+        return [item["id"].upper() for item in items]
+
+    async def late() -> str:
+        await arrived  # woken ahead of the writer's done callbacks, which its end queues
+        return await group.add("c", {"id": "b"}, write)
+
+    second = asyncio.create_task(late())
+    assert await group.add("c", {"id": "a"}, write) == "A"
+    for _ in range(10):  # every step this write takes, with room to spare
+        await asyncio.sleep(0)
+    assert second.done() and second.result() == "B"
+
+
+async def test_entries_waiting_for_a_cancelled_writer_hear_it() -> None:
+    write, group = Recorder(), GroupCommit[dict[str, Any], str](REFUSED, writers=1)
+    first = _add(group, write, "a")
+    await _until(lambda: write.calls)
+    waiting = _add(group, write, "b")
+    await asyncio.sleep(0)
+    next(iter(group._running["c"])).cancel()
+    for _ in range(10):  # every step the cancellation takes, with room to spare
+        await asyncio.sleep(0)
+    assert first.cancelled() and waiting.cancelled()
+
+
 async def test_concurrent_posts_each_get_their_own_answer(
         alice_data: httpx.AsyncClient, bob_data: httpx.AsyncClient, collection: str) -> None:
     """Through the API on the real database: new ids, an id that exists and one id posted

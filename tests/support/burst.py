@@ -51,6 +51,7 @@ class Burst:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _writing: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _sending: dict[str, str] = field(default_factory=dict)  # thread name: its write
 
     def work(self) -> Iterator[tuple[str, str]]:
         others = {kind: (max(1, self.items // max(1, count)), iter(range(count)))
@@ -67,19 +68,29 @@ class Burst:
     def start(self) -> None:
         self._work = self.work()
         self._writing.set()
-        writers = [threading.Thread(target=self._write) for _ in range(self.writers)]
-        readers = [threading.Thread(target=self._read, args=(n,)) for n in range(self.readers)]
+        # daemons: a drill failed on a lost answer does not hold pytest's exit
+        writers = [threading.Thread(target=self._write, daemon=True)
+                   for _ in range(self.writers)]
+        readers = [threading.Thread(target=self._read, args=(n,), daemon=True)
+                   for n in range(self.readers)]
         self._threads = writers + readers
         for thread in self._threads:
             thread.start()
         self._writers = writers
 
-    def join(self) -> None:
+    def join(self, patience: float = 600) -> None:
+        """Wait for every write's answer. A write still unanswered after `patience`
+        seconds (a service that lost a request: no drill takes a tenth of that) fails
+        the drill instead of holding the run."""
+        deadline = time.monotonic() + patience
         for thread in self._writers:
-            thread.join()
+            thread.join(max(0.0, deadline - time.monotonic()))
         self._writing.clear()
         for thread in self._threads:
-            thread.join()
+            thread.join(max(0.0, deadline - time.monotonic()))
+        waiting = [self._sending.get(thread.name, thread.name) for thread in self._threads
+                   if thread.is_alive()]
+        assert not waiting, f"no answer within {patience:.0f} s to {waiting}"
 
     def acknowledged(self, kind: str) -> list[Answer]:
         """The writes of `kind` answered 2xx."""
@@ -110,6 +121,7 @@ class Burst:
         else:
             url, token = "/processes/processes/echo/execution", self.process_token
             body = {"processInputs": {"message": key}}
+        self._sending[threading.current_thread().name] = f"{kind} {key}"
         sent = time.monotonic()
         try:
             r = client.post(url, json=body, headers={"Authorization": f"Bearer {token}"})

@@ -46,20 +46,30 @@ class GroupCommit(Generic[T, R]):
         self._pending.setdefault(key, []).append((entry, future))
         running = self._running.setdefault(key, set())
         if len(running) < self.writers:
-            task = loop.create_task(self._drain(key, write))
+            task = loop.create_task(self._drain(key, write, running))
             running.add(task)
-            task.add_done_callback(running.discard)
         return await future
 
-    async def _drain(self, key: Hashable, write: Write[T, R]) -> None:
-        while pending := self._pending.pop(key, None):
-            batch, rest = pending[:self.max_entries], pending[self.max_entries:]
-            if rest:
-                self._pending[key] = rest
-            # a request that gave up (client gone) before its write began: not written
-            batch = [(entry, future) for entry, future in batch if not future.done()]
-            if batch:
-                await _write(batch, write, self.refusals)
+    async def _drain(self, key: Hashable, write: Write[T, R],
+                     running: set[asyncio.Task[None]]) -> None:
+        try:
+            while pending := self._pending.pop(key, None):
+                batch, rest = pending[:self.max_entries], pending[self.max_entries:]
+                if rest:
+                    self._pending[key] = rest
+                # a request that gave up (client gone) before its write began: not written
+                batch = [(entry, future) for entry, future in batch if not future.done()]
+                if batch:
+                    await _write(batch, write, self.refusals)
+        except BaseException as e:  # cancelled: what waits for it hears it too
+            for _, future in self._pending.pop(key, []):
+                _fail(future, e)
+            raise
+        finally:
+            # counted out in the step that found nothing left, not by a done callback: an
+            # entry added between this task's end and its callback would find every writer
+            # still counted, start none, and wait for ever
+            running.discard(asyncio.current_task())
 
 
 async def _write(batch: list[tuple[T, asyncio.Future[R]]], write: Write[T, R],
