@@ -120,6 +120,7 @@ class Broker:
         self.hit: list[str] = []  # the limits a container met
         self.failures: list[str] = []  # why containers did not run, in order
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._removals: set[asyncio.Task[None]] = set()  # of containers whose tool ended
         self._listener: socket.socket | None = None
         self._serving: asyncio.Task[None] | None = None
         self._started = 0
@@ -186,6 +187,8 @@ class Broker:
         for task in list(self._running.values()):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        # podman's files are in the job's folder
+        await asyncio.gather(*self._removals, return_exceptions=True)
         if self._listener is not None:
             self._listener.close()
         shutil.rmtree(self.workspace, ignore_errors=True)
@@ -235,7 +238,8 @@ class Broker:
             reply = await self.steps.run(run, self.job, fds, conn, self.workspace)
         else:
             reply = await run_container(self.podman, self.cgroups, self.job, run,
-                                        self.workspace, fds, caller_gone(conn))
+                                        self.workspace, fds, caller_gone(conn),
+                                        removals=self._removals)
         self.hit += [h for h in reply.pop("hit", []) if h not in self.hit]
         return reply
 
@@ -295,11 +299,13 @@ class Broker:
 
 async def run_container(podman: Podman, cgroups: Cgroups | None, job: ContainerJob,
                         run: ToolRun, folder: Path, stdio: list[int],
-                        gone: Coroutine[Any, Any, None] | None = None) -> dict[str, Any]:
+                        gone: Coroutine[Any, Any, None] | None = None,
+                        removals: set[asyncio.Task[None]] | None = None) -> dict[str, Any]:
     """A tool's container, in a cgroup bounded as the job is, made and its mounts checked,
     then run with `stdio` (stdin, stdout, stderr: closed here once it has them) to its end
-    or until `gone` returns; removed. The reply: `{"status", "message"?, "hit"}` (the
-    ceilings it met)."""
+    or until `gone` returns; removed, with its cgroup: before the reply, or after it by a
+    task put in `removals` (the caller waits for them before the job's folders go). The
+    reply: `{"status", "message"?, "hit"}` (the ceilings it met)."""
     cgroup = await asyncio.to_thread(_bounded, cgroups, job)
     if cgroup is not None:
         run = ToolRun(**{**run.__dict__, "cgroup": cgroup.path})
@@ -336,14 +342,33 @@ async def run_container(podman: Podman, cgroups: Cgroups | None, job: ContainerJ
     finally:
         if gone is not None:  # never watched (it did not start)
             gone.close()
-        await asyncio.shield(podman.remove(run.name))
-        if cgroup is not None:
-            await asyncio.shield(asyncio.to_thread(cgroup.close))
+        if removals is None:
+            await asyncio.shield(_removed(podman, run.name, cgroup))
+        else:  # the tool has ended: its caller need not wait for podman's cleanup
+            removal = asyncio.ensure_future(_removed(podman, run.name, cgroup, said=True))
+            removals.add(removal)
+            removal.add_done_callback(removals.discard)
     if "memory" in hit:
         return {"status": status, "hit": hit, "message": (
             f"The container was stopped: its tool needed more than the job's "
             f"{quantity(job.memory_bytes)} of memory (resources.limits.memory).")}
     return {"status": status, "hit": hit}
+
+
+async def _removed(podman: Podman, name: str, cgroup: JobCgroup | None,
+                   said: bool = False) -> None:
+    """A container and its cgroup removed; a failure logged when `said` (nobody waits for
+    the removal's answer), else raised."""
+    try:
+        try:
+            await podman.remove(name)
+        finally:
+            if cgroup is not None:
+                await asyncio.to_thread(cgroup.close)
+    except Exception:
+        if not said:
+            raise
+        logger.exception("the container %s could not be removed", name)
 
 
 def _bounded(cgroups: Cgroups | None, job: ContainerJob) -> JobCgroup | None:

@@ -23,6 +23,7 @@ import httpx
 import pytest
 import xarray as xr
 
+from process_api.runner.container_broker import ContainerJob, run_container
 from process_api.runner.containers import LABEL, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
 from process_api.runner.own_sandbox import SPARE_PREFIX
@@ -236,6 +237,24 @@ async def test_a_container_that_mounts_another_folder_than_the_one_checked_never
         assert mount_problem(pid, [(checked, "/elsewhere")]) is not None
     finally:
         await podman.remove(run.name)
+
+
+async def test_a_tool_is_answered_before_its_container_is_removed(tmp_path: Path) -> None:
+    """podman's removal (about 50 ms) runs after the tool's answer, by a task its broker
+    waits for before the job's folders go."""
+    podman = Podman.available()
+    assert podman is not None
+    job_id = uuid.uuid4().hex
+    run = ToolRun(name=f"geocatalog-test-{job_id[:8]}", job_id=job_id, image=cdo_image(),
+                  command=["true"], workdir="/", mounts=[])
+    job = ContainerJob(job_id, frozenset({cdo_image()}), memory_bytes=2**30, processes=100)
+    stdio = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+    removals: set[asyncio.Task[None]] = set()
+    reply = await run_container(podman, None, job, run, tmp_path, stdio, removals=removals)
+    assert reply == {"status": 0, "hit": []}
+    assert containers_of(job_id) == [run.name]  # answered; its removal not begun
+    await asyncio.gather(*removals)
+    assert (containers_of(job_id), removals) == ([], set())
 
 
 def test_an_admin_lists_images_and_pulls_only_from_allowed_registries() -> None:
