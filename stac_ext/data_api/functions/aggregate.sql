@@ -7,13 +7,18 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                           '\.?0+$', '') || 'Z'
 $$;
 
--- What a `_frequency` aggregation counts by (a search index row's expression).
-CREATE OR REPLACE FUNCTION geocatalog.frequency_key(name text) RETURNS text
+-- What a `_frequency` aggregation counts by: an expression of a search index row, or of a
+-- kept count's (`kept`: its month is the row's `datetime` truncated to its month).
+DROP FUNCTION IF EXISTS geocatalog.frequency_key(text);
+CREATE OR REPLACE FUNCTION geocatalog.frequency_key(name text, kept boolean DEFAULT false)
+RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE name
         WHEN 'collection_frequency' THEN 'collection'
-        WHEN 'datetime_frequency' THEN 'date_trunc(''month'', datetime, ''UTC'')'
-        WHEN 'datetime_yearly_frequency' THEN 'date_trunc(''year'', datetime, ''UTC'')'
+        WHEN 'datetime_frequency' THEN
+            CASE WHEN kept THEN 'month' ELSE 'date_trunc(''month'', datetime, ''UTC'')' END
+        WHEN 'datetime_yearly_frequency' THEN format('date_trunc(''year'', %s, ''UTC'')',
+            CASE WHEN kept THEN 'month' ELSE 'datetime' END)
         ELSE format('content->''properties''->>%L', left(name, -length('_frequency'))) END
 $$;
 
@@ -27,13 +32,17 @@ $$;
 -- One pass over the matches (a pass per aggregation read every match again): a grouping
 -- set per frequency's key beside the whole one, told apart by GROUPING()'s mask. A bitmap
 -- of many matches stays exact in `work_mem` (a lossy one has every row of its pages
--- checked again: at 10 million items, 6 times the pages read).
+-- checked again: at 10 million items, 6 times the pages read). Where the kept counts answer
+-- (`counts_answer`: no criteria but collections; counts by collection, month, year) the
+-- same pass sums them instead (`item_counts`: a row per collection, readers and month).
 CREATE OR REPLACE FUNCTION geocatalog.aggregate(_search jsonb, _names text[], _buckets int DEFAULT 1000)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$
 DECLARE
-    _where text := geocatalog.search_where(_search);
+    kept boolean := geocatalog.counts_answer(_search, _names);
+    _where text;
     _collections text[] := to_text_array(_search->'collections');
+    source text := 'geocatalog.search_items';
     terms text[];  -- the keys counted by, k1 .. kN
     keys text;  -- 'k1, .., kN' (NULL: none)
     key_columns text;  -- ', <term 1> AS k1, ..'
@@ -47,10 +56,19 @@ DECLARE
     part text;
     answers jsonb;
 BEGIN
-    IF cardinality(_collections) = 1 THEN  -- as search(): the one collection's index
-        _where := format('%s AND collection = %L', _where, _collections[1]);
+    IF kept THEN  -- the same conditions as search_where's over the counts' columns
+        source := 'geocatalog.item_counts';
+        totals := 'coalesce(sum(n), 0) AS n';
+        _where := format('%s AND %s', CASE WHEN _search ? 'collections'
+                         THEN format('collection = ANY (%L)', _collections) ELSE 'TRUE' END,
+                         geocatalog.readable(_search->'reader'));
+    ELSE
+        _where := geocatalog.search_where(_search);
+        IF cardinality(_collections) = 1 THEN  -- as search(): the one collection's index
+            _where := format('%s AND collection = %L', _where, _collections[1]);
+        END IF;
     END IF;
-    SELECT coalesce(array_agg(DISTINCT geocatalog.frequency_key(u)), '{}') INTO terms
+    SELECT coalesce(array_agg(DISTINCT geocatalog.frequency_key(u, kept)), '{}') INTO terms
     FROM unnest(_names) u WHERE u LIKE '%\_frequency';
     whole := (1 << cardinality(terms)) - 1;
     SELECT string_agg('k' || i, ', ' ORDER BY i),
@@ -75,7 +93,7 @@ BEGIN
                     'jsonb_build_array(ST_XMin(g.box), ST_YMin(g.box), ST_XMax(g.box), '
                     'ST_YMax(g.box)) END';
         ELSIF name LIKE '%\_frequency' THEN
-            nth := array_position(terms, geocatalog.frequency_key(name));
+            nth := array_position(terms, geocatalog.frequency_key(name, kept));
             in_time := name IN ('datetime_frequency', 'datetime_yearly_frequency');
             -- the set grouped by key nth: its bit (the first key's the highest) clear. Time
             -- buckets in time order; terms most frequent first; the matches without the
@@ -88,7 +106,7 @@ BEGIN
                 '''overflow'', coalesce(sum(n) FILTER (WHERE rank IS NULL OR rank > %s), 0)) '
                 'FROM (SELECT k, n, CASE WHEN k IS NULL THEN NULL ELSE row_number() OVER '
                 '(ORDER BY k IS NULL, n DESC, k) END AS rank '
-                'FROM (SELECT g.k%s AS k, g.n FROM g WHERE g.mask = %s) f) r)',
+                'FROM (SELECT g.k%s AS k, g.n FROM g WHERE g.mask = %s AND g.n > 0) f) r)',
                 name,
                 CASE WHEN in_time THEN 'geocatalog.utc_text(k)' ELSE 'k' END,
                 CASE WHEN in_time THEN 'k' ELSE 'n DESC, k' END,
@@ -101,11 +119,11 @@ BEGIN
                                  '%s) FROM g WHERE g.mask = %s)', name, part, whole);
     END LOOP;
     EXECUTE format(
-        'WITH g AS (SELECT %s AS mask, %s FROM (SELECT *%s FROM geocatalog.search_items '
+        'WITH g AS (SELECT %s AS mask, %s FROM (SELECT *%s FROM %s '
         'WHERE %s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s)',
         CASE WHEN keys IS NULL THEN '0' ELSE format('GROUPING(%s)', keys) END,
         concat_ws(', ', totals, keys),
-        key_columns, _where, key_sets,
+        key_columns, source, _where, key_sets,
         array_to_string(parts, ', '))
         INTO answers;
     RETURN answers;

@@ -1,0 +1,34 @@
+-- Counts of the search index's rows kept ahead of reads (`item_counts`), by collection,
+-- readers (with the owner of a row that is not public: an owner reads their own whatever
+-- its visibility) and month of `datetime`, so that an aggregation of no criteria but
+-- collections (the landing page's facets, a collection's) sums a few rows per collection and
+-- month instead of counting every item: its cost follows the collections and months held,
+-- not the items (a count read 200,000 rows in 0.27 s; ten million in seconds).
+--
+-- The rows are deltas: each statement that writes the index adds one row per key it
+-- changed (+ the rows it added, - those it removed), in its own transaction, so writers
+-- never wait on one another for a count; a key's deltas are summed into one row now and
+-- then (`functions/counts.sql`). A key's count is the sum of its rows.
+CREATE TABLE geocatalog.item_counts (
+    collection text NOT NULL,
+    readers text,  -- the index's: NULL for a public row
+    owner text,  -- the row's owner when it is not public (else NULL)
+    month timestamptz NOT NULL,  -- date_trunc('month', datetime, 'UTC')
+    n bigint NOT NULL
+);
+CREATE INDEX item_counts_collection_idx ON geocatalog.item_counts (collection);
+
+INSERT INTO geocatalog.item_counts (collection, readers, owner, month, n)
+SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
+       date_trunc('month', datetime, 'UTC'), count(*)
+FROM geocatalog.search_items GROUP BY 1, 2, 3, 4;
+
+CREATE TRIGGER geocatalog_counts_insert AFTER INSERT ON geocatalog.search_items
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+EXECUTE FUNCTION geocatalog.count_rows();
+CREATE TRIGGER geocatalog_counts_update AFTER UPDATE ON geocatalog.search_items
+REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+EXECUTE FUNCTION geocatalog.count_rows();
+CREATE TRIGGER geocatalog_counts_delete AFTER DELETE ON geocatalog.search_items
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+EXECUTE FUNCTION geocatalog.count_rows();
