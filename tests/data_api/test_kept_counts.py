@@ -66,7 +66,7 @@ def _item(rng: random.Random, item_id: str, writer: str) -> dict[str, Any]:
 
 
 async def _aggregate(client: httpx.AsyncClient, collections: list[str] | None,
-                     rows: bool) -> dict[str, Any]:
+                     rows: bool) -> list[dict[str, Any]]:
     params = {"aggregations": COUNTED}
     if collections is not None:
         params["collections"] = ",".join(collections)
@@ -74,7 +74,8 @@ async def _aggregate(client: httpx.AsyncClient, collections: list[str] | None,
         params["bbox"] = WORLD
     r = await client.get("/data/aggregate", params=params)
     assert r.status_code == 200, r.text
-    return r.json()["aggregations"]
+    aggregations: list[dict[str, Any]] = r.json()["aggregations"]
+    return aggregations
 
 
 async def _every_answer_equals_the_rows(callers: dict[str, httpx.AsyncClient]) -> None:
