@@ -57,7 +57,8 @@ WITHIN = ("items limit=100", "single item")
 #: (the CF set's words: its variables' numbers, "climate", "forecast", "variable")
 DISCOVERY = ("GET /search q=<variable number> limit=100", "GET /search q=forecast limit=100",
              "GET /aggregate bbox+datetime (count, variables, years)",
-             "GET /aggregate q=<variable number> (count, months, platforms)")
+             "GET /aggregate q=<variable number> (count, months, platforms)",
+             "GET /aggregate (count, variables, years): the landing page's")
 FACETS = "total_count,collection_frequency,datetime_yearly_frequency"
 
 
@@ -95,6 +96,8 @@ def requests(name: str, collections: int, items: int) -> list[wrk.Request]:
         return [wrk.Request("GET", "/aggregate?" + urlencode(
             {"bbox": bbox, "datetime": when, "aggregations": FACETS}))
             for bbox, when in _windows()]
+    if name == "GET /aggregate (count, variables, years): the landing page's":
+        return [wrk.Request("GET", f"/aggregate?aggregations={FACETS}")]
     if name == "GET /aggregate q=<variable number> (count, months, platforms)":
         return [wrk.Request("GET", f"/aggregate?q={n}&aggregations=total_count,"
                             "datetime_frequency,platform_frequency") for n in numbers]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import psycopg
 
 #: The tables filled in bulk: the search index (by `migrate`'s steps, and by the triggers
-#: of every item a load writes).
-ANALYZE_BULK = "ANALYZE geocatalog.search_items"
+#: of every item a load writes) and its kept counts (by the index's triggers).
+ANALYZE_BULK = "ANALYZE geocatalog.search_items, geocatalog.item_counts"
 
 
 #: The same, with the pages all of whose rows every transaction sees marked so (outside a
 #: transaction); a page already marked is skipped.
-VACUUM_BULK = "VACUUM (ANALYZE) geocatalog.search_items"
+VACUUM_BULK = "VACUUM (ANALYZE) geocatalog.search_items, geocatalog.item_counts"
 
 
 def refresh(conn: psycopg.Connection) -> None:
