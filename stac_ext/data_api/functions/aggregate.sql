@@ -8,17 +8,16 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- What a `_frequency` aggregation counts by: an expression of a search index row, or of a
--- kept count's (`kept`: its month is the row's `datetime` truncated to its month).
+-- kept count's (`kept`: its year is the row's `datetime` truncated to its year).
 DROP FUNCTION IF EXISTS geocatalog.frequency_key(text);
 CREATE OR REPLACE FUNCTION geocatalog.frequency_key(name text, kept boolean DEFAULT false)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE name
         WHEN 'collection_frequency' THEN 'collection'
-        WHEN 'datetime_frequency' THEN
-            CASE WHEN kept THEN 'month' ELSE 'date_trunc(''month'', datetime, ''UTC'')' END
-        WHEN 'datetime_yearly_frequency' THEN format('date_trunc(''year'', %s, ''UTC'')',
-            CASE WHEN kept THEN 'month' ELSE 'datetime' END)
+        WHEN 'datetime_frequency' THEN 'date_trunc(''month'', datetime, ''UTC'')'
+        WHEN 'datetime_yearly_frequency' THEN
+            CASE WHEN kept THEN 'year' ELSE 'date_trunc(''year'', datetime, ''UTC'')' END
         ELSE format('content->''properties''->>%L', left(name, -length('_frequency'))) END
 $$;
 
@@ -33,8 +32,8 @@ $$;
 -- set per frequency's key beside the whole one, told apart by GROUPING()'s mask. A bitmap
 -- of many matches stays exact in `work_mem` (a lossy one has every row of its pages
 -- checked again: at 10 million items, 6 times the pages read). Where the kept counts answer
--- (`counts_answer`: no criteria but collections; counts by collection, month, year) the
--- same pass sums them instead (`item_counts`: a row per collection, readers and month).
+-- (`counts_answer`: no criteria but collections; counts by collection and year) the same
+-- pass sums them instead (`item_counts`: a row per collection, readers and year).
 CREATE OR REPLACE FUNCTION geocatalog.aggregate(_search jsonb, _names text[], _buckets int DEFAULT 1000)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$

@@ -14,24 +14,24 @@ DECLARE
 BEGIN
     -- (a plpgsql statement is planned when it runs: each names only its operation's tables)
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO geocatalog.item_counts (collection, readers, owner, month, n)
+        INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
         SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-               date_trunc('month', datetime, 'UTC'), count(*)
+               date_trunc('year', datetime, 'UTC'), count(*)
         FROM new_rows GROUP BY 1, 2, 3, 4;
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO geocatalog.item_counts (collection, readers, owner, month, n)
+        INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
         SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-               date_trunc('month', datetime, 'UTC'), -count(*)
+               date_trunc('year', datetime, 'UTC'), -count(*)
         FROM old_rows GROUP BY 1, 2, 3, 4;
     ELSE
-        INSERT INTO geocatalog.item_counts (collection, readers, owner, month, n)
-        SELECT collection, readers, owner, month, sum(n)
+        INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
+        SELECT collection, readers, owner, year, sum(n)
         FROM (SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-                     date_trunc('month', datetime, 'UTC'), 1 FROM new_rows
+                     date_trunc('year', datetime, 'UTC'), 1 FROM new_rows
               UNION ALL
               SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-                     date_trunc('month', datetime, 'UTC'), -1 FROM old_rows
-             ) d(collection, readers, owner, month, n)
+                     date_trunc('year', datetime, 'UTC'), -1 FROM old_rows
+             ) d(collection, readers, owner, year, n)
         GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
     END IF;
     IF random() * compact_every >= 1 THEN
@@ -60,22 +60,21 @@ BEGIN
         RETURN;
     END IF;
     WITH gone AS (DELETE FROM geocatalog.item_counts WHERE collection = ANY (mine)
-                  RETURNING collection, readers, owner, month, n)
-    INSERT INTO geocatalog.item_counts (collection, readers, owner, month, n)
-    SELECT collection, readers, owner, month, sum(n) FROM gone
+                  RETURNING collection, readers, owner, year, n)
+    INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
+    SELECT collection, readers, owner, year, sum(n) FROM gone
     GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
 END;
 $$;
 
 -- Whether the kept counts answer the aggregations `_names` of `_search` exactly: a search
 -- of no criteria but its collections (and its reader's visibility), asking only for counts
--- by collection, month and year. Any other criterion or aggregation reads the rows.
+-- by collection and year. Any other criterion or aggregation reads the rows.
 CREATE OR REPLACE FUNCTION geocatalog.counts_answer(_search jsonb, _names text[])
 RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 BEGIN
-    RETURN _names <@ ARRAY['total_count', 'collection_frequency', 'datetime_frequency',
-                           'datetime_yearly_frequency']
+    RETURN _names <@ ARRAY['total_count', 'collection_frequency', 'datetime_yearly_frequency']
        AND NOT EXISTS (
            SELECT FROM jsonb_each(_search) e
            WHERE e.value <> 'null'::jsonb
