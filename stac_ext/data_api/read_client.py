@@ -34,6 +34,7 @@ from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_reads import decoded, hydrated
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
+from stac_ext.data_api.search.antimeridian import fold_antimeridian
 from stac_ext.data_api.search.filter_bounds import (
     MAX_FILTER_DEPTH,
     bounded,
@@ -173,7 +174,7 @@ class CoreClient(CoreCrudClient):
         """The search as pgstac's search functions take it (JSON text), once checked and
         bounded: `intersects` a geometry, `limit` within MAX_PAGE_SIZE, `filter`, `q` and
         `bbox` bounded, `sortby` sortable; `owner` and the Query extension's operators folded into
-        the filter."""
+        the filter; a `bbox` across the antimeridian searched as its two halves."""
         intersects = getattr(search_request, "intersects", None)
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
@@ -193,7 +194,7 @@ class CoreClient(CoreCrudClient):
         bbox = getattr(search_request, "bbox", None)
         if bbox is not None and not all(math.isfinite(float(v)) for v in bbox):
             raise InvalidQueryParameter("bbox: the coordinates must be finite numbers.")
-        search_request = fold_query(fold_owner(search_request))
+        search_request = fold_query(fold_owner(fold_antimeridian(search_request)))
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
                                "context_stats_ttl": settings.search_count_ttl,

@@ -1,6 +1,7 @@
 """Search extensions of `/data/search` and the items pages, each an ApiExtension without
 routes that stock merges into its request models: `owner`, the Query extension's full
-operator list, single strings for id lists; and the filter composition they share.
+operator list, single strings for id lists; the filter composition they share; a `bbox`
+across the antimeridian as the two boxes it is.
 
 Third-party imports: `attr`, `cql2`, `fastapi`, `orjson`, `pydantic`, `stac_fastapi`.
 """

@@ -1,0 +1,61 @@
+"""A `bbox` across the antimeridian (west > east, as STAC writes it) finds what lies in the
+band across 180°, and nothing of the band it is not: in a search (GET and POST), an items
+page and an aggregation."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.support.stac import make_item
+
+#: item id: the west edge of its one-degree square
+PLACES = {"fiji": 177.0, "samoa": -172.0, "guinea": 0.0, "hawaii": -156.0}
+ACROSS = "170,-10,-170,10"  # 20° of longitude across 180°
+
+
+async def _placed(admin_data: httpx.AsyncClient, collection: str) -> None:
+    for item_id, west in PLACES.items():
+        r = await admin_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item(item_id, x=west))
+        assert r.status_code == 201, r.text
+
+
+def _ids(page: dict) -> set[str]:
+    return {feature["id"] for feature in page["features"]}
+
+
+async def test_a_bbox_across_the_antimeridian_finds_the_band_across_it(
+        admin_data: httpx.AsyncClient, collection: str) -> None:
+    await _placed(admin_data, collection)
+    across = {"fiji", "samoa"}
+    r = await admin_data.get("/data/search", params={"collections": collection,
+                                                      "bbox": ACROSS})
+    assert (r.status_code, _ids(r.json()), r.json()["numberMatched"]) == (200, across, 2)
+    r = await admin_data.post("/data/search", json={"collections": [collection],
+                                                     "bbox": [170, -10, -170, 10]})
+    assert (r.status_code, _ids(r.json())) == (200, across)
+    r = await admin_data.post("/data/search", json={  # with heights
+        "collections": [collection], "bbox": [170, -10, -100, -170, 10, 100]})
+    assert (r.status_code, _ids(r.json())) == (200, across)
+    r = await admin_data.get(f"/data/collections/{collection}/items", params={"bbox": ACROSS})
+    assert (r.status_code, _ids(r.json())) == (200, across)
+    r = await admin_data.get("/data/aggregate", params={
+        "collections": collection, "bbox": ACROSS, "aggregations": "total_count"})
+    assert (r.status_code, r.json()["aggregations"]) == (
+        200, [{"name": "total_count", "data_type": "integer", "value": 2}])
+    # the same box not across 180°: the band between, as before
+    r = await admin_data.get("/data/search", params={"collections": collection,
+                                                      "bbox": "-170,-10,170,10"})
+    assert (r.status_code, _ids(r.json())) == (200, {"guinea", "hawaii"})
+
+
+async def test_a_bbox_and_intersects_together_are_still_refused(
+        admin_data: httpx.AsyncClient) -> None:
+    r = await admin_data.post("/data/search", json={
+        "bbox": [170, -10, -170, 10],
+        "intersects": {"type": "Point", "coordinates": [175, 0]}})
+    assert (r.status_code, r.json()) == (400, {
+        "code": "InvalidRequest",
+        "description": "body: Value error, intersects and bbox parameters are mutually "
+                       "exclusive"})
+
