@@ -12,18 +12,20 @@ import psycopg
 
 #: The tables filled in bulk: the search index (by `migrate`'s steps, and by the triggers
 #: of every item a load writes) and its kept counts (by the index's triggers).
-ANALYZE_BULK = "ANALYZE geocatalog.search_items, geocatalog.item_counts"
+BULK_TABLES = ("geocatalog.search_items", "geocatalog.item_counts")
+#: Those of them the database has (an earlier release's has no kept counts).
+PRESENT = "SELECT t FROM unnest(%s::text[]) t WHERE to_regclass(t) IS NOT NULL"
 
 
-#: The same, with the pages all of whose rows every transaction sees marked so (outside a
-#: transaction); a page already marked is skipped.
-VACUUM_BULK = "VACUUM (ANALYZE) geocatalog.search_items, geocatalog.item_counts"
+def _present(conn: psycopg.Connection) -> str:
+    return ", ".join(row[0] for row in conn.execute(PRESENT, (list(BULK_TABLES),)))
 
 
 def refresh(conn: psycopg.Connection) -> None:
-    conn.execute(ANALYZE_BULK)
+    conn.execute(f"ANALYZE {_present(conn)}")
 
 
 def refresh_after_migration(conn: psycopg.Connection) -> None:
-    """`refresh`, and the visibility map; on an autocommit connection."""
-    conn.execute(VACUUM_BULK)
+    """`refresh`, and the visibility map (the pages all of whose rows every transaction
+    sees marked so; one already marked is skipped); on an autocommit connection."""
+    conn.execute(f"VACUUM (ANALYZE) {_present(conn)}")
