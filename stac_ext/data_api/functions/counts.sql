@@ -1,6 +1,19 @@
 -- The search index's counts kept ahead of reads (`geocatalog.item_counts`, migration 020):
 -- their writer, and when an aggregation may read them.
 
+-- The key a row of the index is counted under: its collection, readers, owner (of a row that
+-- is not public: an owner reads their own whatever its visibility) and year. The one place
+-- the key is made (the trigger below, migration 020's first count); a SQL function in FROM,
+-- so the planner inlines it. (Columns, not the row: this file is applied before the index's
+-- table exists.)
+CREATE OR REPLACE FUNCTION geocatalog.count_key(
+    _collection text, _readers text, _owner text, _datetime timestamptz)
+RETURNS TABLE (collection text, readers text, owner text, year timestamptz)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT _collection, _readers, CASE WHEN _readers IS NULL THEN NULL ELSE _owner END,
+           date_trunc('year', _datetime, 'UTC')
+$$;
+
 -- A statement's rows of the index counted: one delta row per key it changed. Now and then
 -- (one statement in COMPACT_EVERY) the deltas of the collections it wrote are summed into
 -- one row per key: each delta is deleted by exactly one summing transaction (`DELETE ...
@@ -15,24 +28,23 @@ BEGIN
     -- (a plpgsql statement is planned when it runs: each names only its operation's tables)
     IF TG_OP = 'INSERT' THEN
         INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
-        SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-               date_trunc('year', datetime, 'UTC'), count(*)
-        FROM new_rows GROUP BY 1, 2, 3, 4;
+        SELECT k.*, count(*)
+        FROM new_rows r, geocatalog.count_key(r.collection, r.readers, r.owner, r.datetime) k
+        GROUP BY 1, 2, 3, 4;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
-        SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-               date_trunc('year', datetime, 'UTC'), -count(*)
-        FROM old_rows GROUP BY 1, 2, 3, 4;
+        SELECT k.*, -count(*)
+        FROM old_rows r, geocatalog.count_key(r.collection, r.readers, r.owner, r.datetime) k
+        GROUP BY 1, 2, 3, 4;
     ELSE
         INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
-        SELECT collection, readers, owner, year, sum(n)
-        FROM (SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-                     date_trunc('year', datetime, 'UTC'), 1 FROM new_rows
+        SELECT k.*, sum(d.sign)
+        FROM (SELECT collection, readers, owner, datetime, 1 FROM new_rows
               UNION ALL
-              SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-                     date_trunc('year', datetime, 'UTC'), -1 FROM old_rows
-             ) d(collection, readers, owner, year, n)
-        GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
+              SELECT collection, readers, owner, datetime, -1 FROM old_rows
+             ) d(collection, readers, owner, datetime, sign),
+             geocatalog.count_key(d.collection, d.readers, d.owner, d.datetime) k
+        GROUP BY 1, 2, 3, 4 HAVING sum(d.sign) <> 0;
     END IF;
     IF random() * compact_every >= 1 THEN
         RETURN NULL;

@@ -15,15 +15,16 @@ CREATE TABLE geocatalog.item_counts (
     collection text NOT NULL,
     readers text,  -- the index's: NULL for a public row
     owner text,  -- the row's owner when it is not public (else NULL)
-    year timestamptz NOT NULL,  -- date_trunc('year', datetime, 'UTC')
+    year timestamptz NOT NULL,  -- of `datetime`, in UTC (`geocatalog.count_key`)
     n bigint NOT NULL
 );
 CREATE INDEX item_counts_collection_idx ON geocatalog.item_counts (collection);
 
 INSERT INTO geocatalog.item_counts (collection, readers, owner, year, n)
-SELECT collection, readers, CASE WHEN readers IS NULL THEN NULL ELSE owner END,
-       date_trunc('year', datetime, 'UTC'), count(*)
-FROM geocatalog.search_items GROUP BY 1, 2, 3, 4;
+SELECT k.*, count(*)
+FROM geocatalog.search_items r,
+     geocatalog.count_key(r.collection, r.readers, r.owner, r.datetime) k
+GROUP BY 1, 2, 3, 4;
 
 CREATE TRIGGER geocatalog_counts_insert AFTER INSERT ON geocatalog.search_items
 REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
