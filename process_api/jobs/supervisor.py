@@ -26,7 +26,7 @@ from process_api.jobs.tasks import cancelled
 from process_api.processes.definition import JOB_DATABASE_URL, Process
 from process_api.processes.resources import Plan
 from process_api.runner.cgroups import Cgroups, JobCgroup
-from process_api.runner.container_broker import ContainerJob
+from process_api.runner.container_run import ContainerJob
 from process_api.runner.executor import (
     ContainersUnavailable,
     End,

@@ -13,7 +13,8 @@ import socket
 import sys
 from pathlib import Path
 
-from process_api.runner.container_broker import REFUSED, SOCKET_VARIABLE
+from process_api.runner.container_broker import SOCKET_VARIABLE
+from process_api.runner.container_run import REFUSED
 
 #: The client as a program cwltool starts (written into the job's folder).
 SCRIPT = """#!{python}

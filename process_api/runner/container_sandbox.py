@@ -16,11 +16,11 @@ from process_api.runner.container_broker import (
     SOCKET_NAME,
     SOCKET_VARIABLE,
     Broker,
-    ContainerJob,
     Steps,
     forget_dead_workspaces,
     made_folders,
 )
+from process_api.runner.container_run import ContainerJob
 from process_api.runner.containers import Podman
 from process_api.runner.executor import ContainersUnavailable, End, Handle, JobRun, ended
 from process_api.runner.handshake import handshake

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from process_api.runner.container_broker import Broker, ContainerJob
+    from process_api.runner.container_broker import Broker
+    from process_api.runner.container_run import ContainerJob
 
 
 class End(StrEnum):

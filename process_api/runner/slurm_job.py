@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from process_api.runner.cgroups import Cgroups
-from process_api.runner.container_broker import ContainerJob
+from process_api.runner.container_run import ContainerJob
 from process_api.runner.container_sandbox import ContainerSandbox
 from process_api.runner.containers import Podman
 from process_api.runner.executor import End, Handle, JobRun

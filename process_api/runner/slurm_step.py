@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from process_api.runner.cgroups import Cgroups
-from process_api.runner.container_broker import (
+from process_api.runner.container_run import (
     KILLED,
     REFUSED,
     ContainerJob,

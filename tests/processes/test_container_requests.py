@@ -15,10 +15,10 @@ import pytest
 from process_api.runner.container_broker import (
     WORKSPACE_PREFIX,
     Broker,
-    ContainerJob,
     RequestRefused,
     forget_dead_workspaces,
 )
+from process_api.runner.container_run import ContainerJob
 from process_api.runner.containers import (
     Mount,
     Podman,

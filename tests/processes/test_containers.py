@@ -23,7 +23,7 @@ import httpx
 import pytest
 import xarray as xr
 
-from process_api.runner.container_broker import ContainerJob, run_container
+from process_api.runner.container_run import ContainerJob, run_container
 from process_api.runner.containers import LABEL, Mount, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
 from process_api.runner.own_sandbox import SPARE_PREFIX
