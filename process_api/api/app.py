@@ -26,6 +26,7 @@ from process_api.data.file_inputs import Catalog
 from process_api.jobs.engine import Engine
 from process_api.jobs.tasks import cancelled
 from stac_ext.platform.access import Caller as Who
+from stac_ext.platform.telemetry.traces import NATIVE_TELEMETRY_OFF
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ def create_process_app(config: ProcessesConfig) -> FastAPI:
                   # `api.html` is the composition root's documentation page
                   openapi_url="/api", docs_url=None, redoc_url=None,
                   description="OGC API Processes - Part 1: Core, and Part 2: Deploy, "
-                  "Replace, Undeploy (OGC application packages in CWL).")
+                  "Replace, Undeploy (OGC application packages in CWL).",
+                  telemetry=NATIVE_TELEMETRY_OFF)
     app.include_router(service_router((*DEPLOY_CONFORMANCE, *config.conformance)))
     service = ProcessService.of(engine, config.as_caller, config.catalog)
     app.include_router(ProcessRoutes(service, config.user, config.optional_user,

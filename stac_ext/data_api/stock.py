@@ -49,6 +49,7 @@ from stac_ext.data_api.search.free_text import search_body
 from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.platform.service.cross_origin import CrossOrigin
 from stac_ext.platform.service.forwarded import ForwardedHeaders
+from stac_ext.platform.telemetry.traces import NATIVE_TELEMETRY_OFF
 
 
 def model_parameters(model: type[APIRequest]) -> list[inspect.Parameter]:
@@ -142,7 +143,8 @@ def instantiate_api(
         app=FastAPI(openapi_url=settings.openapi_url, docs_url=None, redoc_url=None,
                     root_path=settings.root_path,
                     title=settings.stac_fastapi_title, version=settings.stac_fastapi_version,
-                    description=settings.stac_fastapi_description, lifespan=lifespan),
+                    description=settings.stac_fastapi_description, lifespan=lifespan,
+                    telemetry=NATIVE_TELEMETRY_OFF),
         router=APIRouter(prefix=settings.prefix_path),
         settings=settings,
         extensions=application_extensions,

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 
 from fastapi import FastAPI
+from fastapi.telemetry import TelemetryConfig
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -22,6 +23,11 @@ from opentelemetry.sdk.trace.export import (
     ConsoleSpanExporter,
     SpanExporter,
 )
+
+#: FastAPI's own telemetry, off in each of our apps: requests are traced by the
+#: instrumentation below (`instrument_app`), and while it is on FastAPI asks OpenTelemetry
+#: for its global providers on every request (6 us each) to find it has nothing to do.
+NATIVE_TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 def _exporter(environ: Mapping[str, str]) -> SpanExporter | None:
