@@ -56,10 +56,13 @@ class CheckedRoute(APIRoute):
 
             return checked
 
+        names = tuple(self.param_convertors)  # (a mount's own parameters are not the route's)
+
         async def called(request: Request) -> Response:
             if self.checks is not None:
                 await self.checks(request)
-            answer = await endpoint(request, **request.path_params)
+            values = request.path_params
+            answer = await endpoint(request, **{name: values[name] for name in names})
             if not isinstance(answer, Response):
                 raise TypeError(f"{self.path} answered {type(answer).__name__}: an endpoint "
                                 "called with its path's values answers a Response")

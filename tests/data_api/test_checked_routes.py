@@ -86,3 +86,12 @@ async def test_checks_run_first_and_a_dict_is_refused() -> None:
                 "/dict/{a} answered dict: an endpoint called with its path's values answers "
                 "a Response")):
             await client.get("/dict/x")
+
+
+async def test_a_mount_s_parameters_are_not_the_route_s() -> None:
+    outer = FastAPI()
+    outer.mount("/tenant/{tenant}", _app(False))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=outer),
+                                 base_url="http://test") as client:
+        response = await client.get("/tenant/t1/both/x/y")
+    assert (response.status_code, response.json()) == (200, {"a": "x", "b": "y"})
