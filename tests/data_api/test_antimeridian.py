@@ -56,6 +56,6 @@ async def test_a_bbox_and_intersects_together_are_still_refused(
         "intersects": {"type": "Point", "coordinates": [175, 0]}})
     assert (r.status_code, r.json()) == (400, {
         "code": "InvalidRequest",
-        "description": "body: Value error, intersects and bbox parameters are mutually "
+        "description": "body: intersects and bbox parameters are mutually "
                        "exclusive"})
 

@@ -259,3 +259,20 @@ async def test_a_filters_bad_date_time_is_said_in_words(alice_data: httpx.AsyncC
             "description": f"filter: {value!r} is not an RFC 3339 date-time with every field "
                            "in range (e.g. 2020-01-01T00:00:00Z); an interval is two of them, "
                            "or one and `..`, joined by `/`."}), r.text
+
+
+async def test_a_search_refused_says_why_in_the_same_words_for_get_and_post(
+        alice_data: httpx.AsyncClient) -> None:
+    """What pydantic said, without its report's headers and links (GET's came whole), and
+    where as the input names it (not the tuple shapes a bbox may take)."""
+    # (a query's numbers are read as decimals, a body's as written)
+    got = await alice_data.get("/data/search?bbox=10,10,0,0")
+    posted = await alice_data.post("/data/search", json={"bbox": [10.0, 10.0, 0.0, 0.0]})
+    says = "bbox: Maximum latitude (0.0) must be greater than minimum latitude  (10.0)"
+    assert [(r.status_code, r.json()) for r in (got, posted)] == [
+        (400, {"code": "BadRequest", "description": says}),
+        (400, {"code": "InvalidRequest", "description": says})]
+    three = await alice_data.post("/data/search", json={"bbox": [0, 0, 1]})
+    assert (three.status_code, three.json()) == (400, {
+        "code": "InvalidRequest",
+        "description": "bbox.3: Field required; bbox.4: Field required; bbox.5: Field required"})

@@ -17,6 +17,7 @@ from typing import Any
 
 import asyncpg
 import orjson
+import pydantic
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from stac_fastapi.types.errors import (
@@ -106,11 +107,17 @@ def api_error(path: str, ogc_prefix: str, status: int, description: str,
 
 
 def describe_errors(errors: Sequence[Mapping[str, Any]], first_only: bool = False) -> str:
-    """Validation errors (pydantic's or FastAPI's) as `where: what`, `; `-separated."""
-    parts = []
+    """Validation errors (pydantic's or FastAPI's) as `where: what`, `; `-separated, each
+    once: where as the input names it (not pydantic's names of the types it tried, such as
+    `tuple[...]` for each shape a bbox may have), what without pydantic's "Value error, "
+    before a validator's own words."""
+    parts: list[str] = []
     for err in errors[:1] if first_only else errors:
-        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+        where = ".".join(str(p) for p in err.get("loc", ())
+                         if p != "body" and not (isinstance(p, str) and "[" in p)) or "body"
+        what = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if (part := f"{where}: {what}") not in parts:
+            parts.append(part)
     return "; ".join(parts) or "invalid request"
 
 
@@ -142,7 +149,11 @@ def _event(request: Request, exc: Exception, status: int) -> str:
 
 
 def exception_detail(request: Request, exc: Exception) -> str:
-    """What the exception says: its `detail` (an HTTPException's), else its text."""
+    """What the exception says: its `detail` (an HTTPException's), else its text; a
+    validation that failed (stock's GET searches and items pages put pydantic's whole
+    report, with its links, in their 400's detail) in the words a body's would have."""
+    if isinstance(exc.__cause__, pydantic.ValidationError):
+        return describe_errors(exc.__cause__.errors())
     detail = getattr(exc, "detail", None)
     return detail if isinstance(detail, str) else str(detail if detail is not None else exc)
 
