@@ -34,7 +34,7 @@ from stac_ext.data_api.item_links import Decorator, ItemLinker
 from stac_ext.data_api.item_reads import decoded, hydrated
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
-from stac_ext.data_api.search.antimeridian import fold_antimeridian
+from stac_ext.data_api.search.antimeridian import crosses, fold_antimeridian, halves
 from stac_ext.data_api.search.filter_bounds import (
     MAX_FILTER_DEPTH,
     bounded,
@@ -157,6 +157,11 @@ class CoreClient(CoreCrudClient):
             clean["owner"] = owner
         if (reader := _COLLECTIONS_READER.get()) is not None:
             clean["reader"] = reader  # the collections listing's body (`all_collections`)
+        # a box across 180° searched as the two boxes it is (the collections listing's body
+        # is this; a search's model folds it too); with `intersects`, refused as it is
+        if (bbox := clean.get("bbox")) is not None and crosses(bbox) \
+                and clean.get("intersects") is None:
+            clean["intersects"] = halves(clean.pop("bbox"))
         return clean
 
     async def all_collections(self, *args: Any, **kwargs: Any) -> Any:

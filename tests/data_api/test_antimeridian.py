@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.support.stac import make_item
+from tests.support.stac import make_collection, make_item, unique
 
 #: item id: the west edge of its one-degree square
 PLACES = {"fiji": 177.0, "samoa": -172.0, "guinea": 0.0, "hawaii": -156.0}
@@ -59,3 +59,29 @@ async def test_a_bbox_and_intersects_together_are_still_refused(
         "description": "body: intersects and bbox parameters are mutually "
                        "exclusive"})
 
+
+
+async def test_a_collection_search_across_the_antimeridian(
+        admin_data: httpx.AsyncClient) -> None:
+    """Collections whose extent lies in the band across 180° (and one on it), not those of
+    the band between."""
+    extents = {"fiji": [176, -5, 179, -2], "samoa": [-173, -5, -171, -3],
+               "across": [175, -5, -175, 5], "guinea": [-5, -5, 5, 5]}
+    made = {}
+    for name, extent in extents.items():
+        body = make_collection(unique(f"test_conv-{name}_"))
+        body["extent"]["spatial"]["bbox"] = [extent]
+        assert (await admin_data.post("/data/collections", json=body)).status_code == 201
+        item = make_item(f"{name}-item", x=extent[0])  # listed: it holds an item
+        r = await admin_data.post(f"/data/collections/{body['id']}/items", json=item)
+        assert r.status_code == 201, r.text
+        made[body["id"]] = name
+    ids = ", ".join(f"'{collection_id}'" for collection_id in made)
+    r = await admin_data.get("/data/collections", params={
+        "bbox": ACROSS, "filter-lang": "cql2-text", "filter": f"id IN ({ids})"})
+    assert (r.status_code, {made[c["id"]] for c in r.json()["collections"]}) == (
+        200, {"fiji", "samoa", "across"})
+    r = await admin_data.get("/data/collections", params={  # not across 180°: as before
+        "bbox": "-10,-10,10,10", "filter-lang": "cql2-text", "filter": f"id IN ({ids})"})
+    assert (r.status_code, {made[c["id"]] for c in r.json()["collections"]}) == (
+        200, {"guinea"})  # the extent across 180° is not the band between

@@ -43,7 +43,7 @@ DECLARE
     _orderby text := sort_sqlorderby(_search, FALSE, '{id}');
     _fields jsonb := coalesce(_search->'fields', '{}'::jsonb);
     _href text := concat(rtrim(base_url(_search->'conf'), '/'), '/collections');
-    _from text := 'collections_asitems c';
+    _from text := 'geocatalog.collections_asitems c';  -- (extents across 180° as two boxes)
     matched bigint;
     page jsonb;
     links jsonb := '[]'::jsonb;
@@ -77,4 +77,21 @@ BEGIN
         'links', links
     );
 END;
+$$;
+
+-- A collection's spatial extent as a geometry: `_stored` (pgstac's envelope of its first
+-- box), or the two boxes either side of 180° when that box crosses the antimeridian (west
+-- east of east, 2D or 3D).
+CREATE OR REPLACE FUNCTION geocatalog.extent_geometry(_collection jsonb, _stored geometry)
+RETURNS geometry
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(b) = 'array' AND jsonb_array_length(b) IN (4, 6)
+                     AND (b->>0)::float > (b->>(jsonb_array_length(b) / 2))::float
+        THEN ST_SetSRID(ST_Collect(
+            ST_MakeEnvelope((b->>0)::float, (b->>1)::float,
+                            180, (b->>(jsonb_array_length(b) / 2 + 1))::float),
+            ST_MakeEnvelope(-180, (b->>1)::float, (b->>(jsonb_array_length(b) / 2))::float,
+                            (b->>(jsonb_array_length(b) / 2 + 1))::float)), 4326)
+        ELSE _stored END
+    FROM (SELECT _collection->'extent'->'spatial'->'bbox'->0 AS b) x
 $$;
