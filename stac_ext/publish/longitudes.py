@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from stac_ext.data_api.search.antimeridian import crosses, halves
+
 #: A grid is around the globe when its widest gap is at most this many of its usual steps.
 AROUND = 1.5
 
@@ -30,17 +32,12 @@ def lon_extent(values: Any) -> tuple[float, float] | None:
     return west, 180.0 if east == -180.0 else east
 
 
-def crosses_antimeridian(bbox: list[float]) -> bool:
-    return bbox[0] > bbox[2]
-
-
 def footprint(bbox: list[float]) -> dict[str, Any]:
-    """The GeoJSON geometry of a bbox: a polygon, or two either side of the antimeridian."""
+    """The GeoJSON geometry of a bbox: a polygon, or two either side of the antimeridian
+    (as a search takes such a box)."""
+    if crosses(bbox):
+        return halves(bbox)
     west, south, east, north = bbox
-
-    def box(w: float, e: float) -> list[list[list[float]]]:
-        return [[[w, south], [e, south], [e, north], [w, north], [w, south]]]
-
-    if crosses_antimeridian(bbox):
-        return {"type": "MultiPolygon", "coordinates": [box(west, 180.0), box(-180.0, east)]}
-    return {"type": "Polygon", "coordinates": box(west, east)}
+    return {"type": "Polygon",
+            "coordinates": [[[west, south], [east, south], [east, north], [west, north],
+                             [west, south]]]}
