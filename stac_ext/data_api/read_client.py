@@ -51,9 +51,10 @@ from stac_ext.platform.service.client_gone import unless_client_leaves
 from stac_ext.platform.service.json_body import depth
 from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
 
-#: The caller of the collections listing being built (`CoreClient.all_collections`).
-_COLLECTIONS_READER: ContextVar[dict[str, Any] | None] = ContextVar("collections_reader",
-                                                                   default=None)
+#: The caller of the collections listing being built (`CoreClient.all_collections`), in a
+#: tuple (an administrator's reader is None); None: no listing is being built.
+_COLLECTIONS_READER: ContextVar[tuple[dict[str, Any] | None] | None] = ContextVar(
+    "collections_reader", default=None)
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
                  "MultiPolygon", "GeometryCollection"}
@@ -155,12 +156,14 @@ class CoreClient(CoreCrudClient):
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner
-        if (reader := _COLLECTIONS_READER.get()) is not None:
-            clean["reader"] = reader  # the collections listing's body (`all_collections`)
-        # a box across 180° searched as the two boxes it is (the collections listing's body
-        # is this; a search's model folds it too); with `intersects`, refused as it is
+        if (listing := _COLLECTIONS_READER.get()) is None:
+            return clean  # a search: its model checks the box, then folds it (`search_body`)
+        # the collections listing's body (`all_collections`): its caller; a box across 180°
+        # (south of its north) searched as the two boxes it is
+        if (reader := listing[0]) is not None:
+            clean["reader"] = reader
         if (bbox := clean.get("bbox")) is not None and crosses(bbox) \
-                and clean.get("intersects") is None:
+                and bbox[1] <= bbox[len(bbox) // 2 + 1]:
             clean["intersects"] = halves(clean.pop("bbox"))
         return clean
 
@@ -169,7 +172,7 @@ class CoreClient(CoreCrudClient):
         009): stock builds the listing's SQL body from `_clean_search_args`, which takes no
         request, so the reader goes there for this call's context."""
         request = kwargs.get("request") or args[0]
-        token = _COLLECTIONS_READER.set(reader_of(request))
+        token = _COLLECTIONS_READER.set((reader_of(request),))
         try:
             return await super().all_collections(*args, **kwargs)
         finally:
