@@ -276,3 +276,21 @@ async def test_a_search_refused_says_why_in_the_same_words_for_get_and_post(
     assert (three.status_code, three.json()) == (400, {
         "code": "InvalidRequest",
         "description": "bbox.3: Field required; bbox.4: Field required; bbox.5: Field required"})
+
+
+@pytest.mark.parametrize(("path", "headers", "content"), [
+    ("/data/search", {"Content-Type": "text/plain"}, b'{"limit": 1}'),
+    ("/data/search", {"Content-Type": "application/x-www-form-urlencoded"}, b"limit=1"),
+    ("/data/aggregate", {"Content-Type": "text/plain"}, b'{"aggregations": ["total_count"]}'),
+    ("/data/search", {}, b'{"limit": 1}'),
+])
+async def test_a_body_that_is_not_json_is_refused(
+        alice_data: httpx.AsyncClient, path: str, headers: dict, content: bytes) -> None:
+    r = await alice_data.post(path, content=content, headers=headers)
+    assert (r.status_code, r.json()) == (415, {
+        "code": "UnsupportedMediaType",
+        "description": "The request body must be JSON, sent with "
+                       "`Content-Type: application/json`."})
+    json_typed = await alice_data.post(path, content=content.replace(b"limit=1", b"{}"),
+                                       headers={"Content-Type": "application/json; charset=utf-8"})
+    assert json_typed.status_code == 200, json_typed.text

@@ -1,6 +1,7 @@
-"""JSON request bodies, bounded before the handlers see them: an object, of finite numbers
-and Unicode strings, nested at most MAX_JSON_DEPTH levels. One dependency for every route
-that takes a body, in both APIs (each shapes the 400 as its errors)."""
+"""JSON request bodies, bounded before the handlers see them: JSON by their `Content-Type`,
+an object, of finite numbers and Unicode strings, nested at most MAX_JSON_DEPTH levels. One
+dependency for every route that takes a body, in both APIs (each shapes the 4xx as its
+errors)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def depth(value: Any) -> int:
     return deepest
 
 
+def _json_media_type(content_type: str) -> bool:
+    """Whether `Content-Type` names JSON: `application/json` or `application/*+json`
+    (parameters aside), as FastAPI reads a body as JSON."""
+    kind = content_type.partition(";")[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/")
+                                          and kind.endswith("+json"))
+
+
 def _unicode(value: Any) -> bool:
     """Whether every string of `value` is Unicode text (its surrogates paired): UTF-8 takes
     nothing else (orjson would also refuse integers beyond 64 bits, which are JSON)."""
@@ -72,6 +81,10 @@ async def json_object_body(request: Request) -> None:
     raw = await request.body()
     if not raw:
         return  # no body: the route's own validation says what is missing
+    if not _json_media_type(request.headers.get("content-type", "")):
+        # FastAPI hands a model the bytes of any other body: its validators failed (500)
+        raise HTTPException(status_code=415, detail=(
+            "The request body must be JSON, sent with `Content-Type: application/json`."))
     try:
         body = json.loads(raw, parse_constant=_non_finite)
     except ValueError as e:
