@@ -40,18 +40,21 @@ def quote_all(value: str) -> str:
     return value.translate(_ASCII_QUOTED) if value.isascii() else quote(value, safe="")
 
 
-def _segment(value: str, encode: bool) -> str:
-    return quote_all(value) if encode else value
+def path_segment(value: str) -> str:
+    """An id as one segment of a path: percent-encoded as `quote(value, safe="")` does, and
+    an id of dots only (`.`, `..`) with its dots encoded too: as written, a client
+    resolving the href would take it for a dot segment."""
+    segment = quote_all(value)
+    return segment.replace(".", "%2E") if segment and not segment.strip(".") else segment
 
 
-def collection_path(collection_id: str, encode: bool = True) -> str:
-    return f"collections/{_segment(collection_id, encode)}"
+def collection_path(collection_id: str) -> str:
+    return f"collections/{path_segment(collection_id)}"
 
 
-def item_path(collection_id: str, item_id: str, encode: bool = True) -> str:
-    """`collections/{c}/items/{i}`, ids percent-encoded. `encode=False` keeps them raw, as
-    stock stac-fastapi's item links do (`ItemLinker` reproduces those byte for byte)."""
-    return f"{collection_path(collection_id, encode)}/items/{_segment(item_id, encode)}"
+def item_path(collection_id: str, item_id: str) -> str:
+    """`collections/{c}/items/{i}`, ids percent-encoded."""
+    return f"{collection_path(collection_id)}/items/{path_segment(item_id)}"
 
 
 def api_root(service_url: str, prefix_path: str) -> str:

@@ -81,3 +81,19 @@ async def test_links_follow_configured_base_url(
     internal = [h for h in hrefs if "public.example" in h]
     assert internal and all(h.startswith("https://public.example/catalog/data/")
                             for h in internal), hrefs
+
+
+@pytest.mark.parametrize("item_id", ["p%41q", "a b%c é", "x..y", "..", "."])
+async def test_an_items_self_link_leads_to_it(alice_data: httpx.AsyncClient, collection: str,
+                                              item_id: str) -> None:
+    """Whatever its id holds (a space, `%`, a letter beyond ASCII, dots only): the item's
+    `self` href, from the item, its page and a search, answers that item."""
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item(item_id))
+    assert r.status_code == 201, r.text
+    item = (await alice_data.get(r.headers["location"])).json()
+    page = (await alice_data.get(f"/data/collections/{collection}/items")).json()
+    found = (await alice_data.post("/data/search", json={"collections": [collection]})).json()
+    for doc in (item, *page["features"], *found["features"]):
+        [self_href] = [link["href"] for link in doc["links"] if link["rel"] == "self"]
+        followed = await alice_data.get(self_href)
+        assert (followed.status_code, followed.json()["id"]) == (200, doc["id"]), self_href
