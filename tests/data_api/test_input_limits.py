@@ -251,7 +251,7 @@ async def test_options_and_405_name_every_method_of_the_openapi_documents(anon) 
             assert documented | {"OPTIONS"} <= allowed, (path, documented - allowed)
     r = await anon.patch("/data/collections/c/items")
     assert r.status_code == 405
-    assert r.headers["allow"] == "GET, OPTIONS, POST"
+    assert r.headers["allow"] == "GET, HEAD, OPTIONS, POST"
 
 
 async def test_patches_are_bounded_like_every_write(alice_data: httpx.AsyncClient, anon,

@@ -1,6 +1,8 @@
 """Which methods a path takes, as HTTP says: `OPTIONS` answers them in `Allow` (204), and a
 405 names all of them. Starlette's own 405 names only the first route matching the path,
-while a resource's methods are often several routes (stock's GET items and our POST)."""
+while a resource's methods are often several routes (stock's GET items and our POST).
+`HEAD` is answered wherever `GET` is, as GET's answer without its body (FastAPI's routes
+take only the methods they name: HEAD was a 405 on every one)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,11 @@ class AllowedMethodsMiddleware(HttpMiddleware):
                     scope, receive, send)
                 return
 
+        if scope["method"] == "HEAD":
+            # the routes see a GET; the server, holding the request's own scope, sends no
+            # body for a HEAD
+            scope = {**scope, "method": "GET"}
+
         async def send_with_allow(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 405:
                 MutableHeaders(scope=message)["Allow"] = _header(self._methods(scope))
@@ -60,4 +67,4 @@ class AllowedMethodsMiddleware(HttpMiddleware):
 
 
 def _header(methods: set[str]) -> str:
-    return ", ".join(sorted(methods | {"OPTIONS"}))
+    return ", ".join(sorted(methods | {"OPTIONS"} | ({"HEAD"} if "GET" in methods else set())))
