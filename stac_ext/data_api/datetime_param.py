@@ -44,10 +44,16 @@ async def valid_datetime(request: Request) -> None:
     value = request.query_params.get("datetime")
     if not value:
         return
-    for part in value.split("/", 1):
+    parts = value.split("/", 1)
+    instants = []
+    for part in parts:
         if part in OPEN:
             continue
         try:
-            rfc3339_str_to_datetime(part).astimezone(UTC)
+            instants.append(rfc3339_str_to_datetime(part).astimezone(UTC))
         except (ValueError, OverflowError):  # iso8601's ParseError is a ValueError
             raise _refusal(part) from None
+    # (stock's words for this one say the opposite: "Start datetime cannot be before end")
+    if len(instants) == 2 and instants[0] > instants[1]:
+        raise HTTPException(status_code=400, detail=(
+            f"datetime: the interval's start ({parts[0]}) is after its end ({parts[1]})."))

@@ -294,3 +294,15 @@ async def test_a_body_that_is_not_json_is_refused(
     json_typed = await alice_data.post(path, content=content.replace(b"limit=1", b"{}"),
                                        headers={"Content-Type": "application/json; charset=utf-8"})
     assert json_typed.status_code == 200, json_typed.text
+
+
+async def test_an_interval_that_ends_before_it_starts_says_so(
+        alice_data: httpx.AsyncClient, collection: str) -> None:
+    for path in ("/data/search", f"/data/collections/{collection}/items"):
+        r = await alice_data.get(path, params={
+            "datetime": "2021-01-01T00:00:00Z/2020-01-01T00:00:00Z"})
+        assert (r.status_code, r.json()) == (400, {
+            "code": "BadRequest",
+            "description": "datetime: the interval's start (2021-01-01T00:00:00Z) is after its "
+                           "end (2020-01-01T00:00:00Z)."})
+
