@@ -41,6 +41,12 @@ class CatalogTreeExtension(ApiExtension):
     conformance_classes: list[str] = attr.ib(factory=lambda: [CONFORMANCE])
     schema_href: str | None = attr.ib(default=None)
 
+    def landing_links(self, base_url: str) -> list[dict[str, Any]]:
+        """The data API's landing page links the tree's root: a child catalog, as STAC
+        Browser and pystac walk one."""
+        return [{"rel": "child", "type": "application/json", "title": "Catalogs",
+                 "href": f"{base_url}catalogs"}]
+
     def register(self, app: FastAPI) -> None:
         prefix = f"{app.state.router_prefix}/catalogs"
         if self.search is not None:  # before the catalogs' own `/{path}` routes

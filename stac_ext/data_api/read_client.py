@@ -124,6 +124,9 @@ class CoreClient(CoreCrudClient):
                  "href": f"{base_url}aggregate", "title": "Aggregate a search"},
                 {"rel": "aggregations", "type": "application/json",
                  "href": f"{base_url}aggregations", "title": "Aggregations offered"}]
+        for extension in self.extensions:  # what an extension links from the landing page
+            if (links := getattr(extension, "landing_links", None)) is not None:
+                page["links"] += links(base_url)
         return page
 
     async def conformance(self, **kwargs: Any) -> Any:

@@ -321,3 +321,13 @@ async def test_a_subtree_in_one_request(alice_data: httpx.AsyncClient,
     assert (hidden.status_code, missing.status_code) == (404, 404)
     assert hidden.json() == {**missing.json(), "description": f"Catalog {top}/c does not exist."}
     assert (await anon.get(f"{url}?limit=0")).status_code == 400
+
+
+async def test_the_landing_page_links_the_catalogs_tree(anon: httpx.AsyncClient) -> None:
+    links = (await anon.get("/data/")).json()["links"]
+    [tree] = [link for link in links if link.get("title") == "Catalogs"]
+    assert tree == {"rel": "child", "type": "application/json", "title": "Catalogs",
+                    "href": "http://testserver/data/catalogs"}
+    root = await anon.get(tree["href"])
+    assert (root.status_code, root.json()["type"], root.json()["id"]) == (
+        200, "Catalog", "catalogs")
