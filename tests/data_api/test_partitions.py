@@ -170,3 +170,39 @@ def test_writers_making_the_same_partition_at_once_both_write(database: str) -> 
         assert waited == [partition]
         assert _described(first, partition, collection)[7] == [
             "[-infinity,infinity]", WIDER[0], WIDER[1]]
+
+
+def test_writers_widening_one_partition_at_once_keep_both_ranges(database: str) -> None:
+    """Two writers widening an existing partition's time constraint at once, each past the
+    other's side (two API requests): the constraint ends holding both, and a row of the
+    first's range is written after (pgstac alone: the second dropped the first's widening,
+    and that row was refused with a CheckViolation)."""
+    collection = "test_conv-widened-at-once"
+    earlier = ('["2020-06-01 00:00:00+00","2020-06-01 00:00:00+00"]',
+               '["2020-06-01 00:00:00+00","2020-06-01 00:00:00+00"]')
+    later = ('["2021-09-01 00:00:00+00","2021-09-01 00:00:00+00"]',
+             '["2021-09-01 00:00:00+00","2021-09-01 00:00:00+00"]')
+    with _connect(database) as first, _connect(database) as second, \
+            _connect(database) as watcher:
+        partition = _new_collection(first, collection)
+        assert _made(first, "geocatalog.make_partition", collection, JANUARY) == partition
+        first.autocommit = False
+        assert _made(first, "geocatalog.make_partition", collection, earlier) == partition
+        waited: list[str] = []
+        other = threading.Thread(target=lambda: waited.append(
+            _made(second, "geocatalog.make_partition", collection, later)))
+        other.start()
+        while not watcher.execute(  # `second` waits on `first`'s widening
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                "AND wait_event_type IN ('Lock', 'LWLock'))",
+                (second.info.backend_pid,)).fetchone()[0]:
+            pass
+        first.commit()
+        other.join()
+        assert waited == [partition]
+        assert _described(watcher, partition, collection)[7][1:] == [
+            '["2020-06-01 00:00:00+00","2021-09-01 00:00:00+00"]',
+            '["2020-06-01 00:00:00+00","2021-09-01 00:00:00+00"]']
+        item = make_item("june", collection_id=collection)
+        item["properties"]["datetime"] = "2020-06-01T00:00:00Z"
+        watcher.execute("SELECT pgstac.create_item(%s)", (Jsonb(item),))

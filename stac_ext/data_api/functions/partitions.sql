@@ -7,11 +7,38 @@
 -- (docs/performance.md): the same table, index, rights and constraint (written with the
 -- table, not added and validated after it), the same `partition_stats` row, and pgstac's
 -- index upkeep (`maintain_partitions`, which reads every index of the schema) only when a
--- queryable asks for an index, without which it makes none. Every other case is pgstac's own function.
+-- queryable asks for an index, without which it makes none. Every other case is pgstac's own
+-- function (`checked_partition`).
 -- The table is made on its own and attached: attaching locks pgstac.items against other
 -- attachments only, where `CREATE TABLE ... PARTITION OF` locks out every reader and writer
 -- of every partition until the transaction ends (a load writes while it makes partitions).
 -- `test_partitions.py` compares the two.
+-- pgstac's `check_partition`, one writer of a collection at a time where it widens a time
+-- constraint. To widen, pgstac drops the constraint and adds the union of the one it read
+-- and the new ranges: two writers at once each added their own union, the second dropping
+-- the first's, and a later row of the first's range was refused (CheckViolation). A writer
+-- whose ranges are inside the constraint (most) takes no lock. pgstac's function answers
+-- in every case: a reader of the constraint blocked by a writer altering it reads no
+-- constraint at all once that writer commits (it would take the ranges as inside), and
+-- pgstac's own read, a statement later, sees the new one.
+CREATE OR REPLACE FUNCTION geocatalog.checked_partition(_collection text, _dtrange tstzrange,
+                                                        _edtrange tstzrange)
+RETURNS text
+LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
+BEGIN
+    IF NOT EXISTS (
+            SELECT 1 FROM partition_stats ps
+            JOIN LATERAL partition_catalog_meta(ps.partition) m ON TRUE
+            WHERE ps.collection = _collection AND ps.partition_dtrange @> _dtrange
+              AND m.constraint_dtrange @> _dtrange AND m.constraint_edtrange @> _edtrange) THEN
+        -- held to the commit, as pgstac's lock on the partition it alters
+        PERFORM pg_advisory_xact_lock(hashtextextended('geocatalog.partition:' || _collection,
+                                                       0));
+    END IF;
+    RETURN check_partition(_collection, _dtrange, _edtrange);
+END;
+$$;
+
 CREATE OR REPLACE FUNCTION geocatalog.make_partition(_collection text, _dtrange tstzrange,
                                                      _edtrange tstzrange)
 RETURNS text
@@ -22,7 +49,7 @@ DECLARE
 BEGIN
     IF _name IS NULL OR to_regclass(format('pgstac.%I', _name)) IS NOT NULL
             OR isempty(_dtrange) OR isempty(_edtrange) THEN
-        RETURN check_partition(_collection, _dtrange, _edtrange);
+        RETURN geocatalog.checked_partition(_collection, _dtrange, _edtrange);
     END IF;
     BEGIN
         EXECUTE format(
@@ -39,7 +66,7 @@ BEGIN
     EXCEPTION WHEN duplicate_table OR unique_violation THEN
         -- made meanwhile by another writer (two tables of one name made at once: the
         -- second waits for the first to commit, then collides in the catalog's index)
-        RETURN check_partition(_collection, _dtrange, _edtrange);
+        RETURN geocatalog.checked_partition(_collection, _dtrange, _edtrange);
     END;
     IF EXISTS (SELECT 1 FROM queryables q WHERE q.property_index_type IS NOT NULL) THEN
         PERFORM maintain_partitions(_name);
