@@ -79,6 +79,25 @@ def _made(conn: psycopg.Connection, function: str, collection: str,
     return row[0]
 
 
+def _made_meanwhile(first: psycopg.Connection, second: psycopg.Connection,
+                    watcher: psycopg.Connection, collection: str,
+                    ranges: tuple[str, str]) -> str:
+    """`second` makes the partition of `ranges` while `first`'s transaction is open: once
+    it waits on a lock, `first` commits; what `second` was answered."""
+    answered: list[str] = []
+    other = threading.Thread(target=lambda: answered.append(
+        _made(second, "geocatalog.make_partition", collection, ranges)))
+    other.start()
+    while not watcher.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+            "AND wait_event_type = 'Lock')", (second.info.backend_pid,)).fetchone()[0]:
+        pass
+    first.commit()
+    other.join()
+    [made] = answered
+    return made
+
+
 @pytest.mark.parametrize("indexed", [False, True], ids=["plain", "indexed-queryable"])
 def test_a_new_partition_is_pgstacs_and_widens_as_pgstacs(database: str, indexed: bool) -> None:
     ours, theirs = f"test_conv-made-{indexed}", f"test_conv-made-{indexed}-twin"
@@ -157,17 +176,8 @@ def test_writers_making_the_same_partition_at_once_both_write(database: str) -> 
         partition = _new_collection(first, collection)
         first.autocommit = False
         assert _made(first, "geocatalog.make_partition", collection, JANUARY) == partition
-        waited: list[str] = []
-        other = threading.Thread(target=lambda: waited.append(
-            _made(second, "geocatalog.make_partition", collection, WIDER)))
-        other.start()
-        while not watcher.execute(  # `second` waits on `first`'s uncommitted partition
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                "AND wait_event_type = 'Lock')", (second.info.backend_pid,)).fetchone()[0]:
-            pass
-        first.commit()
-        other.join()
-        assert waited == [partition]
+        # `second` waits on `first`'s uncommitted partition
+        assert _made_meanwhile(first, second, watcher, collection, WIDER) == partition
         assert _described(first, partition, collection)[7] == [
             "[-infinity,infinity]", WIDER[0], WIDER[1]]
 
@@ -188,18 +198,8 @@ def test_writers_widening_one_partition_at_once_keep_both_ranges(database: str) 
         assert _made(first, "geocatalog.make_partition", collection, JANUARY) == partition
         first.autocommit = False
         assert _made(first, "geocatalog.make_partition", collection, earlier) == partition
-        waited: list[str] = []
-        other = threading.Thread(target=lambda: waited.append(
-            _made(second, "geocatalog.make_partition", collection, later)))
-        other.start()
-        while not watcher.execute(  # `second` waits on `first`'s widening
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                "AND wait_event_type IN ('Lock', 'LWLock'))",
-                (second.info.backend_pid,)).fetchone()[0]:
-            pass
-        first.commit()
-        other.join()
-        assert waited == [partition]
+        # `second` waits on `first`'s widening
+        assert _made_meanwhile(first, second, watcher, collection, later) == partition
         assert _described(watcher, partition, collection)[7][1:] == [
             '["2020-06-01 00:00:00+00","2021-09-01 00:00:00+00"]',
             '["2020-06-01 00:00:00+00","2021-09-01 00:00:00+00"]']
