@@ -6,7 +6,6 @@ text (docs/performance.md)."""
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 from typing import Any, cast
 from urllib.parse import unquote_plus
 
@@ -50,11 +49,6 @@ from stac_ext.data_api.urls import request_root
 from stac_ext.platform.service.client_gone import unless_client_leaves
 from stac_ext.platform.service.json_body import depth
 from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
-
-#: The caller of the collections listing being built (`CoreClient.all_collections`), in a
-#: tuple (an administrator's reader is None); None: no listing is being built.
-_COLLECTIONS_READER: ContextVar[tuple[dict[str, Any] | None] | None] = ContextVar(
-    "collections_reader", default=None)
 
 GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
                  "MultiPolygon", "GeometryCollection"}
@@ -137,11 +131,13 @@ class CoreClient(CoreCrudClient):
 
     def _clean_search_args(
         self, base_args: dict[str, Any], *args: Any, owner: str | None = None,
-        filter_query: str | None = None, filter_lang: str | None = None, **kwargs: Any
+        filter_query: str | None = None, filter_lang: str | None = None,
+        listing: bool = False, reader: dict[str, Any] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """Stock's, with a GET filter bounded and turned into CQL2-JSON here
         (`filter_bounds`), never by cql2's validator; a `query` that is no JSON object is
-        a 400 (stock's collection search wrote into it: a 500)."""
+        a 400 (stock's collection search wrote into it: a 500). The collections listing's
+        (`listing`, from `all_collections`) names its caller, the `reader`."""
         if filter_query:
             base_args = {**base_args, "filter": cql2_json(filter_query, filter_lang),
                          "filter_lang": "cql2-json"}
@@ -159,27 +155,21 @@ class CoreClient(CoreCrudClient):
         clean = super()._clean_search_args(base_args, *args, **kwargs)
         if owner:
             clean["owner"] = owner
-        if (listing := _COLLECTIONS_READER.get()) is None:
-            return clean  # a search: its model checks the box, then folds it (`search_body`)
-        # the collections listing's body (`all_collections`): its caller; a box across 180°
-        # (south of its north) searched as the two boxes it is
-        if (reader := listing[0]) is not None:
+        if listing and reader is not None:  # an administrator's is None: every one
             clean["reader"] = reader
-        if (bbox := clean.get("bbox")) is not None and crosses(bbox) \
-                and bbox[1] <= bbox[len(bbox) // 2 + 1]:
-            clean["intersects"] = halves(clean.pop("bbox"))
         return clean
 
     async def all_collections(self, *args: Any, **kwargs: Any) -> Any:
         """Stock's listing, of the collections holding an item the caller reads (migration
-        009): stock builds the listing's SQL body from `_clean_search_args`, which takes no
-        request, so the reader goes there for this call's context."""
-        request = kwargs.get("request") or args[0]
-        token = _COLLECTIONS_READER.set((reader_of(request),))
-        try:
-            return await super().all_collections(*args, **kwargs)
-        finally:
-            _COLLECTIONS_READER.reset(token)
+        009): stock hands its keywords on to `_clean_search_args`, which builds the
+        listing's SQL body. A box across 180° (south of its north) is searched as the two
+        boxes it is (a search's model checks its box, then `search_body` folds it)."""
+        request = kwargs.get("request") or args[0]  # stac-fastapi's endpoints name them all
+        if (bbox := kwargs.get("bbox")) is not None and crosses(bbox) \
+                and bbox[1] <= bbox[len(bbox) // 2 + 1]:
+            kwargs["bbox"], kwargs["intersects"] = None, orjson.dumps(halves(bbox)).decode()
+        return await super().all_collections(*args, listing=True, reader=reader_of(request),
+                                             **kwargs)
 
     def search_body(self, search_request: PgstacSearch, request: Request) -> str:
         """The search as pgstac's search functions take it (JSON text), once checked and
