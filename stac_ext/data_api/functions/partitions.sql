@@ -17,24 +17,30 @@
 -- constraint. To widen, pgstac drops the constraint and adds the union of the one it read
 -- and the new ranges: two writers at once each added their own union, the second dropping
 -- the first's, and a later row of the first's range was refused (CheckViolation). A writer
--- whose ranges are inside the constraint (most) takes no lock. pgstac's function answers
--- in every case: a reader of the constraint blocked by a writer altering it reads no
--- constraint at all once that writer commits (it would take the ranges as inside), and
--- pgstac's own read, a statement later, sees the new one.
+-- whose ranges are inside the constraint (most) takes no lock and reads it once: the
+-- partition is answered here, as pgstac answers it. Here a constraint is read as it is,
+-- where pgstac takes a missing one for the partition's range: a reader blocked by a writer
+-- altering it reads none once that writer commits (its old one gone, its new one made
+-- after the reader's snapshot), and goes on to pgstac's function, which reads it anew.
 CREATE OR REPLACE FUNCTION geocatalog.checked_partition(_collection text, _dtrange tstzrange,
                                                         _edtrange tstzrange)
 RETURNS text
 LANGUAGE plpgsql SET search_path TO pgstac, public AS $$
+DECLARE
+    _partition text;
 BEGIN
-    IF NOT EXISTS (
-            SELECT 1 FROM partition_stats ps
-            JOIN LATERAL partition_catalog_meta(ps.partition) m ON TRUE
-            WHERE ps.collection = _collection AND ps.partition_dtrange @> _dtrange
-              AND m.constraint_dtrange @> _dtrange AND m.constraint_edtrange @> _edtrange) THEN
-        -- held to the commit, as pgstac's lock on the partition it alters
-        PERFORM pg_advisory_xact_lock(hashtextextended('geocatalog.partition:' || _collection,
-                                                       0));
+    SELECT ps.partition INTO _partition
+    FROM partition_stats ps
+    JOIN LATERAL partition_oid(ps.partition) AS p(oid) ON TRUE
+    WHERE ps.collection = _collection AND ps.partition_dtrange @> _dtrange
+      AND get_tstz_constraint(p.oid, 'datetime') @> _dtrange
+      AND get_tstz_constraint(p.oid, 'end_datetime') @> _edtrange
+    LIMIT 1;
+    IF FOUND THEN
+        RETURN _partition;
     END IF;
+    -- held to the commit, as pgstac's lock on the partition it alters
+    PERFORM pg_advisory_xact_lock(hashtextextended('geocatalog.partition:' || _collection, 0));
     RETURN check_partition(_collection, _dtrange, _edtrange);
 END;
 $$;
