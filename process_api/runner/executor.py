@@ -9,6 +9,7 @@ nodes (`slurm_executor.SlurmExecutor`); `executors` holds a worker's, chosen by 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -135,7 +136,8 @@ async def ended(handle: Handle, why: End) -> None:
     """`end` of a run whose process is the worker's to kill or let end: killed (its
     process kills its process group), or its connection closed (it ends with it)."""
     if why in (End.DISMISSED, End.WALL_TIME):
-        handle.control.write(b"kill\n")
-        await handle.control.drain()
+        with contextlib.suppress(ConnectionError):  # it has gone already: ended all the same
+            handle.control.write(b"kill\n")
+            await handle.control.drain()
     else:
         handle.control.close()
