@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from process_api.api.errors import OgcError, no_such_job, no_such_process
-from process_api.data.file_inputs import Catalog, publish_refusal, resolve
-from process_api.data.staging import ResultsStore
+from process_api.data.file_inputs import Catalog, InputRefused, publish_refusal, resolve
+from process_api.data.staging import ResultsStore, files_key
 from process_api.deployment.cwl import CwlProcess
 from process_api.deployment.deployed import Deployment
 from process_api.jobs.catalog import ProcessCatalog
@@ -121,6 +121,7 @@ class ProcessService:
             staging = await resolve(inputs, process.inputs, self.catalog, caller,
                                     record.get("service_url") or "/",
                                     self.data.limits.files)
+            await self._stored_inputs(staging, caller, record.get("api_url") or "/")
             publish = inputs.get("publish")
             if publish is not None and self.data.publisher is None:
                 raise OgcError(400, "invalid-input", "publish: this service publishes no "
@@ -133,6 +134,25 @@ class ProcessService:
         return await self.submissions.submit(
             process.id, caller.username, project, stored, self.box.seal(secrets),
             inputs.get("resources"), process_revision=revision, staging=staging, **record)
+
+    async def _stored_inputs(self, staging: list[dict[str, Any]], caller: Caller,
+                             api_url: str) -> None:
+        """Each file of the service's results store among the inputs (a job's, given by its
+        URL or as an item's asset) given its `key`: the worker reads it from the store,
+        where over HTTP it is no one. The caller reads it as the files route lets them, or
+        the input is refused (404) as a missing one."""
+        for entry in staging:
+            for file in entry["files"]:
+                if (found := files_key(api_url, file["href"])) is None:
+                    continue
+                try:
+                    await self.job_file(*found, caller)
+                except OgcError:
+                    where = f"processInputs.{entry['input']}" + (
+                        "" if entry["index"] is None else f"[{entry['index']}]")
+                    raise InputRefused(404, "no-such-input", f"{where}: {file['href']} does "
+                                       "not exist, or is not yours to read.") from None
+                file["key"] = "/".join(found)
 
     async def ended(self, job_id: str, seconds: float) -> Job | None:
         return await self.submissions.ended(job_id, seconds)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from fsspec.callbacks import Callback
 
@@ -31,6 +31,11 @@ CHUNK = 1 << 20
 MEDIA_TYPES = {".nc": "application/x-netcdf", ".parquet": "application/vnd.apache.parquet",
                ".zarr": "application/vnd+zarr", ".csv": "text/csv", ".json": "application/json",
                ".tif": "image/tiff; application=geotiff"}
+
+
+#: A file of the service's store after its API's address: `jobs/<job id>/files/<path>`.
+_FILES = re.compile(r"jobs/([0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})/files/"
+                    r"([^?#]+)$")
 
 
 class StagingError(RuntimeError):
@@ -160,14 +165,21 @@ class Fetcher:
     the outbound policy (no redirects); each file in one streamed request, counted as it
     arrives (a file over the room left is not fetched, nor kept past it)."""
 
-    def __init__(self, s3: dict[str, Any], limits: StageLimits, watch: StageWatch) -> None:
+    def __init__(self, s3: dict[str, Any], limits: StageLimits, watch: StageWatch,
+                 store: ResultsStore | None = None) -> None:
         self.s3 = s3
         self.limits = limits
         self.watch = watch
+        self.store = store  # the service's results store (a file of it given by its key)
         self._s3fs: Any = None
         self._https: Any = None
 
-    def _source(self, href: str) -> tuple[Any, str]:
+    def _source(self, href: str, key: str | None) -> tuple[Any, str]:
+        if key is not None:
+            if self.store is None:
+                raise StagingError(f"{href}: this service has no results store "
+                                   "(RESULTS_STORE).")
+            return self.store.fs, self.store.path(key)
         if href.startswith("s3://"):
             if self.s3.get("enabled") is False:
                 raise StagingError(f"{href}: S3 access is disabled (s3.enabled = false).")
@@ -186,11 +198,14 @@ class Fetcher:
                     total=None, sock_connect=stall, sock_read=stall)})
         return self._https, href
 
-    def fetch(self, href: str, target: Path, room: int) -> tuple[int, str]:
-        """`href` into `target`, if it fits in `room` bytes: its size and checksum."""
+    def fetch(self, href: str, target: Path, room: int, key: str | None = None
+              ) -> tuple[int, str]:
+        """`href` into `target`, if it fits in `room` bytes: its size and checksum; a file
+        of the service's results store (`key`, the submission checked its reader) read from
+        the store, not over HTTP, where the worker is no one."""
         self.watch.fetching(href)
         try:
-            fs, path = self._source(href)
+            fs, path = self._source(href, key)
             info = fs.info(path)
             announced = info.get("size")
             if announced is not None and int(announced) > room:
@@ -198,8 +213,8 @@ class Fetcher:
             self.watch.arrived()
             fs.get_file(path, str(target), callback=_Counted(href, room, self.limits,
                                                                self.watch),
-                        **({"max_concurrency": 1} if href.startswith("s3://") else
-                           {"chunk_size": CHUNK}))
+                        **({} if key is not None else {"max_concurrency": 1}
+                           if href.startswith("s3://") else {"chunk_size": CHUNK}))
         except StagingError:
             target.unlink(missing_ok=True)
             raise
@@ -210,7 +225,7 @@ class Fetcher:
             if isinstance(e, TimeoutError) or "Timeout" in type(e).__name__:
                 raise stalled(href, self.limits) from None
             raise _storage_error(e, href) from None
-        if not href.startswith("s3://") and (
+        if key is None and not href.startswith("s3://") and (
                 info.get("mimetype") == "text/html" or _looks_like_html(target)):
             target.unlink()
             raise StagingError(
@@ -225,14 +240,15 @@ class Fetcher:
 
 
 def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
-             limits: StageLimits, mount: str, watch: StageWatch | None = None
-             ) -> list[dict[str, Any]]:
+             limits: StageLimits, mount: str, watch: StageWatch | None = None,
+             store: ResultsStore | None = None) -> list[dict[str, Any]]:
     """Fetch every file of `staging` into `folder` (`<n>/<name>`); the staging with each
-    file's `path` (where the job sees `folder`: `mount`), `size` and `checksum`.
+    file's `path` (where the job sees `folder`: `mount`), `size` and `checksum`; a file
+    with a `key` from the service's results store (`store`).
     StagingError when one cannot be read, the whole is over the limits, or `watch` was
     stopped (the caller removes the folder)."""
     watch = watch or StageWatch()
-    fetcher = Fetcher(s3, limits, watch)
+    fetcher = Fetcher(s3, limits, watch, store)
     total, count = 0, 0
     staged = []
     for entry in staging:
@@ -247,7 +263,8 @@ def stage_in(staging: list[dict[str, Any]], folder: Path, s3: dict[str, Any],
             href, name = file["href"], safe_name(file["href"])
             target = folder / str(count) / name
             target.parent.mkdir(parents=True)
-            size, checksum = fetcher.fetch(href, target, limits.bytes - total)
+            size, checksum = fetcher.fetch(href, target, limits.bytes - total,
+                                           file.get("key"))
             total += size
             files.append({**file, "path": f"{mount}/{count}/{name}", "size": size,
                           "checksum": checksum})
@@ -264,9 +281,13 @@ class ResultsStore:
     root: str
     href: Callable[[str], str]
 
+    def path(self, key: str) -> str:
+        """Where `key` is in the filesystem."""
+        return f"{self.root.rstrip('/')}/{key}"
+
     def put(self, local: Path, key: str) -> str:
         """`local` stored at `key` (under the root): its href."""
-        remote = f"{self.root.rstrip('/')}/{key}"
+        remote = self.path(key)
         try:
             if getattr(self.fs, "local_file", False):  # a folder: its parents made first
                 self.fs.makedirs(remote.rsplit("/", 1)[0], exist_ok=True)
@@ -276,7 +297,7 @@ class ResultsStore:
         return self.href(key)
 
     def open(self, key: str) -> Any:
-        return self.fs.open(f"{self.root.rstrip('/')}/{key}", "rb", block_size=CHUNK)
+        return self.fs.open(self.path(key), "rb", block_size=CHUNK)
 
     def keys(self) -> list[str]:
         """Every file's key."""
@@ -285,8 +306,7 @@ class ResultsStore:
 
     def remove(self, keys: list[str]) -> None:
         for key in keys:
-            path = f"{self.root.rstrip('/')}/{key}"
-            if self.fs.exists(path):
+            if self.fs.exists(path := self.path(key)):
                 self.fs.rm(path)
 
 
@@ -306,6 +326,18 @@ def files_href(api_url: str, key: str) -> str:
     """Where the API serves a file of the service's store (`<job id>/<path>`)."""
     job, _, path = key.partition("/")
     return f"{api_url}jobs/{job}/files/{path}"
+
+
+def files_key(api_url: str, href: str) -> tuple[str, str] | None:
+    """The job and path of the file of the service's store `href` names (`files_href`'s
+    inverse), or None: another address."""
+    found = _FILES.match(href[len(api_url):]) if href.startswith(api_url) else None
+    if found is None:
+        return None
+    job, path = found[1].lower(), unquote(found[2])
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return None
+    return job, path
 
 
 def service_filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:

@@ -136,8 +136,10 @@ class JobData:
         if not staging:
             return given
         watch = StageWatch()
+        store = self.config.service_store(self.job["api_url"] or "/") \
+            if self.config.store_url else None
         self._fetching = in_thread(stage_in, staging, self.staged, self.s3,
-                                   self.config.limits, mount, watch)
+                                   self.config.limits, mount, watch, store)
         while True:
             done, _ = await asyncio.wait({self._fetching}, timeout=WATCH_SECONDS)
             if done:

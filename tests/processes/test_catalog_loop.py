@@ -397,7 +397,8 @@ async def test_a_published_file_of_the_service_store_outlives_its_job(
         loop_service, s3_endpoint) -> None:
     """Without a storage of hers the NetCDF goes to the service's results store; published
     publicly, anyone who reads the item reads its file, and dismissing the job keeps it
-    (an unpublished file goes with the job: the sandbox test)."""
+    (an unpublished file goes with the job: the sandbox test). The item is then a later
+    job's input (its worker fetched the file over HTTP, as no one: "does not exist")."""
     alice, anonymous = loop_service["alice"], loop_service["anonymous"]
     _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     r = await execute(alice, process, {"files": [{"href": f"s3://{bucket}/sst.nc"}],
@@ -419,6 +420,20 @@ async def test_a_published_file_of_the_service_store_outlives_its_job(
     for reader in (alice, anonymous):
         again = await reader.get(path)
         assert (again.status_code, again.content) == (200, first.content)
+
+    # the item, a later job's input, its job dismissed: its file read from the store
+    sizer = f"size-{uuid.uuid4().hex[:8]}"
+    r = await alice.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        sizer, "import os, sys\nopen('n.txt', 'w').write(str(os.path.getsize(sys.argv[1])))",
+        {"data": "File"}, {"n": "{type: string, outputBinding: {glob: n.txt, loadContents: "
+                                "true, outputEval: '$(self[0].contents)'}}"}))
+    assert r.status_code == 201, r.text
+    r = await execute(alice, sizer, {"data": {"href": mean["items"][0]}})
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert job["status"] == "successful", job.get("message")
+    assert (await alice.get(f"{r.headers['Location']}/results")).json() == {
+        "n": str(mean["size"])}
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ SST = "climate_forecast-sea_surface_temperature"
 async def service(service_app, issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory
                   ) -> AsyncIterator[dict]:
     """The service with a worker and a results store of its own (at most 20 files a job);
-    alice's process and data clients, its data dir."""
+    alice's process and data clients, bob's process client, its data dir."""
     data_dir = tmp_path_factory.mktemp("results-store")
     async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
                            job_queue=f"results-{uuid.uuid4().hex[:8]}",
@@ -40,6 +40,8 @@ async def service(service_app, issuer: TestIssuer, tmp_path_factory: pytest.Temp
         yield {"alice": started.client(issuer.token("alice", client=PROCESS_CLIENT,
                                                     rights=["deployProcess"])),
                "alice_data": started.client(issuer.token("alice")), "data_dir": data_dir,
+               "bob": started.client(issuer.token("bob", client=PROCESS_CLIENT,
+                                                  rights=["deployProcess"])),
                "store": data_dir / "results"}
 
 
@@ -106,6 +108,36 @@ async def test_an_output_that_is_a_link_is_not_followed(service) -> None:
     assert (job["status"], job["message"]) == (
         "failed", "Output out: out.txt is a link, which a job's results may not be.")
     assert stored(service["store"], url) == []
+
+
+async def test_a_jobs_file_is_a_later_jobs_input_for_who_reads_it(service) -> None:
+    """The worker fetched a file of the service's store over HTTP, as no one: "does not
+    exist" (the files route's 404), even to the job's owner. It reads the store itself once
+    the submission found the file the caller's to read; another's is refused at once."""
+    alice, bob = service["alice"], service["bob"]
+    writer = await deployed(alice, "open('out.txt', 'w').write('made by the first job')",
+                            {}, {"out": "{type: File, outputBinding: {glob: out.txt}}"})
+    url, job = await ended(alice, writer, {})
+    assert job["status"] == "successful", job.get("message")
+    href = (await alice.get(f"{url}/results")).json()["out"]["href"]
+    assert href == f"{url}/files/out/out.txt"
+    reading = ("import sys\nopen('said.txt', 'w').write(open(sys.argv[1]).read().upper())",
+               {"data": "File"}, {"said": "{type: string, outputBinding: {glob: said.txt, "
+                                          "loadContents: true, outputEval: "
+                                          "'$(self[0].contents)'}}"})
+
+    reader = await deployed(alice, *reading)
+    url, job = await ended(alice, reader, {"data": {"href": href}})
+    assert job["status"] == "successful", job.get("message")
+    assert (await alice.get(f"{url}/results")).json() == {"said": "MADE BY THE FIRST JOB"}
+
+    theirs = await deployed(bob, *reading)
+    r = await execute(bob, theirs, {"data": {"href": href}})
+    assert (r.status_code, r.json()["detail"]) == (
+        404, f"processInputs.data: {href} does not exist, or is not yours to read.")
+    r = await execute(alice, reader, {"data": {"href": f"{href}.missing"}})
+    assert (r.status_code, r.json()["detail"]) == (
+        404, f"processInputs.data: {href}.missing does not exist, or is not yours to read.")
 
 
 def gc(service: dict, settings, *options: str) -> list[str]:
