@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Query, Request, Response
+from fastapi import Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from process_api.api.documents import JSON, api_base
@@ -110,8 +110,15 @@ class JobRoutes(RouteFactory):
                            ) -> StreamingResponse:
             """A file of the service's results store, for whoever may read the job; a file
             published as an item, also for whoever may read the item (after the job is
-            dismissed too)."""
-            store, key, written = await self.service.job_file(job_id, path, caller)
+            dismissed too). Without a token, a file nobody may read so is a 401, as any
+            other of a job's addresses (missing or not: none is told apart)."""
+            try:
+                store, key, written = await self.service.job_file(job_id, path, caller)
+            except OgcError as e:
+                if caller is None and e.status_code == 404:
+                    raise HTTPException(401, "Authentication required: no token.",
+                                        {"WWW-Authenticate": "Bearer"}) from None
+                raise
             source = await asyncio.to_thread(store.open, key)
 
             async def chunks() -> AsyncIterator[bytes]:

@@ -78,10 +78,12 @@ async def _may_read_file(request: Request, path: str, name: str) -> None:
     authorization = request.headers.get("authorization")
     status = await status_for(request.app, path, authorization)
     if status == 403 and authorization:  # a token of the data API's only: as anyone, then
+        authorization = None
         status = await status_for(request.app, path, None)
     if status == 200:
         return
-    if status in (401, 403):
+    # asked without a token, a file nobody reads so is a 401 (missing or not)
+    if status == 403 or (status == 401 and authorization):
         raise ExploreError(403, f"{name} is a job's file: reading it takes a token the "
                            "process API takes (a sign-in in the browser has one).")
     raise ExploreError(404, f"{name} is not a job's file you may read.")

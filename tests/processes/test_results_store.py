@@ -32,7 +32,8 @@ SST = "climate_forecast-sea_surface_temperature"
 async def service(service_app, issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory
                   ) -> AsyncIterator[dict]:
     """The service with a worker and a results store of its own (at most 20 files a job);
-    alice's process and data clients, bob's process client, its data dir."""
+    alice's process and data clients, bob's process client, an anonymous one, its data
+    dir."""
     data_dir = tmp_path_factory.mktemp("results-store")
     async with service_app(geocatalog_data_dir=data_dir, in_process_worker=True,
                            job_queue=f"results-{uuid.uuid4().hex[:8]}",
@@ -42,6 +43,7 @@ async def service(service_app, issuer: TestIssuer, tmp_path_factory: pytest.Temp
                "alice_data": started.client(issuer.token("alice")), "data_dir": data_dir,
                "bob": started.client(issuer.token("bob", client=PROCESS_CLIENT,
                                                   rights=["deployProcess"])),
+               "anonymous": started.client(),
                "store": data_dir / "results"}
 
 
@@ -138,6 +140,14 @@ async def test_a_jobs_file_is_a_later_jobs_input_for_who_reads_it(service) -> No
     r = await execute(alice, reader, {"data": {"href": f"{href}.missing"}})
     assert (r.status_code, r.json()["detail"]) == (
         404, f"processInputs.data: {href}.missing does not exist, or is not yours to read.")
+
+    # read directly: bob's a 404; without a token, missing or not, a 401 asking for one
+    path = href.removeprefix("http://testserver")
+    assert (await bob.get(path)).status_code == 404
+    for asked in (path, f"{path}.missing"):
+        r = await service["anonymous"].get(asked)
+        assert (r.status_code, r.headers["www-authenticate"], r.json()["detail"]) == (
+            401, "Bearer", "Authentication required: no token.")
 
 
 def gc(service: dict, settings, *options: str) -> list[str]:
