@@ -90,15 +90,27 @@ class RunLog(logging.Handler):
         self.hidden = sorted({sys.prefix, sys.base_prefix, str(Path.cwd())}, key=len,
                              reverse=True)
         self.error: str | None = None
+        self.written: list[str] = []  # its records as written, amid the tools' output
 
     def emit(self, record: logging.LogRecord) -> None:
         text = ADVICE.sub("", record.getMessage())  # --debug is not theirs to give
         for path in self.hidden:
             text = text.replace(f"file://{path}/", "").replace(f"{path}/", "") \
                 .replace(path, ".")
-        sys.stderr.write(f"{record.levelname} {text}\n")
+        line = f"{record.levelname} {text}\n"
+        self.written.append(line)
+        sys.stderr.write(line)
         if record.levelno >= logging.ERROR:
             self.error = _one_line(text)
+
+
+def _tools_output(tail: bytearray, written: list[str]) -> str:
+    """The end of the output less cwltool's own records (its commands, with the sandbox's
+    folders, and its progress): what the tools said."""
+    text = tail.decode(errors="replace")
+    for line in written:
+        text = text.replace(line, "", 1)
+    return tail_text(bytearray(text.encode()))
 
 
 def _one_line(text: str) -> str:
@@ -139,8 +151,8 @@ def run(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
                        logger_handler=log, custom_schema_callback=_standard_schemas)
     if code != 0 and log.error:  # the job's message: cwltool's error
         raise CommandFailed(log.error)
-    if code != 0:  # a tool failed: the end of the log (its own output) says why
-        text = tail_text(tail)
+    if code != 0:  # a tool failed: the end of its own output says why
+        text = _tools_output(tail, log.written)
         raise CommandFailed(f"The CWL run failed (cwltool exit status {code})"
                             + (f": {text}" if text else "."))
     return {k: _result(v, k) for k, v in json.loads(out.getvalue()).items()}

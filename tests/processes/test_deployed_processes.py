@@ -282,6 +282,23 @@ async def test_a_run_that_fails_in_cwltool_says_what_failed(service) -> None:
         assert hidden not in log, (hidden, log)
 
 
+async def test_a_tool_that_fails_says_in_the_message_what_it_said(service) -> None:
+    """The message was the whole end of the log: cwltool's INFO lines, its command line
+    with the sandbox's folders, the tool's words, cwltool's permanentFail warning."""
+    dora = service["dora"]
+    name = unique("failer")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=(
+        f"cwlVersion: v1.2\nclass: CommandLineTool\nid: {name}\ninputs: []\noutputs: []\n"
+        "baseCommand: [sh, -c, 'echo oops >&2; echo twice >&2; exit 3']\n"))
+    assert r.status_code == 201, r.text
+    url = (await execute(dora, name, {})).headers["Location"]
+    job = await wait_for(dora, url, "successful", "failed")
+    assert (job["status"], job["message"]) == (
+        "failed", "The CWL run failed (cwltool exit status 1): oops\ntwice")
+    log = (await dora.get(f"{url}/logs")).text
+    assert "permanentFail" in log and "oops\ntwice\n" in log, log
+
+
 @pytest.mark.parametrize(("body", "kind", "status", "says"), [
     ("cwlVersion: v1.2\nclass: CommandLineTool\nid: broken\ninputs: {a: strin}\n"
      "outputs: {}\nbaseCommand: echo\n", "application/cwl+yaml", 400,
