@@ -296,10 +296,12 @@ async def test_staged_data_in_a_sandbox_without_network(loop_service, s3_endpoin
     got = await alice.get(path)
     assert (got.status_code, got.content.decode()) == (200, report["contents"])
     assert got.headers["content-type"].startswith(report["type"])
-    for other in (loop_service["bob"], loop_service["anonymous"]):
-        r = await other.get(path)
-        assert (r.status_code, r.json()["detail"]) == (
-            404, f"The job {job_id} has no file report/{report['basename']}.")
+    r = await loop_service["bob"].get(path)
+    assert (r.status_code, r.json()["detail"]) == (
+        404, f"The job {job_id} has no file report/{report['basename']}.")
+    r = await loop_service["anonymous"].get(path)  # asked for a token, as any job address
+    assert (r.status_code, r.headers["www-authenticate"], r.json()["detail"]) == (
+        401, "Bearer", "Authentication required: no token.")
     assert (await alice.delete(url)).status_code == 200
     assert (await alice.get(path)).status_code == 404
 
@@ -568,7 +570,7 @@ async def test_publishing_says_what_it_did_not_publish_and_takes_global_grids(
     # STAC Browser and pystac-client send), as with hers for jobs; by nobody else
     asset = item["assets"]["data"]["href"].removeprefix("http://testserver")
     for reader, status in (("alice_data", 200), ("alice", 200), ("bob_data", 404),
-                           ("bob", 404), ("anonymous", 404)):
+                           ("bob", 404), ("anonymous", 401)):
         r = await loop_service[reader].get(asset)
         assert r.status_code == status, (reader, r.text)
         if status == 200:
