@@ -22,7 +22,7 @@ from process_api.api.service import (
 from process_api.api.user_files import file_headers, served_type
 from process_api.data.staging import CHUNK
 from process_api.jobs.job_log import LOG_CHARS
-from process_api.jobs.job_status import FINISHED, JobStatus
+from process_api.jobs.job_status import ENDED, JobStatus
 from process_api.jobs.provenance import PROV_JSON, provenance
 from process_api.jobs.ro_crate import RO_CRATE, ro_crate
 from process_api.jobs.secrets import PLACEHOLDER
@@ -92,9 +92,10 @@ class JobRoutes(RouteFactory):
             """The job (an activity) with its owner and process; each file it read, with the
             item and asset it came from, its href and checksum; each file it wrote; each
             item published from one. To `Accept: application/ld+json`: the same as a
-            Workflow Run RO-Crate's metadata."""
-            job = await self.service.visible_job(job_id, caller)
-            if job["status"] not in FINISHED:
+            Workflow Run RO-Crate's metadata. A dismissed job that published items keeps
+            it: the items outlive the job."""
+            job = await self.service.provenance_job(job_id, caller)
+            if job["status"] not in ENDED:  # dismissed: once finished, with published items
                 raise OgcError(404, "result-not-ready", f"The job is {job['status']}.")
             if "application/ld+json" in (accept or ""):
                 return Response(ro_crate(job, api_base(request)), media_type=RO_CRATE)

@@ -172,6 +172,23 @@ class ProcessService:
             raise no_such_job(job_id)
         return job
 
+    async def provenance_job(self, job_id: str, caller: Caller) -> Job:
+        """A job the caller may read for its provenance: a visible one, or one dismissed
+        whose published items outlive it (their `has_provenance` link names it), for who
+        read the job before (404 otherwise)."""
+        try:
+            return await self.visible_job(job_id, caller)
+        except OgcError:
+            try:
+                job = await self.store.get(uuid.UUID(job_id))
+            except ValueError:
+                raise no_such_job(job_id) from None
+            published = ((job or {}).get("provenance") or {}).get("published")
+            if job is None or job["status"] != JobStatus.DISMISSED or not published or \
+                    not may(self.as_caller(caller), "read", _job(job)):
+                raise
+            return job
+
     async def jobs(self, caller: Caller, query: JobQuery, limit: int,
                    offset: int) -> Sequence[Job]:
         """The caller's jobs and their projects' that they may read: a list of theirs, an

@@ -418,10 +418,24 @@ async def test_a_published_file_of_the_service_store_outlives_its_job(
     path = mean["href"].removeprefix("http://testserver")
     first = await anonymous.get(path)
     assert (first.status_code, len(first.content)) == (200, mean["size"])
+    prov = await alice.get(f"{url}/prov")
+    assert prov.status_code == 200, prov.text
     assert (await alice.delete(url)).status_code == 200
     for reader in (alice, anonymous):
         again = await reader.get(path)
         assert (again.status_code, again.content) == (200, first.content)
+    # its provenance too, which the item links (the job itself is gone, as OGC says)
+    assert (await alice.get(url)).status_code == 404
+    again = await alice.get(f"{url}/prov")
+    assert again.status_code == 200, again.text
+    before, after = prov.json(), again.json()
+    assert after["activity"]["job:run"].pop("geocatalog:status") == "dismissed"
+    assert before["activity"]["job:run"].pop("geocatalog:status") == "successful"
+    assert after == before
+    has_provenance = next(link["href"] for link in item["links"]
+                          if link["rel"].endswith("has_provenance"))
+    assert has_provenance == f"{url}/prov"
+    assert (await loop_service["bob"].get(f"{url}/prov")).status_code == 404
 
     # the item, a later job's input, its job dismissed: its file read from the store
     sizer = f"size-{uuid.uuid4().hex[:8]}"
