@@ -28,7 +28,7 @@ from process_api.processes.s3_manifest import s3_filesystem
 #: Bytes read or written at a time.
 CHUNK = 1 << 20
 #: The media types of the formats the catalog describes (others: by file extension).
-MEDIA_TYPES = {".nc": "application/x-netcdf", ".parquet": "application/vnd.apache.parquet",
+MEDIA_TYPES = {".nc": "application/netcdf", ".parquet": "application/vnd.apache.parquet",
                ".zarr": "application/vnd+zarr", ".csv": "text/csv", ".json": "application/json",
                ".tif": "image/tiff; application=geotiff"}
 

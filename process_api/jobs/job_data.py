@@ -45,7 +45,7 @@ from process_api.runner.sandbox import INPUTS_MOUNT
 #: The sections of a job's inputs for its worker alone (storage keys, where results go).
 WORKER_SECTIONS = ("s3", "results", "publish")
 #: The formats a published result may be (what the catalog's inspector describes).
-PUBLISHED_TYPES = ("application/x-netcdf", "application/vnd.apache.parquet")
+PUBLISHED_TYPES = ("application/netcdf", "application/vnd.apache.parquet")
 #: A job's data folders on the worker's host: `<prefix><worker pid>-...`.
 JOB_DATA_PREFIX = "geocatalog-job-data-"
 #: How often the worker looks at a job whose inputs are being staged in.

@@ -114,7 +114,7 @@ async def test_from_the_catalog_to_a_job_and_back(loop_service, s3_endpoint,
     mean = results["mean"]
     key = f"results/{job_id}/mean/mean.nc"
     assert mean["href"] == f"s3://{bucket}/{key}"
-    assert (mean["basename"], mean["type"]) == ("mean.nc", "application/x-netcdf")
+    assert (mean["basename"], mean["type"]) == ("mean.nc", "application/netcdf")
     stored = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
     assert (mean["size"], mean["checksum"]) == (
         len(stored), "1220" + hashlib.sha256(stored).hexdigest())

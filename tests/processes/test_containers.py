@@ -92,7 +92,7 @@ async def test_the_cdo_mean_runs_in_a_container_as_the_debian_binary_does(
         job, url = await ran(dora, name, inputs)
         assert job["status"] == "successful", job["message"]
         mean = (await dora.get(f"{url}/results")).json()["mean"]
-        assert (mean["basename"], mean["type"]) == ("mean.nc", "application/x-netcdf")
+        assert (mean["basename"], mean["type"]) == ("mean.nc", "application/netcdf")
         got = await dora.get(mean["href"])
         assert got.status_code == 200
         means[kind] = xr.open_dataset(io.BytesIO(got.content), engine="h5netcdf").load()
