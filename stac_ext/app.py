@@ -342,7 +342,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     if local_issuer is not None:
         app.include_router(local_issuer.router(sign_in_router(
             local_issuer, settings.web_client_id,
-            audiences=[settings.data_client_id, settings.process_client_id])))
+            audiences=settings.api_audiences)))
     sessions, seal = browser_sessions(settings, auth, app)
     app.include_router(session_router(sessions, seal), include_in_schema=False)
     add_web_face(app, WebFace(

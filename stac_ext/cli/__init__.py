@@ -201,7 +201,8 @@ def token(
     right: Annotated[list[str] | None, typer.Option(
         metavar="RIGHT", help="a right (role); repeatable")] = None,
     client: Annotated[str | None, typer.Option(
-        metavar="ID", help="client id [default: DATA_CLIENT_ID]")] = None,
+        metavar="ID", help="client id [default: DATA_CLIENT_ID]; WEB_CLIENT_ID's token "
+        "serves both APIs, as a sign-in's")] = None,
     ttl: Annotated[int, typer.Option(metavar="SECONDS", help="lifetime")] = 3600,
 ) -> None:
     """Print a token of the local development issuer. It is the issuer of the server
@@ -215,7 +216,9 @@ def token(
         raise _fail(f"No development issuer key at {settings.issuer_key_file}: run this where "
                     "the server runs, or set GEOCATALOG_DATA_DIR to the server's data dir.")
     issuer = LocalIssuer(settings.issuer_key_file, _served_issuer(settings))
-    typer.echo(issuer.mint(user, client or settings.data_client_id, group, right, ttl))
+    client = client or settings.data_client_id
+    audience = settings.api_audiences if client == settings.web_client_id else None
+    typer.echo(issuer.mint(user, client, group, right, ttl, audience))
 
 
 def _served_issuer(settings: Settings) -> str:

@@ -210,6 +210,14 @@ def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
             "Authorization": f"Bearer {token.stdout.strip()}"},
             json={"id": "issued", "type": "Catalog", "description": "by the served issuer"})
         assert r.status_code == 201, r.text
+        # the web client's token serves both APIs, as a sign-in's (it served neither)
+        web = run_cli("token", "alice", "--client", "geocatalog-web", env=env)
+        assert web.returncode == 0, web.stderr
+        bearer = {"Authorization": f"Bearer {web.stdout.strip()}"}
+        assert (httpx.get(f"{base}/processes/jobs", headers=bearer).status_code,
+                httpx.post(f"{base}/data/catalogs", headers=bearer, json={
+                    "id": "web", "type": "Catalog", "description": "by the web client"}
+                ).status_code) == (200, 201)
     finally:
         server.terminate()
         server.wait(timeout=30)

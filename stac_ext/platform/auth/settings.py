@@ -30,6 +30,11 @@ class AuthSettings(BaseSettings):
     deploy_right: str = "deployProcess"
     """The right to deploy processes through the process API (OGC API Processes Part 2)."""
 
+    @property
+    def api_audiences(self) -> list[str]:
+        """The audiences of a token for both APIs (the web client's)."""
+        return [self.data_client_id, self.process_client_id]
+
     @model_validator(mode="after")
     def _issuer_with_jwks(self) -> AuthSettings:
         if self.jwks_url and not self.oidc_issuer:
