@@ -54,3 +54,19 @@ async def test_collections_page_with_next_links_and_counts(
         pages += 1
     assert len(seen) == len(set(seen)) == first["numberMatched"] == pages
     assert made <= set(seen)
+
+
+async def test_queryables_name_what_filters_read(anon: httpx.AsyncClient, collection: str
+                                                 ) -> None:
+    """/queryables listed datetime, geometry, id and owner only: STAC Browser, which builds
+    its filters from it, offered the owner alone, though filters read any property."""
+    r = await anon.get("/data/queryables")
+    assert r.status_code == 200, r.text
+    named = r.json()["properties"]
+    assert sorted(named) == ["datetime", "description", "geometry", "id", "owner", "title"]
+    assert (named["title"], named["description"]) == (
+        {"type": "string", "title": "Title", "description": "A human-readable title of the item"},
+        {"type": "string", "title": "Description",
+         "description": "A detailed description of the item"})
+    assert sorted((await anon.get(f"/data/collections/{collection}/queryables")
+                   ).json()["properties"]) == sorted(named)
