@@ -1,15 +1,18 @@
 -- Who reads a catalog (the access table of `stac_ext/platform/access.py`, in SQL).
 
--- One catalog's own rule (not its ancestors').
+-- One catalog's own rule (not its ancestors'): true or false, never NULL (a project
+-- catalog without its project would compare NULL, and `NOT may_read` let a reader by).
 CREATE OR REPLACE FUNCTION catalogs.may_read(visibility text, owner text, project text, reader jsonb)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT visibility = 'public'
+    SELECT coalesce(
+        visibility = 'public'
         OR coalesce(reader->>'all', '') = 'true'
         OR (coalesce(reader->>'user', '') <> ''
             AND (owner = reader->>'user'
                  OR (visibility = 'project' AND jsonb_typeof(reader->'groups') = 'array'
-                     AND reader->'groups' ? project)))
+                     AND reader->'groups' ? project))),
+        false)
 $$;
 
 -- The catalog at `catalog_path` if the reader may read it and every catalog above it;

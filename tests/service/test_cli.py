@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.cli import run_cli
 from tests.support.http import free_port, http_client
+from tests.support.issuer import ADMIN_RIGHT
 from tests.support.stac import make_collection, make_item, unique
 
 
@@ -103,6 +104,27 @@ async def test_load_with_a_visibility(app, issuer, db_env, tmp_path: Path) -> No
                           (issuer.token("alice"), 200)):
         async with http_client(app, token) as client:
             assert (await client.get(url)).status_code == status, token
+
+    # private and nobody's (no --owner): administrators' only. Any signed-in reader read it
+    # (the owner's term was NULL, and a NULL rule let them by), and a write named its owner
+    ownerless = tmp_path / "ownerless.ndjson"
+    ownerless.write_text(json.dumps(_item_doc(collection, "h1")))
+    out = run_cli("load", str(ownerless), "--visibility", "private", env=db_env)
+    assert out.returncode == 0, out.stderr
+    url = f"/data/collections/{collection}/items/h1"
+    missing = {"code": "NotFoundError",
+               "description": f"Item h1 in Collection {collection} does not exist."}
+    for token in (None, issuer.token("bob")):
+        async with http_client(app, token) as client:
+            r = await client.get(url)
+            assert (r.status_code, r.json()) == (404, missing), token
+            found = (await client.get("/data/search", params={"ids": "h1"})).json()
+            assert found["features"] == [], token
+    async with http_client(app, issuer.token("bob")) as bob:
+        r = await bob.delete(url)
+        assert (r.status_code, r.json()) == (404, missing)
+    async with http_client(app, issuer.token("root", rights=[ADMIN_RIGHT])) as admin:
+        assert (await admin.get(url)).status_code == 200
 
 
 @pytest.mark.slow

@@ -55,11 +55,15 @@ BEGIN
 END;
 $$;
 
--- The same rule for one item's properties (a single item read, a catalog's item links).
+-- The same rule for one item's properties (a single item read, a catalog's item links):
+-- true or false, never NULL (a private item without an owner compared NULL with the
+-- reader's name, and `NOT may_read` let a signed-in reader through).
 CREATE OR REPLACE FUNCTION geocatalog.may_read(properties jsonb, reader jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT geocatalog.item_readers(properties) IS NULL
+    SELECT coalesce(
+        geocatalog.item_readers(properties) IS NULL
         OR geocatalog.reader_keys(reader) IS NULL
         OR geocatalog.item_readers(properties) = ANY (geocatalog.reader_keys(reader))
-        OR (coalesce(reader->>'user', '') <> '' AND properties->>'owner' = reader->>'user')
+        OR (coalesce(reader->>'user', '') <> '' AND properties->>'owner' = reader->>'user'),
+        false)
 $$;
