@@ -164,6 +164,26 @@ async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, t
     assert got["properties"]["title"] == "changed"
 
 
+def test_load_refuses_an_id_twice_in_its_file(db_env, tmp_path: Path) -> None:
+    """It failed half way, a database error naming a partition; `--method upsert`, which
+    that message advised, failed too ("cannot affect row a second time")."""
+    collection = unique("test_conv-twice_")
+    path = tmp_path / "twice.ndjson"
+    lines = [make_collection(collection), _item_doc(collection, "t0"),
+             _item_doc(collection, "t1"), _item_doc(collection, "t0")]
+    path.write_text("\n".join(json.dumps(doc) for doc in lines))
+    for method in ("insert", "upsert", "ignore"):
+        out = run_cli("load", str(path), "--method", method, env=db_env)
+        assert (out.returncode, out.stderr.strip()) == (1, (
+            f"{path}: item 't0' of the collection {collection!r} is in the file twice: keep "
+            "one; nothing was loaded")), method
+    path.write_text("\n".join(json.dumps(doc) for doc in [lines[0], *lines]))
+    out = run_cli("load", str(path), env=db_env)
+    assert (out.returncode, out.stderr.strip()) == (1, (
+        f"{path}: collection {collection!r} is in the file twice (and 1 more): keep one; "
+        "nothing was loaded"))
+
+
 async def test_load_static_catalog_folder(alice_data: httpx.AsyncClient, db_env, tmp_path: Path):
     collection_id = unique("test_conv-static_")
     catalog = pystac.Catalog("root", "a static catalog")

@@ -136,6 +136,23 @@ def _broken(source: Path, documents: list[dict[str, Any]], rule: Rule) -> None:
                         "the file; nothing was loaded")
 
 
+def _once_each(source: Path, collections: list[dict[str, Any]],
+               items: list[dict[str, Any]]) -> None:
+    """Each collection and item once in the file: a second of one id failed the load half
+    way (insert: a unique violation; upsert: a row changed twice in one statement)."""
+    seen: set[str] = set()
+    twice = []
+    for what in [f"collection {str(c.get('id'))!r}" for c in collections] + \
+            [f"item {str(i.get('id'))!r} of the collection {str(i['collection'])!r}"
+             for i in items]:
+        if what in seen:
+            twice.append(what)
+        seen.add(what)
+    if twice:
+        raise LoadError(f"{source}: {twice[0]} is in the file twice{_more(len(twice))}: keep "
+                        "one; nothing was loaded")
+
+
 def check(dsn: str, source: Path, collections: list[dict[str, Any]],
           items: list[dict[str, Any]], method: LoadMethod,
           item_rule: Rule | None = None, collection_rule: Rule | None = None) -> None:
@@ -148,6 +165,7 @@ def check(dsn: str, source: Path, collections: list[dict[str, Any]],
         _broken(source, collections, collection_rule)
     if item_rule is not None:
         _broken(source, items, item_rule)
+    _once_each(source, collections, items)
     in_file = {c.get("id") for c in collections}
     wanted = sorted({str(i["collection"]) for i in items} | {str(c) for c in in_file if c})
     with psycopg.connect(dsn) as conn:
