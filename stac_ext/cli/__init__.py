@@ -203,10 +203,12 @@ def token(
     client: Annotated[str | None, typer.Option(
         metavar="ID", help="client id [default: DATA_CLIENT_ID]; WEB_CLIENT_ID's token "
         "serves both APIs, as a sign-in's")] = None,
-    ttl: Annotated[int, typer.Option(metavar="SECONDS", help="lifetime")] = 3600,
+    ttl: Annotated[int, typer.Option(metavar="SECONDS", help="lifetime", min=1)] = 3600,
 ) -> None:
     """Print a token of the local development issuer. It is the issuer of the server
     that runs with the same GEOCATALOG_DATA_DIR."""
+    if not user.strip():
+        raise typer.BadParameter("a user name, which the token names", param_hint="USER")
     from stac_ext.platform.auth.local_issuer import LocalIssuer
 
     settings = _settings()

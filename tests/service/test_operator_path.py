@@ -191,6 +191,18 @@ def test_token_does_not_make_a_key_elsewhere(tmp_path: Path) -> None:
     assert not (tmp_path / "elsewhere").exists()
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (("alice", "--ttl", "0"),
+     "Error: Invalid value for '--ttl': Input should be greater than or equal to 1"),
+    (("",), "Error: Invalid value for USER: a user name, which the token names")])
+def test_token_refuses_a_token_no_server_takes(tmp_path: Path, args: tuple[str, ...],
+                                                said: str) -> None:
+    """An expired token (`--ttl 0`, `-5`), or one naming no user, was printed, exit 0."""
+    out = run_cli("token", *args, env={"GEOCATALOG_DATA_DIR": str(tmp_path),
+                                       "OIDC_ISSUER": "", "JWKS_URL": ""})
+    assert (out.returncode, out.stdout, out.stderr.strip().splitlines()[-1]) == (2, "", said)
+
+
 def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
                                                       tmp_path: Path) -> None:
     port = free_port()
