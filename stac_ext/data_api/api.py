@@ -19,6 +19,7 @@ from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.api.routes import Scope
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
+from stac_fastapi.pgstac.extensions.filter import FiltersClient
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
 from starlette.routing import BaseRoute
@@ -38,6 +39,7 @@ from stac_ext.data_api.search.free_text import (
 from stac_ext.data_api.search.owner import OwnerSearchExtension
 from stac_ext.data_api.search.query_operators import FullQueryExtension
 from stac_ext.data_api.search.single_value_lists import SingleValueListsExtension
+from stac_ext.data_api.search.text_filter import TextSearchFilterExtension
 from stac_ext.data_api.settings import DataApiSettings
 from stac_ext.data_api.sortables import items_sort, search_sort
 from stac_ext.data_api.stock import instantiate_api
@@ -76,6 +78,7 @@ class DataExtensions(Extensions):
 
     def __post_init__(self) -> None:
         self.search_map = {"query": FullQueryExtension(), "free_text": search_free_text(),
+                           "filter": TextSearchFilterExtension(client=FiltersClient()),
                            "sort": search_sort(),
                            "single_value_lists": SingleValueListsExtension(), **self.search_map}
         self.item_collection_map = {

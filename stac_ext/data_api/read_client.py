@@ -43,6 +43,7 @@ from stac_ext.data_api.search.filter_bounds import (
 from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
+from stac_ext.data_api.search.text_filter import fold_text_filter
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
 from stac_ext.data_api.urls import request_root
@@ -187,6 +188,7 @@ class CoreClient(CoreCrudClient):
             # (to 10,000): POST bodies too, whatever they ask
             search_request = search_request.model_copy(
                 update={"limit": settings.max_page_size})
+        search_request = fold_text_filter(search_request)
         if (expression := getattr(search_request, "filter_expr", None)) is not None:
             bounded_json(expression)
         bounded_words(getattr(search_request, "q", None))

@@ -52,6 +52,38 @@ async def test_every_query_operator(alice_data: httpx.AsyncClient, collection: s
     assert bad.status_code == 400
 
 
+async def test_a_post_search_takes_a_text_filter(alice_data: httpx.AsyncClient,
+                                                 collection: str) -> None:
+    """A POST body's filter was CQL2-JSON only: pystac-client, which posts the text it is
+    given with `filter-lang: cql2-text`, was answered 400 (search, aggregate, a catalog's
+    search)."""
+    await _seed(alice_data, collection)
+    text = "station LIKE 'north%' AND id <> 'q2'"
+    as_json = {"op": "and", "args": [
+        {"op": "like", "args": [{"property": "station"}, "north%"]},
+        {"op": "<>", "args": [{"property": "id"}, "q2"]}]}
+    found = []
+    for body in ({"filter": text, "filter-lang": "cql2-text"}, {"filter": as_json},
+                 {"filter": as_json, "filter-lang": "cql2-json"}):
+        r = await alice_data.post("/data/search", json={"collections": [collection], **body})
+        assert r.status_code == 200, r.text
+        found.append(sorted(f["id"] for f in r.json()["features"]))
+    assert found == [["q1"]] * 3
+    r = await alice_data.post("/data/aggregate", json={
+        "collections": [collection], "filter": text, "filter-lang": "cql2-text",
+        "aggregations": ["total_count"]})
+    assert (r.status_code, r.json()["aggregations"][0]["value"]) == (200, 1), r.text
+    says = ("filter: CQL2 text goes with filter-lang cql2-text, a JSON object with cql2-json "
+            "(the default).")
+    for body in ({"filter": text}, {"filter": as_json, "filter-lang": "cql2-text"}):
+        r = await alice_data.post("/data/search", json=body)
+        assert (r.status_code, r.json()) == (
+            400, {"code": "InvalidQueryParameter", "description": says}), r.text
+    r = await alice_data.post("/data/search", json={"filter": "station LIKE",
+                                                    "filter-lang": "cql2-text"})
+    assert r.status_code == 400 and r.json()["description"].startswith("Invalid filter: ")
+
+
 async def test_single_string_lists_and_geojson_with_fields(alice_data, collection) -> None:
     await _seed(alice_data, collection)
     r = await alice_data.post("/data/search", json={"collections": collection, "ids": "q2"})
