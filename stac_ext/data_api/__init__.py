@@ -7,7 +7,7 @@ loop), its settings with ours (`settings`), the rules every item write follows
 `policy`: the caller), item links and URLs, items kept as served (`rendered_items`),
 request bodies, named SQL and its schema (`migrations/`), the search extensions
 (`search/`), what finding data adds to them (`aggregation`: counts and facets of a search;
-`sortables`), and the pages our own conformance URIs resolve to (`spec_pages`).
+`sortables`; `queryables`), and the pages our own conformance URIs resolve to (`spec_pages`).
 
 Of ours, imports the platform only: the content decorator and the other APIs reach it
 through the composition root.

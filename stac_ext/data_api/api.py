@@ -19,7 +19,6 @@ from stac_fastapi.api.models import JSONResponse
 from stac_fastapi.api.routes import Scope
 from stac_fastapi.extensions import BulkTransactionExtension
 from stac_fastapi.extensions.query import QueryConformanceClasses
-from stac_fastapi.pgstac.extensions.filter import FiltersClient
 from stac_fastapi.pgstac.models.extensions import Extensions
 from stac_fastapi.types.extension import ApiExtension
 from starlette.routing import BaseRoute
@@ -28,6 +27,7 @@ from stac_ext.data_api.aggregation import aggregation_extension
 from stac_ext.data_api.datetime_param import valid_datetime
 from stac_ext.data_api.item_links import Decorator
 from stac_ext.data_api.policy import DataPolicy
+from stac_ext.data_api.queryables import QueryablesClient
 from stac_ext.data_api.read_client import CoreClient
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.request_checks import CheckedRoute, RequestCheck, all_of
@@ -78,7 +78,7 @@ class DataExtensions(Extensions):
 
     def __post_init__(self) -> None:
         self.search_map = {"query": FullQueryExtension(), "free_text": search_free_text(),
-                           "filter": TextSearchFilterExtension(client=FiltersClient()),
+                           "filter": TextSearchFilterExtension(client=QueryablesClient()),
                            "sort": search_sort(),
                            "single_value_lists": SingleValueListsExtension(), **self.search_map}
         self.item_collection_map = {

@@ -12,6 +12,18 @@ COLLECTION_HAS_ITEMS = (
 )
 
 
+#: The catalog's queryables while it holds no collection (pgstac's `get_queryables` answers
+#: NULL then): its own, as pgstac writes them, as JSON text.
+CATALOG_QUERYABLES = """
+SELECT jsonb_build_object(
+    '$schema', 'http://json-schema.org/draft-07/schema#', '$id', '', 'type', 'object',
+    'title', 'STAC Queryables.',
+    'properties', coalesce(jsonb_object_agg(name, coalesce(definition, '{"type": "string"}')),
+                           '{}'),
+    'additionalProperties', pgstac.additional_properties())::text
+FROM pgstac.queryables WHERE collection_ids IS NULL
+"""
+
 #: The one read of an item by its key (`item_reads`): as `search()` renders it without
 #: hydration (its base item beside it), as JSON text (as the items of `PAGE`): $1
 #: collection id, $2 item id; NULL unless the reader ($3, JSON: `DataPolicy.reader`) may

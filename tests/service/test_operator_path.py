@@ -216,6 +216,11 @@ def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
         discovery = httpx.get(f"{base}/auth/.well-known/openid-configuration").json()
         assert discovery["issuer"] == f"{base}/auth"
         assert discovery["jwks_uri"] == f"{base}/auth/jwks"
+        # a catalog holding no collection yet has its queryables (it was a 404 "Collection
+        # None not found")
+        r = httpx.get(f"{base}/data/queryables")
+        assert (r.status_code, sorted(r.json()["properties"])) == (200, [
+            "datetime", "description", "geometry", "id", "owner", "title"]), r.text
         token = run_cli("token", "alice", env=env)  # no --port: it asks what the server runs
         assert token.returncode == 0, token.stderr
         r = httpx.post(f"{base}/data/catalogs", headers={
