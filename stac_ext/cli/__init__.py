@@ -166,8 +166,9 @@ def load_cmd(
     with database_errors(settings.dsn):
         collections, items = _loaded(settings, path, method, owner, workers,
                                      visibility and visibility.value, project)
+    kept = ", those already stored kept as they were" if method is LoadMethod.ignore else ""
     typer.echo(f"loaded {counted(collections, 'collection')} and {counted(items, 'item')} "
-               f"from {path}")
+               f"from {path}{kept}")
 
 
 @app.command("demo-data")

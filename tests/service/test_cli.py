@@ -156,7 +156,10 @@ async def test_load_ndjson_with_methods(alice_data: httpx.AsyncClient, db_env, t
     changed = [_item_doc(collection, "n0")]
     changed[0]["properties"]["title"] = "changed"
     path.write_text(json.dumps(changed[0]))
-    assert run_cli("load", str(path), "--method", "ignore", env=db_env).returncode == 0
+    out = run_cli("load", str(path), "--method", "ignore", env=db_env)
+    assert (out.returncode, out.stdout.splitlines()[-1]) == (0, (
+        f"loaded 0 collections and 1 item from {path}, those already stored kept as they "
+        "were")), out.stderr
     got = (await alice_data.get(f"/data/collections/{collection}/items/n0")).json()
     assert "title" not in got["properties"]
     assert run_cli("load", str(path), "--method", "upsert", env=db_env).returncode == 0
