@@ -305,9 +305,22 @@ class ResultsStore:
         return sorted(path.removeprefix(root).lstrip("/") for path in self.fs.find(root))
 
     def remove(self, keys: list[str]) -> None:
+        """The files of `keys` removed; in a folder, the folders they leave empty too."""
         for key in keys:
             if self.fs.exists(path := self.path(key)):
                 self.fs.rm(path)
+                if getattr(self.fs, "local_file", False):
+                    _without_empty_folders(Path(path).parent, Path(self.root))
+
+
+def _without_empty_folders(folder: Path, root: Path) -> None:
+    """`folder` and its parents below `root` removed while they are empty."""
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or gone)
+            return
+        folder = folder.parent
 
 
 def caller_store(prefix: str, s3: dict[str, Any]) -> ResultsStore:

@@ -87,6 +87,7 @@ async def test_an_output_holding_a_nul_fails_in_words_and_its_files_stay_its_own
     assert (r.status_code, r.content) == (200, b"a\0b")
     assert (await alice.delete(url)).status_code == 200
     assert stored(service["store"], url) == []
+    assert not (service["store"] / job_id).exists()  # nor its folders
 
 
 async def test_a_job_stores_at_most_job_result_files(service) -> None:
@@ -197,6 +198,9 @@ async def test_results_gc_removes_what_nothing_owns(service, settings, s3_endpoi
     lines = gc(service, settings)
     assert sorted(lines[:-1]) == sorted(f"removed {key}" for key in planted)
     assert not any((store / key).exists() for key in planted)
+    # nor the folders they left empty (they stayed), but the kept job's, which holds more
+    assert not (store / planted[1].split("/")[0]).exists()
+    assert not (store / "not-a-job").exists() and (store / kept_id / "mean").is_dir()
     assert stored(store, published_url) == published and stored(store, kept_url) == kept
 
     # the published item deleted: its file is nobody's now
