@@ -33,7 +33,7 @@ class Loaded:
         if not self.changed:
             return f"vocabulary {self.convention} {self.version} (up to date)"
         what = f"vocabulary {self.convention} {self.previous or 'none'} -> {self.version}: " \
-               f"{self.names} names, {self.aliases} aliases"
+               f"{_counted(self.names, 'name')}, {_counted(self.aliases, 'alias', 'aliases')}"
         if self.previous is not None:
             what += f", {self.added} new, {len(self.retired)} retired"
         return what
@@ -115,3 +115,7 @@ def load_shipped_cf(conn: psycopg.Connection) -> tuple[str, bool]:
         return f"vocabulary {CF} {row[0]} (up to date)", False
     done = load(conn, read_table(shipped_cf_table()), "migrate", "missing")
     return done.summary(), done.changed
+
+
+def _counted(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

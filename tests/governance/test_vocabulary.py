@@ -225,7 +225,7 @@ async def test_another_conventions_vocabulary_is_loaded_from_a_file(
         "aliases": {"rrs": "remote_sensing_reflectance"}}))
     out = run_cli("vocabulary", "load", str(table), env=env)
     assert (out.returncode, out.stdout) == (
-        0, "vocabulary ocean_colour none -> 1: 1 names, 1 aliases\n")
+        0, "vocabulary ocean_colour none -> 1: 1 name, 1 alias\n")
     out = run_cli("vocabulary", "load", str(table), env=env)
     assert (out.returncode, out.stderr.strip()) == (
         1, "the vocabulary of ocean_colour is loaded already (version 1): `geocatalog "
