@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 import jsonschema
 from starlette.types import ASGIApp
@@ -52,7 +53,7 @@ class Processes:
         """The process as its owner sees it; JobRefused when she cannot run it."""
         principal = user_principal(owner, reader, self.clients)
         async with as_user(self.app, service_url, reader, principal) as client:
-            answer = await client.get(self._path(f"processes/{process}"))
+            answer = await client.get(self._path(f"processes/{quote(process, safe='')}"))
         if answer.status_code != 200:
             raise JobRefused(f"job.process: {said(answer)}")
         return dict(answer.json())

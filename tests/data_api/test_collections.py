@@ -70,3 +70,8 @@ async def test_queryables_name_what_filters_read(anon: httpx.AsyncClient, collec
          "description": "A detailed description of the item"})
     assert sorted((await anon.get(f"/data/collections/{collection}/queryables")
                    ).json()["properties"]) == sorted(named)
+    # linked from the landing page (stock links it for its filter extension's class name)
+    links = (await anon.get("/data/")).json()["links"]
+    assert [link["href"] for link in links
+            if link["rel"] == "http://www.opengis.net/def/rel/ogc/1.0/queryables"] == [
+        "http://testserver/data/queryables"]

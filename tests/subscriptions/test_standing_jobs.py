@@ -157,3 +157,12 @@ async def test_a_standing_job_runs_once_per_window_on_exactly_its_new_items(
         (2, runs[0]["jobs"]), (1, [first_job])]
     jobs = (await processes.get("/processes/jobs", params={"processID": process})).json()
     assert len(jobs["jobs"]) == 2
+
+
+async def test_a_process_id_no_address_holds_is_refused_in_words(clients) -> None:
+    """A control character in `job.process` was a 500: its address could not be made."""
+    r = await clients["data"].post("/data/subscriptions", json={
+        "search": {}, "job": {"window": {"items": 1}, "process": "mean\x7f",
+                              "itemsInput": "files"}})
+    assert (r.status_code, r.json()) == (400, {
+        "code": "BadRequest", "description": "job.process: There is no process 'mean\\x7f'."})

@@ -32,6 +32,11 @@ class TextSearchFilterExtension(SearchFilterExtension):
     POST: type[BaseModel] = TextFilterPostRequest
 
 
+# stock finds its extensions by class name (`extension_is_enabled`: the landing page's and
+# collections' queryables links): this one answers to stock's
+TextSearchFilterExtension.__name__ = SearchFilterExtension.__name__
+
+
 def fold_text_filter(search: Search) -> Search:
     """The search with a text filter as CQL2-JSON; a 400 when the filter and its language
     disagree."""
