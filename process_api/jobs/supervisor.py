@@ -230,6 +230,8 @@ class Supervisor:
                 await self.executor.end(started, End.DISMISSED)
                 lines = []
                 continue
+            except ConnectionError:  # a kill written to it found its process gone
+                return
             if not line:
                 return
             lines = [line]
