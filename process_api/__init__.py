@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from process_api.data.staging import ResultsStore as ResultsStore
     from process_api.data.staging import StageLimits as StageLimits
     from process_api.data.staging import StagingError as StagingError
+    from process_api.data.staging import job_file_of as job_file_of
     from process_api.data.staging import service_filesystem as service_filesystem
     from process_api.data.staging import storage_failure as storage_failure
     from process_api.jobs.callbacks import Notifier as Notifier
@@ -139,6 +140,7 @@ _EXPORTS = {
     "orphans": "process_api.jobs.results_gc",
     "records_of": "process_api.jobs.results_gc",
     "StagingError": "process_api.data.staging",
+    "job_file_of": "process_api.data.staging",
     "storage_failure": "process_api.data.staging",
 }
 

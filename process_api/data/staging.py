@@ -344,13 +344,19 @@ def files_href(api_url: str, key: str) -> str:
 def files_key(api_url: str, href: str) -> tuple[str, str] | None:
     """The job and path of the file of the service's store `href` names (`files_href`'s
     inverse), or None: another address."""
-    found = _FILES.match(href[len(api_url):]) if href.startswith(api_url) else None
+    return job_file_of(href[len(api_url):]) if href.startswith(api_url) else None
+
+
+def job_file_of(path: str) -> tuple[str, str] | None:
+    """The job and file path of a job's file address after the process API's
+    (`jobs/<job id>/files/<path>`, quoted), or None: not one, or a path that steps out."""
+    found = _FILES.match(path)
     if found is None:
         return None
-    job, path = found[1].lower(), unquote(found[2])
-    if any(part in ("", ".", "..") for part in path.split("/")):
+    job, file = found[1].lower(), unquote(found[2])
+    if any(part in ("", ".", "..") for part in file.split("/")):
         return None
-    return job, path
+    return job, file
 
 
 def service_filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:

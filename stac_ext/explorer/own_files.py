@@ -9,12 +9,11 @@ import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message
 
-#: A job id, as the process API makes them
-_JOB = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+from process_api import job_file_of
 
 
 @dataclass(frozen=True)
@@ -31,15 +30,12 @@ def job_file(href: str, processes_prefix: str, origins: set[str]) -> JobFile | N
     parts = urlsplit(href)
     if f"{parts.scheme}://{parts.netloc}".lower() not in origins or parts.query:
         return None
-    pattern = rf"^(.*){re.escape(processes_prefix.rstrip('/'))}/jobs/({_JOB})/files/(.+)$"
-    found = re.match(pattern, parts.path)
-    if found is None:
+    prefix = re.escape(processes_prefix.rstrip("/"))
+    found = re.match(rf"^(.*?){prefix}/(jobs/.+)$", parts.path)
+    key = job_file_of(found[2]) if found else None
+    if found is None or key is None:
         return None
-    root, job, file = found.groups()
-    file = unquote(file)
-    if any(part in ("", ".", "..") for part in file.split("/")):
-        return None
-    return JobFile(path=parts.path[len(root):], key=f"{job.lower()}/{file}")
+    return JobFile(path=parts.path[len(found[1]):], key="/".join(key))
 
 
 async def status_for(app: ASGIApp, path: str, authorization: str | None) -> int:
