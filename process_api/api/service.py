@@ -141,12 +141,16 @@ class ProcessService:
         URL or as an item's asset) given its `key`: the worker reads it from the store,
         where over HTTP it is no one. The caller reads it as the files route lets them, or
         the input is refused (404) as a missing one."""
+        jobs: dict[str, Job | None] = {}  # each job's record read once
         for entry in staging:
             for file in entry["files"]:
                 if (found := files_key(api_url, file["href"])) is None:
                     continue
+                job_id, path = found
+                if job_id not in jobs:
+                    jobs[job_id] = await self.store.get(uuid.UUID(job_id))
                 try:
-                    await self.job_file(*found, caller)
+                    await self._file_of(jobs[job_id], job_id, path, caller)
                 except OgcError:
                     where = f"processInputs.{entry['input']}" + (
                         "" if entry["index"] is None else f"[{entry['index']}]")
@@ -218,11 +222,16 @@ class ProcessService:
                        ) -> tuple[ResultsStore, str, dict[str, Any]]:
         """A file of the service's results store (its store, key and record): for who may
         read the job, or (published) one of its items; 404 otherwise."""
-        missing = OgcError(404, "not-found", f"The job {job_id} has no file {path}.")
         try:
             job = await self.store.get(uuid.UUID(job_id))
         except ValueError:
-            raise missing from None
+            job = None
+        return await self._file_of(job, job_id, path, caller)
+
+    async def _file_of(self, job: Job | None, job_id: str, path: str, caller: Caller | None
+                       ) -> tuple[ResultsStore, str, dict[str, Any]]:
+        """`job_file` of the job's record, read."""
+        missing = OgcError(404, "not-found", f"The job {job_id} has no file {path}.")
         recorded = (job or {}).get("provenance") or {}
         key = f"{job_id}/{path}"
         written = next((w for w in recorded.get("outputs") or []
