@@ -30,7 +30,7 @@ from cwltool.process import get_schema
 from process_api.data.job_sections import JOB_SECTIONS
 from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import FILE_NAME, TARGET_NAME
-from process_api.runner.command import CommandFailed, output_tail, tail_text
+from process_api.runner.command import CommandFailed, message_tail, output_tail
 from process_api.runner.container_broker import SOCKET_VARIABLE
 from process_api.runner.container_client import write_script
 
@@ -110,7 +110,7 @@ def _tools_output(tail: bytearray, written: list[str]) -> str:
     text = tail.decode(errors="replace")
     for line in written:
         text = text.replace(line, "", 1)
-    return tail_text(bytearray(text.encode()))
+    return message_tail(text)
 
 
 def _one_line(text: str) -> str:

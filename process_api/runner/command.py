@@ -42,7 +42,12 @@ def _tee(source: int, log: int, tail: bytearray) -> None:
 
 def tail_text(tail: bytearray) -> str:
     """The end of a command's output, as its job's message quotes it."""
-    return tail.decode(errors="replace").strip()[-STDERR_TAIL:]
+    return message_tail(tail.decode(errors="replace"))
+
+
+def message_tail(text: str) -> str:
+    """The end of a text, as a job's message quotes it."""
+    return text.strip()[-STDERR_TAIL:]
 
 
 @contextmanager
