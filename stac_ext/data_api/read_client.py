@@ -44,6 +44,7 @@ from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.search.text_filter import fold_text_filter
+from stac_ext.data_api.search.world_bounds import crs84_only, within_world, world_box
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
 from stac_ext.data_api.urls import request_root
@@ -151,6 +152,7 @@ class CoreClient(CoreCrudClient):
                                             "levels.")
         if intersects := kwargs.get("intersects"):
             bounded(intersects, "intersects")
+        crs84_only(kwargs.pop("filter_crs", None))
         if kwargs.get("fields"):  # `fields=,` is no field (stock indexed the empty name)
             kwargs["fields"] = [f for f in kwargs["fields"] if f.strip(" +-")] or None
         clean = super()._clean_search_args(base_args, *args, **kwargs)
@@ -166,7 +168,8 @@ class CoreClient(CoreCrudClient):
         listing's SQL body. A box across 180° (south of its north) is searched as the two
         boxes it is (a search's model checks its box, then `search_body` folds it)."""
         request = kwargs.get("request") or args[0]  # stac-fastapi's endpoints name them all
-        if (bbox := kwargs.get("bbox")) is not None and crosses(bbox) \
+        world_box(bbox := kwargs.get("bbox"))
+        if bbox is not None and crosses(bbox) \
                 and bbox[1] <= bbox[len(bbox) // 2 + 1]:
             kwargs["bbox"], kwargs["intersects"] = None, orjson.dumps(halves(bbox)).decode()
         return await super().all_collections(*args, listing=True, reader=reader_of(request),
@@ -181,6 +184,9 @@ class CoreClient(CoreCrudClient):
         if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
             raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
                                         + ", ".join(sorted(GEOJSON_TYPES)))
+        if intersects is not None:
+            within_world(intersects)
+        crs84_only(getattr(search_request, "filter_crs", None))
         settings = request.app.state.settings
         limit = getattr(search_request, "limit", None)
         if limit is not None and limit > settings.max_page_size:

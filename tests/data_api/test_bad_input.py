@@ -1,5 +1,7 @@
 """Bad input: a 4xx with the STAC error body (`code`, `description`), never a 500."""
 
+import json
+
 import httpx
 import pytest
 
@@ -306,3 +308,56 @@ async def test_an_interval_that_ends_before_it_starts_says_so(
             "description": "datetime: the interval's start (2021-01-01T00:00:00Z) is after its "
                            "end (2020-01-01T00:00:00Z)."})
 
+
+
+OFF_THE_WORLD = {"code": "InvalidQueryParameter", "description": (
+    "intersects: the coordinates must be within (-180, -90, 180, 90) (longitude, latitude "
+    "in degrees).")}
+
+
+@pytest.mark.parametrize("geometry", [
+    {"type": "Point", "coordinates": [500, 10]},
+    {"type": "LineString", "coordinates": [[0, 0], [10, 100]]},
+    {"type": "GeometryCollection", "geometries": [
+        {"type": "Point", "coordinates": [0, 0]}, {"type": "LineString",
+                                                   "coordinates": [[0, 0], [-181, 0]]}]},
+])
+async def test_intersects_off_the_world(alice_data: httpx.AsyncClient, geometry) -> None:
+    """A place off the world's longitudes and latitudes is refused, as a bbox's is (it
+    found nothing, 200)."""
+    got = await alice_data.get("/data/search", params={"intersects": json.dumps(geometry)})
+    posted = await alice_data.post("/data/search", json={"intersects": geometry})
+    assert (got.status_code, got.json()) == (400, OFF_THE_WORLD)
+    assert (posted.status_code, posted.json()) == (400, OFF_THE_WORLD)
+
+
+async def test_filter_crs(alice_data: httpx.AsyncClient) -> None:
+    """Filters are read in CRS84 only: another `filter-crs` (EPSG:4326 reads latitude
+    first) is a 400, not a filter read in the wrong axes; CRS84 named is read."""
+    refused = {"code": "InvalidQueryParameter", "description": (
+        "filter-crs: this service reads filters in "
+        "http://www.opengis.net/def/crs/OGC/1.3/CRS84 (longitude, latitude in degrees) only.")}
+    text = "s_intersects(geometry, POINT(1 1))"
+    cql2 = {"op": "s_intersects", "args": [{"property": "geometry"},
+                                           {"type": "Point", "coordinates": [1, 1]}]}
+    for crs, status in [("http://www.opengis.net/def/crs/EPSG/0/4326", 400),
+                        ("http://www.opengis.net/def/crs/OGC/1.3/CRS84", 200)]:
+        got = await alice_data.get("/data/search", params={
+            "filter": text, "filter-lang": "cql2-text", "filter-crs": crs})
+        posted = await alice_data.post("/data/search", json={"filter": cql2,
+                                                             "filter-crs": crs})
+        assert (got.status_code, posted.status_code) == (status, status), got.text
+        if status == 400:
+            assert got.json() == posted.json() == refused
+
+
+@pytest.mark.parametrize(("bbox", "description"), [
+    ("0,0,200,10", "bbox: Bounding box must be within (-180, -90, 180, 90)"),
+    ("0,10,1,0", "bbox: Maximum latitude (0.0) must be greater than minimum latitude (10.0)"),
+])
+async def test_collections_bbox_off_the_world(alice_data: httpx.AsyncClient, bbox: str,
+                                              description: str) -> None:
+    """The collections listing's bbox is checked as a search's (it listed nothing, 200)."""
+    r = await alice_data.get("/data/collections", params={"bbox": bbox})
+    assert (r.status_code, r.json()) == (400, {"code": "InvalidQueryParameter",
+                                               "description": description})
