@@ -17,7 +17,7 @@ from stac_fastapi.api.models import GeoJSONResponse
 from stac_fastapi.extensions.aggregation import AggregationExtension
 from stac_fastapi.extensions.sort import SearchSortExtension
 from stac_fastapi.pgstac.core import CoreCrudClient
-from stac_fastapi.pgstac.models.links import ItemCollectionLinks, PagingLinks
+from stac_fastapi.pgstac.models.links import ItemCollectionLinks, PagingLinks, SearchLinks
 from stac_fastapi.pgstac.types.search import PgstacSearch
 from stac_fastapi.pgstac.utils import filter_fields
 from stac_fastapi.types.errors import InvalidQueryParameter, NotFoundError
@@ -72,6 +72,15 @@ def _encoded(body: Any) -> Response:
         body.headers["content-type"] = GeoJSON.media_type
         return body
     return GeoJSON(body)
+
+
+def _self_as_asked(request: Request, links: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A GET page's links, its `self` link with the parameters it was asked with."""
+    if query := request.url.query:
+        for link in links:
+            if link.get("rel") == "self":
+                link["href"] = f"{link['href']}?{query}"
+    return links
 
 
 @attr.s
@@ -337,12 +346,19 @@ class CoreClient(CoreCrudClient):
         page = await self._search_base(search_request, request=request)
         if not page.get("features"):
             await self.get_collection(collection_id, request=request)  # 404 if missing
-        page["links"] = await ItemCollectionLinks(
-            collection_id=collection_id, request=request).get_links(extra_links=page["links"])
+        page["links"] = _self_as_asked(request, await ItemCollectionLinks(
+            collection_id=collection_id, request=request).get_links(extra_links=page["links"]))
         return _encoded(page)
 
-    async def get_search(self, *args: Any, **kwargs: Any) -> Response:  # type: ignore[override]
-        return _encoded(await super().get_search(*args, **kwargs))
+    async def get_search(  # type: ignore[override]
+        self, request: Request, **kwargs: Any
+    ) -> Response:
+        """Stock's GET search (same search, same answer), its `self` link the page asked
+        for, its parameters kept (stock's names the first page of an unfiltered search)."""
+        page = await self._search_base(self.get_search_request(**kwargs), request=request)
+        page["links"] = _self_as_asked(
+            request, await SearchLinks(request=request).get_links(extra_links=page["links"]))
+        return _encoded(page)
 
     async def post_search(self, *args: Any, **kwargs: Any) -> Response:  # type: ignore[override]
         return _encoded(await super().post_search(*args, **kwargs))

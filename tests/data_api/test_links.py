@@ -97,3 +97,21 @@ async def test_an_items_self_link_leads_to_it(alice_data: httpx.AsyncClient, col
         [self_href] = [link["href"] for link in doc["links"] if link["rel"] == "self"]
         followed = await alice_data.get(self_href)
         assert (followed.status_code, followed.json()["id"]) == (200, doc["id"]), self_href
+
+
+async def test_a_pages_self_link_is_the_page_asked(alice_data: httpx.AsyncClient,
+                                                   collection: str) -> None:
+    """A GET page's `self` is that page, its parameters kept (stock's named the unfiltered
+    first page); a POST search's is the search's address, its parameters in the body."""
+    await seed(alice_data, collection)
+    asked = [f"/data/collections/{collection}/items?limit=1&bbox=-180,-90,180,90",
+             f"/data/search?collections={collection}&limit=1&sortby=-datetime"]
+    for path in asked:
+        page = (await alice_data.get(path)).json()
+        selves = [link["href"] for link in page["links"] if link["rel"] == "self"]
+        assert selves == [f"http://testserver{path}"]
+        again = (await alice_data.get(selves[0])).json()
+        assert [f["id"] for f in again["features"]] == [f["id"] for f in page["features"]]
+    posted = (await alice_data.post("/data/search", json={"limit": 1})).json()
+    assert [link["href"] for link in posted["links"] if link["rel"] == "self"] == [
+        "http://testserver/data/search"]

@@ -33,6 +33,9 @@ MIRRORED: dict[str, tuple[str, str, str]] = {
     "stac_fastapi.pgstac.core:CoreCrudClient.item_collection": (
         "c191da1a27d4a49d", "stac_ext/data_api/read_client.py: CoreClient.item_collection",
         "rewritten: an items page through our search, its links"),
+    "stac_fastapi.pgstac.core:CoreCrudClient.get_search": (
+        "caede22babf33764", "stac_ext/data_api/read_client.py: CoreClient.get_search",
+        "rewritten: its self link keeps the page's parameters"),
     "stac_fastapi.pgstac.core:CoreCrudClient.get_item": (
         "2fe1c80b56f845a5", "stac_ext/data_api/read_client.py: CoreClient.get_item",
         "rewritten: one statement, visibility in the SQL, kept rendering"),
