@@ -134,7 +134,9 @@ WITH RECURSIVE subtree AS (
     UNION ALL
     SELECT c.pk FROM catalogs.catalogs c JOIN subtree s ON c.parent_pk = s.pk
 )
-SELECT c.path, c.owner, c.project FROM catalogs.catalogs c JOIN subtree s ON c.pk = s.pk
+SELECT c.path, c.owner, c.project,
+       catalogs.may_read(c.visibility, c.owner, c.project, $2::text::jsonb) AS readable
+FROM catalogs.catalogs c JOIN subtree s ON c.pk = s.pk
 ORDER BY c.path
 FOR UPDATE OF c
 """

@@ -153,15 +153,22 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                              user: User = Depends(access.writer)) -> dict:
         async with request.app.state.get_connection(request, "w") as conn, conn.transaction():
             store = CatalogStore(conn)
+            reader = access.reader_json(request)
             row = await store.lock(path)
-            await store.check_readable(path, access.reader_json(request))
+            await store.check_readable(path, reader)
             access.check(user, "change", row)
+            subtree = await store.lock_subtree(row["pk"], reader)
+            # what the caller does not read is neither removed nor named (a project's
+            # members change its catalogs, a member's private one among them)
+            if not all(c["readable"] for c in subtree):
+                raise Forbidden(f"Catalog {path} holds catalogs you cannot read: nothing "
+                                "was removed. Their owners, or an administrator, remove "
+                                "them.")
             if not force and await store.has_children(row["pk"]):
                 raise HTTPException(status_code=409, detail=f"Catalog {path} has children: "
                                     "repeat with `_force=true` to remove it and its "
                                     "sub-catalogs.")
-            others = [c["path"] for c in await store.lock_subtree(row["pk"])
-                      if not access.governs(user, c)]
+            others = [c["path"] for c in subtree if not access.governs(user, c)]
             if others:
                 raise Forbidden(f"The subtree holds {len(others)} catalog(s) you may not "
                                  f"delete (e.g. {others[0]}): nothing was removed.")

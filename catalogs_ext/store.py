@@ -120,9 +120,10 @@ class CatalogStore:
     async def has_children(self, pk: int) -> bool:
         return await self.conn.fetchval(queries.HAS_CHILDREN, pk)
 
-    async def lock_subtree(self, pk: int) -> list[asyncpg.Record]:
-        """Path, owner and project of every catalog from `pk` down, locked."""
-        return await self.conn.fetch(queries.LOCK_SUBTREE, pk)
+    async def lock_subtree(self, pk: int, reader: str) -> list[asyncpg.Record]:
+        """Path, owner and project of every catalog from `pk` down, locked, and whether
+        `reader` reads it (`readable`, by its own visibility)."""
+        return await self.conn.fetch(queries.LOCK_SUBTREE, pk, reader)
 
     async def delete_subtree(self, pk: int) -> list[str]:
         return sorted(r["path"] for r in await self.conn.fetch(queries.DELETE_SUBTREE, pk))

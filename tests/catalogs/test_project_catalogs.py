@@ -104,6 +104,29 @@ async def test_a_forced_delete_removes_only_what_the_caller_governs(dana_data, c
     assert (r.status_code, r.json()) == (200, {"deleted": [top, f"{top}/ice"]})
 
 
+async def test_a_forced_delete_neither_removes_nor_names_what_the_caller_cannot_read(
+        dana_data, carol_data, admin_data) -> None:
+    """carol's private catalog in a project catalog is hers to read: dana (a member, who may
+    change the project's catalogs) saw nothing under the parent, yet her forced delete
+    removed it and named it. Now nothing goes and nothing is named."""
+    top = unique("lab-")
+    assert (await dana_data.post("/data/catalogs", json=catalog(
+        top, project=PROJECT))).status_code == 201
+    r = await carol_data.post(f"/data/catalogs/{top}", json=catalog(
+        "hidden", visibility="private"))
+    assert r.status_code == 201, r.text
+    assert (await dana_data.get(f"/data/catalogs/{top}/_subtree")).json()["catalogs"] == []
+    refused = {"code": "Forbidden", "description": (
+        f"Catalog {top} holds catalogs you cannot read: nothing was removed. Their owners, "
+        "or an administrator, remove them.")}
+    for ask in (f"/data/catalogs/{top}", f"/data/catalogs/{top}?_force=true"):
+        r = await dana_data.delete(ask)
+        assert (r.status_code, r.json()) == (403, refused)
+    assert (await carol_data.get(f"/data/catalogs/{top}/hidden")).status_code == 200
+    r = await admin_data.delete(f"/data/catalogs/{top}?_force=true")
+    assert (r.status_code, r.json()) == (200, {"deleted": [top, f"{top}/hidden"]})
+
+
 async def test_a_project_needs_membership(bob_editor_data, anon) -> None:
     top = unique("not-mine-")
     r = await bob_editor_data.post("/data/catalogs", json=catalog(top, project=PROJECT))
