@@ -19,6 +19,11 @@ from tests.support.http import signing_in_locally
 pytestmark = BROWSER_TESTS
 
 
+#: STAC fields the page does not edit, which its edit keeps.
+KEPT = {"keywords": ["notes", "ocean"], "license": "CC-BY-4.0",
+        "stac_extensions": ["https://stac-extensions.github.io/version/v1.2.0/schema.json"]}
+
+
 @pytest.fixture(scope="module")
 def service(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A service with the local issuer, where bob owns the catalog `bobs-notes`."""
@@ -28,7 +33,8 @@ def service(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Ite
                             DATABASE_URL=url) as (base, issuer):
         token = issuer.mint("bob", settings.data_client_id)
         r = httpx.post(f"{base}/data/catalogs", headers={"Authorization": f"Bearer {token}"},
-                       json={"id": "bobs-notes", "type": "Catalog", "description": "Notes"})
+                       json={"id": "bobs-notes", "type": "Catalog", "description": "Notes",
+                             **KEPT})
         assert r.status_code == 201, r.text
         yield base
 
@@ -68,3 +74,8 @@ def test_the_owner_is_offered_what_her_rights_allow(service: str) -> None:
         form.get_by_label("Title").fill("Bob's notes")
         form.get_by_role("button", name="Save").click()
         expect(page.get_by_role("heading", name="Bob's notes")).to_be_visible()
+        # what the page does not edit is kept (it sent a body of its fields only, and the
+        # PUT, which replaces, dropped the rest)
+        stored = httpx.get(f"{service}/data/catalogs/bobs-notes").json()
+        assert {key: stored.get(key) for key in (*KEPT, "title", "description")} == {
+            **KEPT, "title": "Bob's notes", "description": "Notes"}

@@ -85,31 +85,45 @@
     return result;
   });
 
-  function current() {
-    const body = { id: actions.dataset.id, type: "Catalog",
-      description: document.getElementById("catalog-description").textContent };
-    if (actions.dataset.title) body.title = actions.dataset.title;
-    return body;
+  // the catalog as the API has it now, less its links: a PUT replaces the catalog, so
+  // what a form does not edit (keywords, license, extensions) goes back as it is
+  async function current() {
+    const result = await api(catalogs + "/" + path);
+    if (!result.ok) return { result };
+    const body = result.body;
+    body.kept = (body.links || []).filter((l) => !targets(l));
+    delete body.links;
+    return { body };
   }
 
+  // a link the links form replaces: to a collection or an item of this service
+  const targets = (l) => (l.rel === "item" || l.rel === "child")
+    && String(l.href).startsWith(settings.data + "collections/");
+
   handle("edit-catalog", async (form) => {
-    const body = Object.assign(current(), { description: form.elements.description.value,
+    const { body, result } = await current();
+    if (!body) return result;
+    delete body.kept;  // without links, the PUT keeps the catalog's
+    Object.assign(body, { description: form.elements.description.value,
       visibility: form.elements.visibility.value });
     if (form.elements.title.value) body.title = form.elements.title.value; else delete body.title;
-    const result = await api(catalogs + "/" + path,
+    const saved = await api(catalogs + "/" + path,
       { method: "PUT", headers: json, body: JSON.stringify(body) });
-    if (result.ok) window.location.reload();
-    return result;
+    if (saved.ok) window.location.reload();
+    return saved;
   });
 
   handle("replace-links", async (form) => {
-    const body = Object.assign(current(), { links: links(form.elements.links.value) });
+    const { body, result } = await current();
+    if (!body) return result;
+    body.links = body.kept.concat(links(form.elements.links.value));
+    delete body.kept;
     // unconfirmed, the API itself refuses (400) and says why
     const force = form.elements.force.checked ? "?_force=true" : "";
-    const result = await api(catalogs + "/" + path + force,
+    const saved = await api(catalogs + "/" + path + force,
       { method: "PUT", headers: json, body: JSON.stringify(body) });
-    if (result.ok) window.location.reload();
-    return result;
+    if (saved.ok) window.location.reload();
+    return saved;
   }, "Nothing was changed: tick \u201cI understand\u201d above to replace the links.");
 
   handle("delete-catalog", async (form) => {
