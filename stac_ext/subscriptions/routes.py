@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from process_api import OutboundPolicy, TargetRefused
 from stac_ext.data_api.search.filter_bounds import bounded_json, cql2_json
 from stac_ext.data_api.urls import api_root
-from stac_ext.platform.access import Caller
+from stac_ext.platform.access import Caller, Resource, require
 from stac_ext.platform.auth.principal import Principal
 from stac_ext.subscriptions import queries
 from stac_ext.subscriptions.asyncapi import ASYNCAPI_MEDIA_TYPE, asyncapi
@@ -184,6 +184,9 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
                          ) -> tuple[dict[str, Any] | None, str | None]:
         if job is None:
             return None, None
+        # its runs are shared with its project as its owner's jobs would be (403 here,
+        # not a failure at every window)
+        require(caller, "share", Resource("job", project=job.project))
         processes = config.processes()
         if processes is None:
             raise HTTPException(status_code=400, detail="job: this service runs no "

@@ -166,3 +166,19 @@ async def test_a_process_id_no_address_holds_is_refused_in_words(clients) -> Non
                               "itemsInput": "files"}})
     assert (r.status_code, r.json()) == (400, {
         "code": "BadRequest", "description": "job.process: There is no process 'mean\\x7f'."})
+
+
+async def test_a_standing_job_for_a_project_not_the_owners_is_refused_when_saved(
+        clients) -> None:
+    """alice (in no project) saved a standing job sharing its runs with ocean-lab: 201,
+    then every window failed ("not a member"). Now the save is the 403 a job's would be,
+    and nothing is saved."""
+    data = clients["data"]
+    before = (await data.get("/data/subscriptions")).json()
+    r = await data.post("/data/subscriptions", json={
+        "search": {}, "job": {"window": {"items": 1}, "process": "echo",
+                              "itemsInput": "files", "project": "ocean-lab"}})
+    assert (r.status_code, r.json()) == (403, {
+        "code": "Forbidden", "description": "You are not a member of the project "
+        "'ocean-lab': only its members share jobs with it."})
+    assert (await data.get("/data/subscriptions")).json() == before
