@@ -49,11 +49,11 @@ class CatalogTreeExtension(ApiExtension):
 
     def register(self, app: FastAPI) -> None:
         prefix = f"{app.state.router_prefix}/catalogs"
-        if self.search is not None:  # before the catalogs' own `/{path}` routes
-            app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
-        # the generated tree, before the catalogs' own `/{path}` routes too
+        # the generated tree first: it answers its own paths, `_search` among them
         app.include_router(families_router(prefix, self.paths, self.access),
                            tags=["Catalogs"])
+        if self.search is not None:  # before the catalogs' own `/{path}` routes
+            app.include_router(search_router(prefix, self.search), tags=["Catalogs"])
         app.include_router(read_router(prefix, self.paths, self.access), tags=["Catalogs"])
         app.include_router(write_router(prefix, self.paths, self.access, self.href_problem),
                            tags=["Catalogs"])

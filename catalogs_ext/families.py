@@ -15,6 +15,7 @@ import orjson
 from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from stac_fastapi.types.errors import NotFoundError
 from stac_fastapi.types.requests import get_base_url
 
 from catalogs_ext import queries
@@ -29,6 +30,9 @@ SHIPPED_RULES = Path(__file__).with_name("variable_families.json")
 GENERATED = (f"The catalog {FAMILIES_ID} and the catalogs under it are generated from the "
              "collections and the families' rules: they cannot be written. Administrators "
              f"change the rules at /catalogs/{FAMILIES_ID}/_rules.")
+UNSEARCHABLE = (f"The catalog {FAMILIES_ID} and the catalogs under it are generated from "
+                "the collections: they have no _search or _subtree. Search a family's "
+                "collections (its child links) with /search?collections=...")
 _ID = r"^[a-z0-9][a-z0-9-]*$"
 _WORDS = Annotated[list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$", max_length=256)]],
                    Field(max_length=1000)]
@@ -139,6 +143,16 @@ async def _rules(conn: Any) -> dict[str, Any]:
 def families_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRouter:
     """`/catalogs/variables...`: its catalogs, its rules, and a 403 for any write."""
     router = APIRouter(prefix=f"{prefix}/{FAMILIES_ID}")
+
+    async def unsearchable(request: Request) -> None:
+        raise NotFoundError(UNSEARCHABLE)
+
+    # before its catalogs' routes, which would read `_search` as a sub-family
+    for where in ("", "/{rest:path}"):
+        router.add_api_route(f"{where}/_search", unsearchable, methods=["GET", "POST"],
+                             include_in_schema=False)
+        router.add_api_route(f"{where}/_subtree", unsearchable, methods=["GET"],
+                             include_in_schema=False)
 
     @router.get("", summary="The variables tree: one child per family that holds items")
     async def get_families(request: Request) -> Response:

@@ -149,6 +149,23 @@ def test_a_write_to_the_tree_is_refused_saying_it_is_generated(
                                                    "description": GENERATED})
 
 
+def test_the_tree_says_it_has_no_search(families_service) -> None:
+    """Its `_search` and `_subtree` answered "Catalog variables/ocean-physics does not
+    exist" of a catalog a GET reads: now a 404 saying why, and where to search."""
+    base, _ = families_service
+    said = {"code": "NotFoundError", "description": (
+        "The catalog variables and the catalogs under it are generated from the "
+        "collections: they have no _search or _subtree. Search a family's collections (its "
+        "child links) with /search?collections=...")}
+    for method, path in (("GET", "variables/ocean-physics/_search"),
+                         ("POST", "variables/ocean-physics/temperature-and-heat/_search"),
+                         ("GET", "variables/_search"), ("GET", "variables/_subtree"),
+                         ("GET", "variables/sea-ice/_subtree")):
+        r = httpx.request(method, f"{base}/data/catalogs/{path}",
+                          json={} if method == "POST" else None)
+        assert (r.status_code, r.json()) == (404, said), (method, path)
+
+
 def test_an_administrator_changes_the_rules(families_service, settings: Settings) -> None:
     base, issuer = families_service
     rules_url = f"{base}/data/catalogs/variables/_rules"
