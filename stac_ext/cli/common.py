@@ -59,16 +59,21 @@ def _start(settings: Settings) -> Cluster:
     (said in a line: the data dir remembers it)."""
     wanted = settings.cluster
     cluster = settings.cluster_to_start()
-    if cluster.port != wanted.port:
-        typer.echo(f"port {wanted.port} is in use (another PostgreSQL, perhaps another "
-                   f"checkout's embedded database): the embedded database starts on port "
-                   f"{cluster.port}, which {cluster.port_file} remembers "
-                   "(GEOCATALOG_PG_PORT chooses another)", err=True)
-    try:
-        cluster.start()
-    except ClusterError as e:
-        raise _fail(str(e)) from e
-    return cluster
+    for _ in range(3):
+        if cluster.port != wanted.port:
+            typer.echo(f"port {wanted.port} is in use (another PostgreSQL, perhaps another "
+                       f"checkout's embedded database): the embedded database starts on "
+                       f"port {cluster.port}, which {cluster.port_file} remembers "
+                       "(GEOCATALOG_PG_PORT chooses another)", err=True)
+        try:
+            cluster.start()
+            return cluster
+        except ClusterError as e:
+            moved = settings.cluster_elsewhere(cluster)
+            if moved is None:
+                raise _fail(str(e)) from e
+            wanted, cluster = cluster, moved
+    raise _fail(f"no free port for the embedded database (the last tried: {cluster.port})")
 
 
 def ensure_database(settings: Settings) -> None:

@@ -16,7 +16,7 @@ import psycopg
 import pystac
 import pytest
 
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, start_cli
 from tests.support.http import free_port, http_client
 from tests.support.issuer import ADMIN_RIGHT
 from tests.support.stac import make_collection, make_item, unique
@@ -357,6 +357,34 @@ def test_a_port_in_use_is_named_and_the_data_dir_remembers_its_port(
             assert status.stdout.strip() == f"running: {(data / 'pg').resolve()} on " \
                                             f"127.0.0.1:{moved}"
         finally:
+            run_cli("db", "stop", env=env)
+
+
+@pytest.mark.slow
+def test_two_checkouts_started_at_once_each_find_a_port(world_readable_dir: Path) -> None:
+    """Two `make run`s at the same moment saw the same port free; the one whose server
+    came second stopped ("port ... is in use"). Now it starts on another free port, says
+    so, and its data dir remembers it."""
+    port = free_port()
+    envs = []
+    for name in ("one", "two"):
+        data = world_readable_dir / name
+        data.mkdir()
+        (data / "pg.port").write_text(f"{port}\n")  # both remember the same free port
+        envs.append({"GEOCATALOG_DATA_DIR": str(data), "DATABASE_URL": ""})
+    try:
+        started = [start_cli("db", "start", env=env) for env in envs]
+        outs = [process.communicate(timeout=300) for process in started]
+        assert [process.returncode for process in started] == [0, 0], outs
+        ports = sorted(int(Path(env["GEOCATALOG_DATA_DIR"], "pg.port").read_text())
+                       for env in envs)
+        assert port in ports and len(set(ports)) == 2
+        moved = max(ports, key=lambda p: p != port)
+        said = [err.strip() for _, err in outs if err.strip()]
+        assert len(said) == 1 and said[0].startswith(f"port {port} is in use") \
+            and f"starts on port {moved}," in said[0], said
+    finally:
+        for env in envs:
             run_cli("db", "stop", env=env)
 
 

@@ -145,6 +145,15 @@ class DatabaseSettings(BaseSettings):
             return self.cluster  # asked for: a port in use is said, not replaced
         return self.cluster.on_a_free_port()
 
+    def cluster_elsewhere(self, tried: Cluster) -> Cluster | None:
+        """The embedded cluster on another free port, when `tried` found its port taken as
+        it started (another checkout's, started at the same moment, took the port both saw
+        free) and GEOCATALOG_PG_PORT does not name it; else None."""
+        if "geocatalog_pg_port" in self.model_fields_set:
+            return None
+        moved = tried.on_a_free_port()
+        return None if moved is tried else moved
+
     @property
     def dsn(self) -> str:
         """The owner's database URL: configured (the primary's, when it lists several
