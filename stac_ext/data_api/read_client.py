@@ -44,7 +44,12 @@ from stac_ext.data_api.search.free_text import bounded_words
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.search.text_filter import fold_text_filter
-from stac_ext.data_api.search.world_bounds import crs84_only, within_world, world_box
+from stac_ext.data_api.search.world_bounds import (
+    crs84_only,
+    footprint,
+    within_world,
+    world_box,
+)
 from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
 from stac_ext.data_api.urls import request_root
@@ -178,6 +183,8 @@ class CoreClient(CoreCrudClient):
         boxes it is (a search's model checks its box, then `search_body` folds it)."""
         request = kwargs.get("request") or args[0]  # stac-fastapi's endpoints name them all
         world_box(bbox := kwargs.get("bbox"))
+        if bbox is not None:
+            kwargs["bbox"] = bbox = footprint(bbox)
         if bbox is not None and crosses(bbox) \
                 and bbox[1] <= bbox[len(bbox) // 2 + 1]:
             kwargs["bbox"], kwargs["intersects"] = None, orjson.dumps(halves(bbox)).decode()
@@ -212,6 +219,8 @@ class CoreClient(CoreCrudClient):
         bbox = getattr(search_request, "bbox", None)
         if bbox is not None and not all(math.isfinite(float(v)) for v in bbox):
             raise InvalidQueryParameter("bbox: the coordinates must be finite numbers.")
+        if bbox is not None and len(bbox) == 6:
+            search_request = search_request.model_copy(update={"bbox": footprint(bbox)})
         search_request = fold_query(fold_owner(fold_antimeridian(search_request)))
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,

@@ -361,3 +361,30 @@ async def test_collections_bbox_off_the_world(alice_data: httpx.AsyncClient, bbo
     r = await alice_data.get("/data/collections", params={"bbox": bbox})
     assert (r.status_code, r.json()) == (400, {"code": "InvalidQueryParameter",
                                                "description": description})
+
+
+async def test_a_bbox_with_heights_is_searched_by_its_footprint(
+        alice_data: httpx.AsyncClient, collection: str) -> None:
+    """Six numbers (west, south, low, east, north, high), as STAC allows: every search
+    answered 500 (the database cannot intersect the solid they made); now the footprint
+    is searched, as footprints are stored."""
+    for name, x in (("in", 10.0), ("out", 50.0)):
+        r = await alice_data.post(f"/data/collections/{collection}/items",
+                                  json=make_item(name, x=x))
+        assert r.status_code == 201, r.text
+    flat, high = "5,-1,20,2", "5,-1,-100,20,2,100"
+    for path in ("/data/search", f"/data/collections/{collection}/items"):
+        got = {}
+        for bbox in (flat, high):
+            r = await alice_data.get(path, params={"bbox": bbox, "collections": collection})
+            assert r.status_code == 200, r.text
+            got[bbox] = [f["id"] for f in r.json()["features"]]
+        assert got == {flat: ["in"], high: ["in"]}, path
+    r = await alice_data.post("/data/search", json={
+        "collections": [collection], "bbox": [5, -1, -100, 20, 2, 100]})
+    assert (r.status_code, [f["id"] for f in r.json()["features"]]) == (200, ["in"])
+    r = await alice_data.get("/data/aggregate", params={
+        "collections": collection, "bbox": high, "aggregations": "total_count"})
+    assert (r.status_code, r.json()["aggregations"][0]["value"]) == (200, 1)
+    r = await alice_data.get("/data/collections", params={"bbox": high})
+    assert r.status_code == 200 and collection in [c["id"] for c in r.json()["collections"]]

@@ -1,7 +1,8 @@
 """A search's places on the one coordinate system it reads, CRS84 (longitude, latitude in
 degrees): an `intersects` geometry's positions within the world as a `bbox` is, a
-collections listing's `bbox` as a search's, and a `filter-crs` other than CRS84 refused
-(a 400, not a filter read in the wrong axes)."""
+collections listing's `bbox` as a search's, a `bbox` with heights searched by its
+footprint, and a `filter-crs` other than CRS84 refused (a 400, not a filter read in the
+wrong axes)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,12 @@ def crs84_only(filter_crs: str | None) -> None:
     if filter_crs is not None and filter_crs.strip() not in _CRS84_NAMES:
         raise InvalidQueryParameter(f"filter-crs: this service reads filters in {CRS84} "
                                     "(longitude, latitude in degrees) only.")
+
+
+def footprint(bbox: Sequence[float] | None) -> list[float] | None:
+    """A `bbox` as the four numbers the database searches: one with heights (six numbers)
+    by its footprint, as footprints are stored (its heights made a solid the database
+    cannot intersect: a 500)."""
+    if bbox is None or len(bbox) != 6:
+        return None if bbox is None else list(bbox)
+    return [bbox[0], bbox[1], bbox[3], bbox[4]]
