@@ -22,6 +22,36 @@ def nested(depth: int) -> dict:
     return value
 
 
+BEYOND_64_BITS = ("{} is beyond what an integer may be: integers must be within 64 bits "
+                  "(-9223372036854775808 to 9223372036854775807)")
+
+
+async def test_numbers_a_body_could_not_keep_are_400(alice_data: httpx.AsyncClient,
+                                                     collection: str) -> None:
+    """`1e400` overflows to infinity, which was stored as null (201); an integer beyond
+    64 bits is what no encoder downstream writes. Nothing is stored."""
+    item = '{"id": "big", "type": "Feature", "properties": {"datetime": ' \
+        '"2021-01-01T00:00:00Z", "x": %s}, "geometry": {"type": "Point", "coordinates": ' \
+        '[0, 0]}, "assets": {}}'
+    long_number = "9" * 60
+    for number, detail in (
+            ("1e400", "1e400 is beyond what a number may be: numbers must be finite (at "
+                      "most about 1.8e308)"),
+            ("-9223372036854775809", BEYOND_64_BITS.format("-9223372036854775809")),
+            (long_number, BEYOND_64_BITS.format(f"{long_number[:20]}\u2026"))):
+        r = await alice_data.post(f"/data/collections/{collection}/items",
+                                  content=item % number,
+                                  headers={"Content-Type": "application/json"})
+        assert (r.status_code, r.json()) == (400, {"code": "BadRequest",
+                                                   "description": detail}), number
+    assert (await alice_data.get(f"/data/collections/{collection}/items/big")
+            ).status_code == 404
+    r = await alice_data.post(f"/data/collections/{collection}/items",
+                              content=item % "9223372036854775807",
+                              headers={"Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+
+
 async def test_non_finite_numbers_are_400(alice_data: httpx.AsyncClient, anon,
                                           collection: str) -> None:
     body = '{"id": "nan", "type": "Feature", "properties": {"datetime": "2021-01-01T00:00:00Z"},' \
@@ -282,8 +312,14 @@ async def test_process_inputs_are_bounded(alice_processes: httpx.AsyncClient) ->
     deep = '{"processInputs": {"message": "x", "object": ' + '{"a": ' * 900 + "1" \
         + "}" * 900 + "}}"
     nan = '{"processInputs": {"message": "x", "object": {"v": NaN}}}'
+    # an integer beyond 64 bits failed as the job was stored (a 500); 1e400 became null
+    huge = '{"processInputs": {"message": "x", "object": {"v": 18446744073709551616}}}'
+    infinite = '{"processInputs": {"message": "x", "object": {"v": -1e400}}}'
     for body, detail in ((deep, f"The request body nests deeper than {MAX_JSON_DEPTH} levels."),
-                         (nan, "NaN is not a JSON number: numbers must be finite")):
+                         (nan, "NaN is not a JSON number: numbers must be finite"),
+                         (huge, BEYOND_64_BITS.format("18446744073709551616")),
+                         (infinite, "-1e400 is beyond what a number may be: numbers must be "
+                                    "finite (at most about 1.8e308)")):
         r = await alice_processes.post("/processes/processes/echo/execution", content=body,
                                        headers={"Content-Type": "application/json"})
         assert (r.status_code, r.json()) == (400, {

@@ -1,7 +1,7 @@
 """JSON request bodies, bounded before the handlers see them: JSON by their `Content-Type`,
-an object, of finite numbers and Unicode strings, nested at most MAX_JSON_DEPTH levels. One
-dependency for every route that takes a body, in both APIs (each shapes the 4xx as its
-errors)."""
+an object, of finite numbers (integers within 64 bits) and Unicode strings, nested at most
+MAX_JSON_DEPTH levels. One dependency for every route that takes a body, in both APIs
+(each shapes the 4xx as its errors)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,34 @@ from fastapi import HTTPException, Request
 MAX_JSON_DEPTH = 64
 
 
+#: The integers every encoder downstream writes (orjson: 64 bits).
+_INTEGERS = range(-(2**63), 2**63)
+
+
+class _Unwritable(ValueError):
+    """A number the body holds that could not be kept as it was sent."""
+
+
 def _non_finite(constant: str) -> float:
-    raise ValueError(f"{constant} is not a JSON number: numbers must be finite")
+    raise _Unwritable(f"{constant} is not a JSON number: numbers must be finite")
+
+
+def _finite(text: str) -> float:
+    """A float, unless it overflows to infinity (`1e400`: it was kept as null)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Unwritable(f"{text} is beyond what a number may be: numbers must be finite "
+                          "(at most about 1.8e308)")
+    return value
+
+
+def _integer(text: str) -> int:
+    """An integer within 64 bits (a larger one failed as it was stored: a 500)."""
+    if len(text) > 20 or int(text) not in _INTEGERS:
+        shown = text if len(text) <= 40 else f"{text[:20]}…"
+        raise _Unwritable(f"{shown} is beyond what an integer may be: integers must be "
+                          f"within 64 bits ({_INTEGERS.start} to {_INTEGERS.stop - 1})")
+    return int(text)
 
 
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -86,10 +112,11 @@ async def json_object_body(request: Request) -> None:
         raise HTTPException(status_code=415, detail=(
             "The request body must be JSON, sent with `Content-Type: application/json`."))
     try:
-        body = json.loads(raw, parse_constant=_non_finite)
-    except ValueError as e:
-        if "not a JSON number" in str(e):
-            raise HTTPException(status_code=400, detail=str(e)) from None
+        body = json.loads(raw, parse_constant=_non_finite, parse_float=_finite,
+                          parse_int=_integer)
+    except _Unwritable as e:
+        raise HTTPException(status_code=400, detail=str(e)) from None
+    except ValueError:
         return  # malformed JSON: FastAPI's own validation answers it (400)
     except RecursionError:  # nested beyond what the parser follows
         body = None
