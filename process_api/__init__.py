@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from process_api.api.app import create_process_app as create_process_app
     from process_api.api.app import lifespan_of as lifespan_of
     from process_api.api.openapi30 import OPENAPI30_MEDIA_TYPE as OPENAPI30_MEDIA_TYPE
+    from process_api.api.openapi30 import openapi30 as openapi30
     from process_api.data.file_inputs import Catalog as Catalog
     from process_api.data.staging import ResultsStore as ResultsStore
     from process_api.data.staging import StageLimits as StageLimits
@@ -113,6 +114,7 @@ _EXPORTS = {
     "ENDED": "process_api.jobs.job_status",
     "JOB_LIST_STATUSES": "process_api.jobs.job_status",
     "OPENAPI30_MEDIA_TYPE": "process_api.api.openapi30",
+    "openapi30": "process_api.api.openapi30",
     "OutboundPolicy": "process_api.processes.outbound",
     "TargetRefused": "process_api.processes.outbound",
     "allowed_http_client": "process_api.processes.outbound",

@@ -34,6 +34,7 @@ from process_api import (
     lifespan_of,
     load_definitions,
     load_entry,
+    openapi30,
     parse_memory,
 )
 from stac_ext.content.decorate import ItemDecorator
@@ -357,7 +358,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         catalog_path=catalogs_ext.CATALOG_PATH, admin_right=settings.admin_right,
         deploy_right=settings.deploy_right))
     complete_openapi(app, STAC_ERROR, data_protected, token_reads=True)
-    serve_openapi_as(app)
+    serve_openapi_as(app, older=(OPENAPI30_MEDIA_TYPE, openapi30))
     complete_openapi(process_app, OGC_ERROR, processes_protected)
     serve_openapi_as(process_app, OPENAPI30_MEDIA_TYPE)
     if settings.metrics:

@@ -145,3 +145,18 @@ def test_ogcapi_registry_processes(seeded_server: str) -> None:
                     "oas30", "callback"])
     assert out.returncode == 0, (out.stdout + out.stderr)[-8000:]
     assert "processes-1/1.0/conf/core" in out.stdout
+
+
+def test_gdal_sends_its_filter_to_the_server(seeded_server: str) -> None:
+    """GDAL's OAPIF driver (QGIS's too) reads the API definition as OpenAPI 3.0 to learn
+    which filters the server takes: offered 3.1 only, it said "Unexpected Content-Type"
+    and filtered every collection on the client, all its items downloaded. Now a `-where`
+    on the time goes to the server (GDAL 3.6 sends `datetime`)."""
+    out = subprocess.run(
+        ["ogrinfo", "-ro", "-al", "-so", "--debug", "on", f"OAPIF:{seeded_server}/data/",
+         CHECKS_COLLECTION, "-where", "datetime >= '2021-01-10T00:00:00Z'"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Feature Count: 3" in out.stdout, out.stdout
+    assert "Unexpected Content-Type" not in out.stderr
+    assert "client side" not in out.stderr, out.stderr

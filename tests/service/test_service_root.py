@@ -4,6 +4,7 @@ liveness and health under /data/_mgmt, each with its own meaning."""
 import httpx
 import psycopg
 import pytest
+from openapi_spec_validator import validate
 
 from stac_ext.migration_sets import BOOTSTRAPS, MIGRATIONS
 from stac_ext.platform.database.migrations import migrate
@@ -90,6 +91,25 @@ async def test_the_openapi_document_says_its_version(anon: httpx.AsyncClient) ->
     r = await anon.get(desc["href"])
     assert r.headers["content-type"] == desc["type"]
     assert r.json()["openapi"].startswith("3.1")
+
+
+async def test_a_client_that_reads_openapi_30_gets_it(anon: httpx.AsyncClient) -> None:
+    """GDAL's and QGIS's OAPIF driver asks for 3.0 and reads no other: it got 3.1 ("Unexpected
+    Content-Type"), and filtered every collection on the client. The data API claims the
+    `oas30` class: a client asking for 3.0 only gets the document converted, valid 3.0."""
+    gdal = ("application/vnd.oai.openapi+json;version=3.0, "
+            "application/openapi+json;version=3.0, application/json")
+    r = await anon.get("/data/api", headers={"Accept": gdal})
+    assert (r.status_code, r.headers["content-type"]) == (
+        200, "application/vnd.oai.openapi+json;version=3.0")
+    document = r.json()
+    assert document["openapi"] == "3.0.3"
+    validate(document)  # openapi-spec-validator: the OpenAPI 3.0 schema, strictly
+    assert set(document["paths"]) == set((await anon.get("/data/api")).json()["paths"])
+    both = "application/vnd.oai.openapi+json;version=3.1, " + gdal
+    r = await anon.get("/data/api", headers={"Accept": both})
+    assert (r.headers["content-type"], r.json()["openapi"][:3]) == (
+        "application/vnd.oai.openapi+json;version=3.1", "3.1")
 
 
 async def test_a_changed_function_file_is_pending_until_migrate_applies_it(settings,

@@ -8,6 +8,7 @@ operations that take `fields`) a 200 schema that allows partial items.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -67,19 +68,38 @@ def _complete(document: dict[str, Any], error_schema: dict[str, Any],
 OPENAPI_MEDIA_TYPE = "application/vnd.oai.openapi+json;version=3.1"
 
 
-def serve_openapi_as(app: FastAPI, media_type: str = OPENAPI_MEDIA_TYPE) -> None:
+def serve_openapi_as(app: FastAPI, media_type: str = OPENAPI_MEDIA_TYPE,
+                     older: tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None
+                     = None) -> None:
     """Answer the OpenAPI document with `media_type` (stock stac-fastapi wraps the route
-    to say 3.0; the document FastAPI generates is 3.1)."""
+    to say 3.0; the document FastAPI generates is 3.1); `older`: another version's media
+    type and the document converted to it, for a client whose `Accept` names only that
+    version (GDAL and QGIS ask for 3.0, and read no other)."""
     route = next(r for r in app.router.routes
                  if isinstance(r, Route) and r.path == app.openapi_url)
     endpoint = route.endpoint
+    converted: list[bytes] = []  # made once, as the document is
 
     async def openapi_endpoint(request: Request) -> Response:
+        if older is not None and _only(request.headers.get("accept", ""), older[0],
+                                       media_type):
+            if not converted:
+                converted.append(json.dumps(older[1](app.openapi())).encode())
+            return Response(converted[0], media_type=older[0])
         response: Response = await endpoint(request)
         response.headers["content-type"] = media_type
         return response
 
     route.app = request_response(openapi_endpoint)
+
+
+def _only(accept: str, wanted: str, other: str) -> bool:
+    """Whether `accept` names the version of `wanted` and not that of `other`."""
+    def version(media_type: str) -> str:
+        return media_type.partition("version=")[2]
+
+    said = accept.replace(" ", "").lower()
+    return f"version={version(wanted)}" in said and f"version={version(other)}" not in said
 
 
 def complete_openapi(app: FastAPI, error_schema: dict[str, Any],
