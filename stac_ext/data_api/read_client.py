@@ -41,6 +41,7 @@ from stac_ext.data_api.search.filter_bounds import (
     cql2_json,
 )
 from stac_ext.data_api.search.free_text import bounded_words
+from stac_ext.data_api.search.literals import readable_literals
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.search.text_filter import fold_text_filter
@@ -213,6 +214,8 @@ class CoreClient(CoreCrudClient):
         search_request = fold_text_filter(search_request)
         if (expression := getattr(search_request, "filter_expr", None)) is not None:
             bounded_json(expression)
+            search_request = search_request.model_copy(
+                update={"filter_expr": readable_literals(expression)})
         bounded_words(getattr(search_request, "q", None))
         for sort in getattr(search_request, "sortby", None) or ():
             sortable_field(sort.field)

@@ -63,7 +63,8 @@ async def test_queryables_name_what_filters_read(anon: httpx.AsyncClient, collec
     r = await anon.get("/data/queryables")
     assert r.status_code == 200, r.text
     named = r.json()["properties"]
-    assert sorted(named) == ["datetime", "description", "geometry", "id", "owner", "title"]
+    assert sorted(named) == ["created", "datetime", "description", "geometry", "id", "owner",
+                             "title", "updated"]
     assert (named["title"], named["description"]) == (
         {"type": "string", "title": "Title", "description": "A human-readable title of the item"},
         {"type": "string", "title": "Description",

@@ -155,3 +155,36 @@ def test_fold_owner_joins_a_query_when_there_is_no_filter() -> None:
     folded = fold_owner(search)
     assert folded.query == {"n": {"gt": 1}, "owner": {"eq": "bob"}}
     assert folded.filter_expr is None
+
+
+async def test_dates_boxes_and_instants_in_filters(alice_data: httpx.AsyncClient,
+                                                   collection: str) -> None:
+    """A DATE literal was read as text: every comparison false, no items, no error; a BBOX
+    literal was "not a GeoJSON geometry or a bbox"; `created` compared with a TIMESTAMP
+    was the database's "operator does not exist". Each now finds what it says, in CQL2
+    text (GET) and JSON (POST) alike."""
+    for n in range(1, 5):  # d1..d4: 2021-01-01..04, x = 10n..10n+1, created now
+        item = make_item(f"d{n}", collection_id=collection, x=10 * n, day=n)
+        r = await alice_data.post(f"/data/collections/{collection}/items", json=item)
+        assert r.status_code == 201, r.text
+    asked = [
+        ("datetime > DATE('2021-01-02')", {"op": ">", "args": [
+            {"property": "datetime"}, {"date": "2021-01-02"}]}, ["d3", "d4"]),
+        ("datetime = DATE('2021-01-02')", {"op": "=", "args": [
+            {"property": "datetime"}, {"date": "2021-01-02"}]}, ["d2"]),
+        ("S_INTERSECTS(geometry, BBOX(15, -1, 35, 2))", {"op": "s_intersects", "args": [
+            {"property": "geometry"}, {"bbox": [15, -1, 35, 2]}]}, ["d2", "d3"]),
+        ("created >= TIMESTAMP('2021-02-03T00:00:00Z')", {"op": ">=", "args": [
+            {"property": "created"}, {"timestamp": "2021-02-03T00:00:00Z"}]},
+         ["d1", "d2", "d3", "d4"]),
+        ("updated < TIMESTAMP('2021-02-03T00:00:00Z')", {"op": "<", "args": [
+            {"property": "updated"}, {"timestamp": "2021-02-03T00:00:00Z"}]}, []),
+    ]
+    for text, cql2, expected in asked:
+        got = await alice_data.get("/data/search", params={
+            "collections": collection, "filter": text, "filter-lang": "cql2-text"})
+        posted = await alice_data.post("/data/search", json={
+            "collections": [collection], "filter": cql2, "filter-lang": "cql2-json"})
+        for r in (got, posted):
+            assert (r.status_code, sorted(f["id"] for f in r.json()["features"])) == (
+                200, expected), (text, r.text)

@@ -220,7 +220,8 @@ def test_the_development_issuer_is_where_it_is_served(fresh_database: str,
         # None not found")
         r = httpx.get(f"{base}/data/queryables")
         assert (r.status_code, sorted(r.json()["properties"])) == (200, [
-            "datetime", "description", "geometry", "id", "owner", "title"]), r.text
+            "created", "datetime", "description", "geometry", "id", "owner", "title",
+            "updated"]), r.text
         token = run_cli("token", "alice", env=env)  # no --port: it asks what the server runs
         assert token.returncode == 0, token.stderr
         r = httpx.post(f"{base}/data/catalogs", headers={

@@ -1,0 +1,35 @@
+"""CQL2 literals pgstac does not read, written as those it does: a `DATE` as the instant it
+starts (midnight UTC, as pgstac's temporal operators read a date), a `BBOX` as its
+polygon. pgstac compared a date as text (every comparison false: no items, no error) and
+refused a box as no geometry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stac_ext.data_api.search.antimeridian import halves
+from stac_ext.data_api.search.world_bounds import footprint
+
+
+def readable_literals(expression: Any) -> Any:
+    """The CQL2-JSON expression with its `{"date": ...}` and `{"bbox": [...]}` literals
+    rewritten (the expression's depth is bounded before)."""
+    if isinstance(expression, list):
+        return [readable_literals(part) for part in expression]
+    if not isinstance(expression, dict):
+        return expression
+    if len(expression) == 1 and isinstance(expression.get("date"), str):
+        return {"timestamp": f"{expression['date']}T00:00:00Z"}
+    box = expression.get("bbox") if len(expression) == 1 else None
+    if isinstance(box, list) and len(box) in (4, 6) and \
+            all(isinstance(v, int | float) for v in box):
+        return _polygon(footprint(box) or box)
+    return {key: readable_literals(value) for key, value in expression.items()}
+
+
+def _polygon(box: list[float]) -> dict[str, Any]:
+    west, south, east, north = box
+    if west > east:  # across 180°: its two halves
+        return halves(box)
+    return {"type": "Polygon", "coordinates": [[[west, south], [east, south], [east, north],
+                                                [west, north], [west, south]]]}
