@@ -73,7 +73,7 @@ from stac_ext.platform.service.allowed_methods import AllowedMethodsMiddleware
 from stac_ext.platform.service.base_url import BaseUrlMiddleware
 from stac_ext.platform.service.body_limit import BodyLimitMiddleware
 from stac_ext.platform.service.errors import UnexpectedErrorMiddleware, add_error_handlers
-from stac_ext.platform.service.json_body import json_object_body
+from stac_ext.platform.service.json_body import json_object_body_64
 from stac_ext.platform.service.keyfiles import decode_key, load_or_create_key
 from stac_ext.platform.service.landing import root_router
 from stac_ext.platform.service.logs import RequestIdMiddleware
@@ -287,7 +287,7 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
         deployer=auth.client(settings.process_client_id, right=settings.deploy_right),
         as_caller=partial(auth.caller, client_id=settings.process_client_id),
         conformance=(PROCESSES_HTML,),  # the web face's pages answer every resource
-        body_checks=(json_object_body,),
+        body_checks=(json_object_body_64,),
     ))
 
     subscriptions = Subscriptions(settings, auth)

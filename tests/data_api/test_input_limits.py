@@ -26,30 +26,27 @@ BEYOND_64_BITS = ("{} is beyond what an integer may be: integers must be within 
                   "(-9223372036854775808 to 9223372036854775807)")
 
 
-async def test_numbers_a_body_could_not_keep_are_400(alice_data: httpx.AsyncClient,
-                                                     collection: str) -> None:
-    """`1e400` overflows to infinity, which was stored as null (201); an integer beyond
-    64 bits is what no encoder downstream writes. Nothing is stored."""
+async def test_a_number_beyond_floats_is_400(alice_data: httpx.AsyncClient,
+                                            collection: str) -> None:
+    """`1e400` overflows to infinity, which was stored as null (201); nothing is stored
+    now. (An integer of any size is kept: the database keeps it.)"""
     item = '{"id": "big", "type": "Feature", "properties": {"datetime": ' \
         '"2021-01-01T00:00:00Z", "x": %s}, "geometry": {"type": "Point", "coordinates": ' \
         '[0, 0]}, "assets": {}}'
-    long_number = "9" * 60
-    for number, detail in (
-            ("1e400", "1e400 is beyond what a number may be: numbers must be finite (at "
-                      "most about 1.8e308)"),
-            ("-9223372036854775809", BEYOND_64_BITS.format("-9223372036854775809")),
-            (long_number, BEYOND_64_BITS.format(f"{long_number[:20]}\u2026"))):
+    for number in ("1e400", "-2.5E+999"):
         r = await alice_data.post(f"/data/collections/{collection}/items",
                                   content=item % number,
                                   headers={"Content-Type": "application/json"})
-        assert (r.status_code, r.json()) == (400, {"code": "BadRequest",
-                                                   "description": detail}), number
+        assert (r.status_code, r.json()) == (400, {"code": "BadRequest", "description": (
+            f"{number} is beyond what a number may be: numbers must be finite (at most "
+            "about 1.8e308)")}), number
     assert (await alice_data.get(f"/data/collections/{collection}/items/big")
             ).status_code == 404
     r = await alice_data.post(f"/data/collections/{collection}/items",
-                              content=item % "9223372036854775807",
-                              headers={"Content-Type": "application/json"})
+                              content=item % (2**80), headers={"Content-Type": "application/json"})
     assert r.status_code == 201, r.text
+    stored = await alice_data.get(f"/data/collections/{collection}/items/big")
+    assert stored.json()["properties"]["x"] == 2**80
 
 
 async def test_non_finite_numbers_are_400(alice_data: httpx.AsyncClient, anon,

@@ -1,12 +1,13 @@
 """JSON request bodies, bounded before the handlers see them: JSON by their `Content-Type`,
-an object, of finite numbers (integers within 64 bits) and Unicode strings, nested at most
-MAX_JSON_DEPTH levels. One dependency for every route that takes a body, in both APIs
-(each shapes the 4xx as its errors)."""
+an object, of finite numbers and Unicode strings, nested at most MAX_JSON_DEPTH levels
+(and for job inputs, integers within 64 bits). One dependency for every route that takes a
+body, in both APIs (each shapes the 4xx as its errors)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import HTTPException, Request
@@ -38,7 +39,7 @@ def _finite(text: str) -> float:
 
 
 def _integer(text: str) -> int:
-    """An integer within 64 bits (a larger one failed as it was stored: a 500)."""
+    """An integer within 64 bits (a larger one failed as a job was stored: a 500)."""
     if len(text) > 20 or int(text) not in _INTEGERS:
         shown = text if len(text) <= 40 else f"{text[:20]}…"
         raise _Unwritable(f"{shown} is beyond what an integer may be: integers must be "
@@ -103,7 +104,18 @@ def _unicode(value: Any) -> bool:
 async def json_object_body(request: Request) -> None:
     """The body is a JSON object of finite numbers, nested at most MAX_JSON_DEPTH deep:
     say so (400) before a model's validators (which assume a dict and would fail with a
-    500), a merge patch, a JSON Schema or the database see anything else."""
+    500), a merge patch, a JSON Schema or the database see anything else. Its integers
+    may be any (the database keeps them)."""
+    await _checked(request, int)
+
+
+async def json_object_body_64(request: Request) -> None:
+    """`json_object_body`, its integers within 64 bits: what orjson, which writes job
+    records, writes."""
+    await _checked(request, _integer)
+
+
+async def _checked(request: Request, integer: Callable[[str], int]) -> None:
     raw = await request.body()
     if not raw:
         return  # no body: the route's own validation says what is missing
@@ -113,7 +125,7 @@ async def json_object_body(request: Request) -> None:
             "The request body must be JSON, sent with `Content-Type: application/json`."))
     try:
         body = json.loads(raw, parse_constant=_non_finite, parse_float=_finite,
-                          parse_int=_integer)
+                          parse_int=integer)
     except _Unwritable as e:
         raise HTTPException(status_code=400, detail=str(e)) from None
     except ValueError:
