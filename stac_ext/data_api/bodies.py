@@ -50,7 +50,9 @@ class ItemIn(Item):
     @classmethod
     def derive_bbox(cls, values: Any) -> Any:
         """stac-pydantic requires `bbox`: derived from the geometry when a client left it
-        out (geojson-pydantic's own `validate_bbox` still checks its order)."""
+        out (geojson-pydantic's own `validate_bbox` still checks its order); its instants
+        and its bbox checked first (`_checked_item`)."""
+        _checked_item(values)
         if isinstance(values, dict) and values.get("geometry") and values.get("bbox") is None:
             bbox = geometry_bbox(values["geometry"])
             if bbox is not None:
@@ -58,6 +60,32 @@ class ItemIn(Item):
         if isinstance(values, dict) and "stac_version" not in values:
             values = {**values, "stac_version": STAC_VERSION}
         return values
+
+
+#: The properties that are instants: RFC 3339 text (a number was read as seconds since
+#: 1970 and stored as such).
+INSTANTS = ("datetime", "start_datetime", "end_datetime", "created", "updated")
+
+
+def _checked_item(values: Any) -> None:
+    """A ValueError (a 400 naming it) for an instant that is no text, or a `bbox` off the
+    world (its geometry is range-checked; a bbox of 1.2e59 was stored as sent)."""
+    if not isinstance(values, dict):
+        return
+    properties = values.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    for name in INSTANTS:
+        if properties.get(name) is not None and not isinstance(properties[name], str):
+            raise ValueError(f"properties.{name}: an RFC 3339 date and time as text (such "
+                             f"as 2021-01-01T00:00:00Z), not {properties[name]!r}")
+    bbox = values.get("bbox")
+    if isinstance(bbox, list) and len(bbox) in (4, 6) and \
+            all(isinstance(v, int | float) for v in bbox):
+        half = len(bbox) // 2
+        if not all(-180 <= bbox[i] <= 180 for i in (0, half)) or \
+                not all(-90 <= bbox[i] <= 90 for i in (1, half + 1)):
+            raise ValueError("bbox: longitudes within -180 to 180, latitudes within -90 to "
+                             "90 (WGS 84 degrees, as the geometry's)")
 
 
 class ItemCollectionIn(ItemCollection):

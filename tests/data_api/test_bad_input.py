@@ -388,3 +388,33 @@ async def test_a_bbox_with_heights_is_searched_by_its_footprint(
     assert (r.status_code, r.json()["aggregations"][0]["value"]) == (200, 1)
     r = await alice_data.get("/data/collections", params={"bbox": high})
     assert r.status_code == 200 and collection in [c["id"] for c in r.json()["collections"]]
+
+
+@pytest.mark.parametrize(("change", "description"), [
+    ({"properties": {"datetime": 12345}},
+     "properties.datetime: an RFC 3339 date and time as text (such as "
+     "2021-01-01T00:00:00Z), not 12345"),
+    ({"properties": {"datetime": "2021-01-01T00:00:00Z", "updated": 1.5}},
+     "properties.updated: an RFC 3339 date and time as text (such as "
+     "2021-01-01T00:00:00Z), not 1.5"),
+    ({"bbox": [1.2e59, 0, 1, 1]},
+     "bbox: longitudes within -180 to 180, latitudes within -90 to 90 (WGS 84 degrees, as "
+     "the geometry's)"),
+])
+async def test_an_item_keeps_what_it_says(alice_data: httpx.AsyncClient, collection: str,
+                                          change: dict, description: str) -> None:
+    """A number as `datetime` was stored as seconds since 1970 (201), a bbox of 1.2e59 as
+    sent: each a 400 now, and nothing stored (POST, PUT)."""
+    url = f"/data/collections/{collection}/items"
+    item = {**make_item("kept"), **change}
+    r = await alice_data.post(url, json=item)
+    # the body may be an item or a collection of them: both readings are said
+    assert (r.status_code, r.json()) == (400, {"code": "InvalidRequest", "description": (
+        f"ItemIn: {description}; ItemCollectionIn.type: Input should be "
+        "'FeatureCollection'; ItemCollectionIn.features: Field required")}), r.text
+    assert (await alice_data.get(f"{url}/kept")).status_code == 404
+    assert (await alice_data.post(url, json=make_item("kept"))).status_code == 201
+    r = await alice_data.put(f"{url}/kept", json=item)
+    assert r.status_code == 400, r.text
+    stored = (await alice_data.get(f"{url}/kept")).json()
+    assert stored["properties"]["datetime"] == "2021-01-01T00:00:00Z"
