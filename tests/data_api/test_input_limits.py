@@ -325,3 +325,18 @@ async def test_process_inputs_are_bounded(alice_processes: httpx.AsyncClient) ->
     after = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
     # no job made, by id: another test's job may change state between the two lists
     assert [j["jobID"] for j in after["jobs"]] == [j["jobID"] for j in jobs["jobs"]]
+
+
+async def test_a_null_body_is_no_object(alice_data: httpx.AsyncClient,
+                                        alice_processes: httpx.AsyncClient) -> None:
+    """`null` was told it "nests deeper than 64 levels"."""
+    for client, url, error in (
+            (alice_data, "/data/search", {"code": "BadRequest",
+                                          "description": "The request body must be a JSON "
+                                                         "object."}),
+            (alice_processes, "/processes/processes/echo/execution", {
+                "type": "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
+                        "invalid-input", "title": "Bad Request", "status": 400,
+                "detail": "The request body must be a JSON object."})):
+        r = await client.post(url, content="null", headers={"Content-Type": "application/json"})
+        assert (r.status_code, r.json()) == (400, error)

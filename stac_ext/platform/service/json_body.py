@@ -25,6 +25,10 @@ class _Unwritable(ValueError):
     """A number the body holds that could not be kept as it was sent."""
 
 
+#: A body nested beyond what the parser follows.
+_TOO_DEEP = object()
+
+
 def _non_finite(constant: str) -> float:
     raise _Unwritable(f"{constant} is not a JSON number: numbers must be finite")
 
@@ -131,14 +135,14 @@ async def _checked(request: Request, integer: Callable[[str], int]) -> None:
     except ValueError:
         return  # malformed JSON: FastAPI's own validation answers it (400)
     except RecursionError:  # nested beyond what the parser follows
-        body = None
+        body = _TOO_DEEP
     # a JSON Patch (RFC 6902) is a list of operations; every other body is an object
     shape = dict | list if request.method == "PATCH" else dict
-    if not isinstance(body, shape) and body is not None:
+    if not isinstance(body, shape) and body is not _TOO_DEEP:  # `null` too
         raise HTTPException(status_code=400, detail="The request body must be a JSON object.")
     # fewer brackets than the limit cannot nest deeper than it (a single item: no walk)
-    if body is None or (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
-                        and depth(body) > MAX_JSON_DEPTH):
+    if body is _TOO_DEEP or (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
+                             and depth(body) > MAX_JSON_DEPTH):
         raise HTTPException(status_code=400, detail=f"The request body nests deeper than "
                             f"{MAX_JSON_DEPTH} levels.")
     # JSON may escape what is no Unicode text, which no encoder downstream takes
