@@ -23,6 +23,10 @@ class DataPaths:
     search_conforms_to: Sequence[str] = ()
 
 
+#: What the root conforms to: STAC API core (it is a catalog of the API).
+STAC_CORE = "https://api.stacspec.org/v1.0.0/core"
+
+
 def catalog_url(api_root: str, path: str | None) -> str:
     return f"{api_root}catalogs" + (f"/{quote(path, safe='/')}" if path else "")
 
@@ -45,6 +49,9 @@ def root_document(api_root: str, top_level: Sequence[Mapping[str, Any]]) -> dict
     return {
         "type": "Catalog", "stac_version": STAC_VERSION, "id": "catalogs",
         "title": "Catalogs", "description": "Root of the catalogs tree.",
+        # a STAC API's catalog, as its catalogs are (STAC clients warned of none); no
+        # search of its own: each catalog under it has one
+        "conformsTo": [STAC_CORE],
         "links": [
             {"rel": "self", "type": JSON, "href": catalog_url(api_root, None)},
             {"rel": "root", "type": JSON, "href": catalog_url(api_root, None)},

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from stac_fastapi.types.requests import get_base_url
 
 from catalogs_ext import queries
@@ -35,6 +35,13 @@ def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRout
         # the generated variables tree first: the way in beside search
         generated = [{"id": FAMILIES_ID, "title": families}] if families else []
         return root_document(get_base_url(request), [*generated, *rows])
+
+    @router.get("/", include_in_schema=False)
+    async def get_root_slashed(request: Request) -> RedirectResponse:
+        """The root with a trailing slash, redirected as every other address of the API
+        (it was a 400: the empty catalog path)."""
+        return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")),
+                                status_code=307)
 
     @router.get("/{path:path}/_subtree", summary="The paths of a catalog's sub-catalogs, at "
                 "every depth", description="Those the caller reads, level by level and by id "

@@ -331,3 +331,13 @@ async def test_the_landing_page_links_the_catalogs_tree(anon: httpx.AsyncClient)
     root = await anon.get(tree["href"])
     assert (root.status_code, root.json()["type"], root.json()["id"]) == (
         200, "Catalog", "catalogs")
+
+
+async def test_the_root_with_a_slash_is_redirected(anon) -> None:
+    """`/data/catalogs/` was a 400 (the empty catalog path; pystac-client failed to open
+    it), where `/data/collections/` is redirected: now it is too."""
+    r = await anon.get("/data/catalogs/")
+    assert (r.status_code, r.headers["location"]) == (307, "http://testserver/data/catalogs")
+    root = (await anon.get(r.headers["location"])).json()
+    assert (root["id"], root["conformsTo"]) == (
+        "catalogs", ["https://api.stacspec.org/v1.0.0/core"])
