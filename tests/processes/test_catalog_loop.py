@@ -471,6 +471,13 @@ async def test_a_result_is_published_no_wider_than_its_inputs(loop_service,
             400, f"publish.visibility: {visibility} would show the result to readers who may "
                  f"not read its input {private} (private): publish it no wider than its "
                  "inputs."), r.text
+    # items for a project need the job's project: refused now, not once the job has run
+    r = await execute(alice, process, {"files": [{"href": private}],
+                                       "s3": s3_section(s3_endpoint),
+                                       "publish": {"visibility": "project"}})
+    assert (r.status_code, r.json()["detail"]) == (
+        400, "publish.visibility: project shares the results with the job's project: name "
+             "one of yours in metadata.project."), r.text
     r = await execute(alice, process, {"files": [{"href": private}],
                                        "s3": s3_section(s3_endpoint),
                                        "publish": {"visibility": "private"}})
