@@ -17,7 +17,13 @@ from catalogs_ext.access import CatalogAccess
 from catalogs_ext.documents import DataPaths
 from catalogs_ext.extension import CONFORMANCE, SPEC, CatalogTreeExtension
 from catalogs_ext.families import FAMILIES_ID, SHIPPED_RULES
-from catalogs_ext.linking import CatalogRefused, catalog_for_items, link_items
+from catalogs_ext.linking import (
+    CatalogRefused,
+    catalog_for_items,
+    link_items,
+    may_link,
+    not_yours,
+)
 from catalogs_ext.models import CATALOG_PATH
 from catalogs_ext.queries import SUBTREE_BODY, UNLINK_ITEM
 from catalogs_ext.search import SubtreeSearch
@@ -27,20 +33,22 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 FUNCTIONS_DIR = Path(__file__).parent / "functions"
 
 __all__ = [
-           "CATALOG_PATH",
-           "CONFORMANCE",
-           "FAMILIES_ID",
-           "FUNCTIONS_DIR",
-           "MIGRATIONS_DIR",
-           "SHIPPED_RULES",
-           "SPEC",
-           "SUBTREE_BODY",
-           "UNLINK_ITEM",
-           "CatalogAccess",
-           "CatalogRefused",
-           "CatalogTreeExtension",
-           "DataPaths",
-           "SubtreeSearch",
-           "catalog_for_items",
-           "link_items",
+    "CATALOG_PATH",
+    "CONFORMANCE",
+    "FAMILIES_ID",
+    "FUNCTIONS_DIR",
+    "MIGRATIONS_DIR",
+    "SHIPPED_RULES",
+    "SPEC",
+    "SUBTREE_BODY",
+    "UNLINK_ITEM",
+    "CatalogAccess",
+    "CatalogRefused",
+    "CatalogTreeExtension",
+    "DataPaths",
+    "SubtreeSearch",
+    "catalog_for_items",
+    "link_items",
+    "may_link",
+    "not_yours",
 ]

@@ -23,12 +23,22 @@ async def catalog_for_items(conn: asyncpg.Connection, path: str, username: str,
     row = await conn.fetchrow(queries.LOCK_PARENT, path)
     # another's catalog is refused in the words of a missing one: a private catalog's
     # existence is not told
-    if row is None or (row["owner"] != username and
-                       (project is None or row["project"] != project)):
-        raise CatalogRefused(f"The target catalog {path} is not one of yours: items can "
-                             "only be linked into a catalog you own, or one of the job's "
-                             "project.")
+    if row is None or not may_link(row["owner"], row["project"], username, project):
+        raise CatalogRefused(not_yours(path))
     return int(row["pk"])
+
+
+def may_link(owner: str | None, catalog_project: str | None, username: str,
+             project: str | None) -> bool:
+    """Whether a job of `username`, acting in `project`, links items into a catalog of
+    `owner` and `catalog_project`: its owner's job, or a job of its project."""
+    return owner == username or (project is not None and catalog_project == project)
+
+
+def not_yours(path: str) -> str:
+    """The refusal of a catalog a job may not link into (or that does not exist)."""
+    return (f"The target catalog {path} is not one of yours: items can only be linked "
+            "into a catalog you own, or one of the job's project.")
 
 
 async def link_items(conn: asyncpg.Connection, catalog_pk: int,

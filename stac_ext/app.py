@@ -40,7 +40,6 @@ from process_api import (
 from stac_ext.content.decorate import ItemDecorator
 from stac_ext.content.routes import ExampleExtension
 from stac_ext.data_api.api import DataExtensions, build_data_api
-from stac_ext.data_api.caller_reads import CallerReads
 from stac_ext.data_api.hrefs import href_problem
 from stac_ext.data_api.policy import DataPolicy
 from stac_ext.data_api.queries import search_of
@@ -98,6 +97,7 @@ from stac_ext.platform.telemetry.http_metrics import RequestMetricsMiddleware, R
 from stac_ext.platform.telemetry.readings import Readings, sampling
 from stac_ext.platform.telemetry.traces import configured_provider, instrument_app
 from stac_ext.publish.definition import PUBLISH_DATASET, PUBLISH_RESULTS
+from stac_ext.publish.targets import PublishingReads
 from stac_ext.settings import CATALOG_TREE, HTML, PYTHON_EXAMPLE, ProcessSettings, Settings
 from stac_ext.subscriptions.dispatcher import LEASE_SECONDS, Dispatcher
 from stac_ext.subscriptions.extension import CONFORMANCE as SUBSCRIPTIONS_CONFORMANCE
@@ -277,8 +277,8 @@ def create_app(settings: Settings | None = None, processes: Iterable[Process] = 
     tracer_provider = tracer_provider or configured_provider()
     engine = build_engine(settings, processes, tracer_provider=tracer_provider)
     # reads the data API as a job's caller, pages of ours pasted as references included
-    catalog = CallerReads(settings.prefix_path,
-                          pages=partial(api_address, data_prefix=settings.prefix_path))
+    catalog = PublishingReads(settings.prefix_path,
+                              pages=partial(api_address, data_prefix=settings.prefix_path))
     process_app = create_process_app(ProcessesConfig(
         engine=engine, catalog=catalog,
         user=auth.client(settings.process_client_id),

@@ -130,6 +130,12 @@ class ProcessService:
                     publish.get("visibility") or ("project" if project else "private"),
                     project, staging)) is not None:
                 raise OgcError(400, "invalid-input", refused)
+            # the catalog the results are linked into, as the publisher will link them
+            if publish is not None and publish.get("catalog") and self.catalog is not None \
+                    and (refused := await self.catalog.publish_refusal(
+                        publish["catalog"], caller, project,
+                        record.get("service_url") or "/")) is not None:
+                raise OgcError(400, "invalid-input", f"publish.catalog: {refused}")
         stored, secrets = split_secrets(inputs, process.inputs)
         return await self.submissions.submit(
             process.id, caller.username, project, stored, self.box.seal(secrets),

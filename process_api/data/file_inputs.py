@@ -69,6 +69,12 @@ class Catalog(Protocol):
         is not one the catalog answers."""
         ...
 
+    async def publish_refusal(self, path: str, caller: Any, project: str | None,
+                              service_url: str) -> str | None:
+        """Why a job of `caller`'s (acting in `project`) may not publish its results into
+        the catalog at `path`, in words for the user; None: it may."""
+        ...
+
 
 def _is_file(schema: Any) -> bool:
     return isinstance(schema, Mapping) and schema.get("oneOf") == FILE_INPUT["oneOf"]

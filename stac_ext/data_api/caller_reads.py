@@ -69,18 +69,29 @@ class CallerReads:
         self._pages = re.compile(
             rf"^{re.escape(self.prefix)}(/search|/collections/[^/]+/items)$")
 
+    async def read(self, path: str, caller: Any, service_url: str) -> Any:
+        """What the data API answers at `path` (under its prefix) as `caller` reads it
+        (None: not a 200)."""
+        assert self.app is not None  # set by the composition root before any request
+        async with self._as(caller, service_url.rstrip("/")) as client:
+            return await _read(client, f"{self.prefix}/{path.lstrip('/')}")
+
+    def _as(self, caller: Any, root: str) -> httpx.AsyncClient:
+        """A client of the service's own app, reading as `caller` (a right of the process
+        API is no right of the data API's: their own and their projects' items)."""
+        assert self.app is not None
+        reader = None if caller is None else \
+            Caller(caller.username, frozenset(caller.groups)).reader
+        return httpx.AsyncClient(transport=httpx.ASGITransport(
+            app=_AsReader(self.app, reader)), base_url=root)
+
     async def files(self, reference: Mapping[str, Any], caller: Any, service_url: str,
                     limit: int) -> list[dict[str, Any]] | None:
         href = str(reference.get("collection") or reference.get("href"))
         root = service_url.rstrip("/")
         if self.app is None or not href.startswith(f"{root}/"):
             return None
-        # the submitter as a reader of the data: their own and their projects' items (a
-        # right of the process API is no right of the data API's)
-        reader = None if caller is None else \
-            Caller(caller.username, frozenset(caller.groups)).reader
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(
-                app=_AsReader(self.app, reader)), base_url=root) as client:
+        async with self._as(caller, root) as client:
             if self.pages is not None:
                 href = await self.pages(href, root, partial(_read, client)) or href
             if not href.startswith(f"{root}{self.prefix}/"):

@@ -378,20 +378,23 @@ async def cdo_and_a_file(alice: httpx.AsyncClient, s3_endpoint: str
 
 
 @pytest.mark.slow
-async def test_publishing_into_a_catalog_not_yours_fails_saying_so(
+async def test_publishing_into_a_catalog_not_yours_is_refused_at_submission(
         loop_service, s3_endpoint) -> None:
+    """bob's catalog, or none: the job ran to its end, then failed publishing (422). Now
+    the submission is refused (400) in the publisher's words, no job made; a missing
+    catalog and another's are told alike (a private catalog's existence is not told)."""
     alice, bob_data = loop_service["alice"], loop_service["bob_data"]
     run, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
     assert (await bob_data.post("/data/catalogs", json={
         "id": f"bobs-{run}", "type": "Catalog", "description": "bob's"})).status_code == 201
-    r = await execute(alice, process, {
-        "files": [{"href": f"s3://{bucket}/sst.nc"}], "s3": s3_section(s3_endpoint),
-        "results": {"prefix": f"s3://{bucket}/out"}, "publish": {"catalog": f"bobs-{run}"}})
-    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
-    assert job["status"] == "failed"
-    assert job["message"].startswith(
-        "The job's files are stored; publishing them failed: PublishError: "), job["message"]
-    assert "bobs-" in job["message"]
+    for target in (f"bobs-{run}", f"nobodys-{run}/nada"):
+        r = await execute(alice, process, {
+            "files": [{"href": f"s3://{bucket}/sst.nc"}], "s3": s3_section(s3_endpoint),
+            "results": {"prefix": f"s3://{bucket}/out"}, "publish": {"catalog": target}})
+        assert (r.status_code, r.json()["detail"]) == (400, (
+            f"publish.catalog: The target catalog {target} is not one of yours: items can "
+            "only be linked into a catalog you own, or one of the job's project.")), r.text
+    assert await jobs_of(alice, process) == 0
 
 
 @pytest.mark.slow
