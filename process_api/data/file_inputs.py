@@ -118,6 +118,11 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
             files = [{"href": reference["href"]}]
         if not files:
             raise InputRefused(400, "invalid-input", f"{where}: the reference gives no file.")
+        if stores := [f["href"] for f in files if _is_store(f)]:
+            # staged as one object it "does not exist": said now, not when the job stages
+            raise InputRefused(400, "invalid-input", f"{where}: {stores[0]} is a Zarr store, "
+                               "a folder of objects, and a file input takes files: choose "
+                               "another of the item's assets with `assets`.")
         if index is None and len(files) > 1:
             raise InputRefused(400, "invalid-input", f"{where}: the reference gives "
                            f"{len(files)} files, and the input takes one (an array input "
@@ -128,6 +133,12 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
                            f"{max_files} files, the most one job reads (JOB_STAGE_FILES).")
         staging.append({"input": name, "index": index, "files": files})
     return staging
+
+
+def _is_store(file: Mapping[str, Any]) -> bool:
+    """Whether a catalog's file is a Zarr store (by its media type, else its name)."""
+    media_type = str(file.get("type") or "").lower()
+    return "zarr" in media_type or str(file["href"]).rstrip("/").lower().endswith(".zarr")
 
 
 def _within(visibility: str, project: str | None, read: dict[str, Any]) -> bool:

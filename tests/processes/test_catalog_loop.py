@@ -328,7 +328,17 @@ async def test_references_that_cannot_be_read_are_refused_at_submission(
         r = await loop_service["alice_data"].post(f"/data/collections/{name}/items", json=item)
         assert r.status_code == 201, r.text
     mine = {"op": "=", "args": [{"property": "title"}, f"Two {run}"]}
+    # a Zarr store among an item's assets: the job was made, then its staging said the
+    # store "does not exist" (a folder of objects, read as one)
+    store = make_item(f"store-{run}", data=f"s3://b/{run}.zarr")
+    store["assets"]["data"]["type"] = "application/vnd+zarr"
+    r = await loop_service["alice_data"].post(f"/data/collections/{name}/items", json=store)
+    assert r.status_code == 201, r.text
     cases = [
+        (single, {"data": {"href": f"{collection}/items/store-{run}", "assets": ["data"]}},
+         400, rf"processInputs\.data: s3://b/{run}\.zarr is a Zarr store, a folder of "
+              r"objects, and a file input takes files: choose another of the item's assets "
+              r"with `assets`\."),
         (single, {"data": {"collection": collection, "filter": mine}}, 400,
          r"processInputs\.data: the reference gives 2 files, and the input takes one "
          r"\(an array input takes many\)\."),
