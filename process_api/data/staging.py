@@ -97,6 +97,10 @@ def _storage_error(error: Exception, href: str) -> StagingError:
                             "s3.accessKeyId and s3.secretAccessKey (and sessionToken).")
     if failure == "missing":
         return StagingError(f"{href} does not exist.")
+    if failure == "unreachable" and href.startswith("s3://"):
+        return StagingError(f"{href} could not be read: its object storage did not answer "
+                            f"({type(error).__name__}). An s3:// file is read at the job's "
+                            "s3.endpoint, AWS's when it names none.")
     return StagingError(f"{href} could not be read ({type(error).__name__}).")
 
 

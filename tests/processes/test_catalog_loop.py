@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -640,3 +641,23 @@ async def test_a_pages_address_pasted_as_an_input_is_what_the_page_shows(
         read = [e["geocatalog:item"] for name, e in prov["entity"].items()
                 if name.startswith("job:inputs/")]
         assert item["url"] in read, (reference, read)
+
+
+@pytest.mark.slow
+async def test_an_object_storage_that_does_not_answer_is_said_so(loop_service,
+                                                                 s3_endpoint) -> None:
+    """An s3:// input whose storage did not answer failed with "could not be read
+    (EndpointConnectionError)" alone: no word of where it was read."""
+    alice = loop_service["alice"]
+    _, bucket, process = await cdo_and_a_file(alice, s3_endpoint)
+    with socket.socket() as closed:  # a port nothing listens on, once closed
+        closed.bind(("127.0.0.1", 0))
+        silent = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    r = await execute(alice, process, {"files": [{"href": f"s3://{bucket}/sst.nc"}],
+                                       "s3": s3_section(silent)})
+    assert r.status_code == 201, r.text
+    job = await wait_for(alice, r.headers["Location"], "successful", "failed", seconds=120)
+    assert (job["status"], job["message"]) == ("failed", (
+        f"s3://{bucket}/sst.nc could not be read: its object storage did not answer "
+        "(EndpointConnectionError). An s3:// file is read at the job's s3.endpoint, AWS's "
+        "when it names none."))
