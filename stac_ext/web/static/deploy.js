@@ -31,6 +31,7 @@
       ? "Sent as " + KINDS[mediaType(documentField.value)] + "." : "";
   }
   documentField.addEventListener("input", showKind);
+  showKind();  // a text there before this script ran: typed early, or restored on "back"
 
   document.getElementById("deploy-file").addEventListener("change", async (event) => {
     const file = event.target.files[0];
@@ -39,9 +40,11 @@
     showKind();
   });
 
-  visibility.addEventListener("change", () => {
+  function showProject() {
     document.getElementById("deploy-project-field").hidden = visibility.value !== "project";
-  });
+  }
+  visibility.addEventListener("change", showProject);
+  showProject();
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
