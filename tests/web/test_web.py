@@ -513,3 +513,18 @@ def test_a_collection_link_without_a_title_shows_the_collection_id() -> None:
         {"rel": "child", "href": "http://t/data/catalogs/a/b"}]}, "http://t/data/catalogs/")
     assert [c["label"] for c in parts["collections"]] == ["climate_forecast-sea ice", "Named"]
     assert [c["path"] for c in parts["catalogs"]] == ["a/b"]
+
+
+async def test_a_job_page_of_no_job_is_a_404(alice_processes: httpx.AsyncClient) -> None:
+    """The page answered 200 "There is no job ... of yours" where the JSON is a 404: now
+    both say 404; a job of hers is a 200."""
+    missing = "/processes/jobs/00000000-0000-4000-8000-000000000000"
+    r = await alice_processes.get(missing, headers=HTML)
+    assert (r.status_code, r.headers["content-type"]) == (404, "text/html; charset=utf-8")
+    assert 'data-job="00000000-0000-4000-8000-000000000000"' in r.text
+    r = await alice_processes.post("/processes/processes/echo/execution",
+                                   json={"inputs": {"message": "hi"}})
+    assert r.status_code == 200, r.text
+    job = (await alice_processes.get("/processes/jobs")).json()["jobs"][0]["jobID"]
+    r = await alice_processes.get(f"/processes/jobs/{job}", headers=HTML)
+    assert (r.status_code, f'data-job="{job}"' in r.text) == (200, True)

@@ -22,8 +22,14 @@ async def job_list(request: Request) -> HTMLResponse:
 
 
 @router.get("/ui/jobs/{job_id}")
-async def job_page(request: Request, job_id: str = Path(max_length=200)) -> HTMLResponse:
-    return page(request, "job.html", {"job_id": job_id})
+async def job_page(request: Request, job_id: str = Path(max_length=200),
+                   authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """The shell its script fills; a 404, as the API answers, for a job there is not for
+    the caller (its script then says so: the page answered 200 with "There is no job")."""
+    url = f"{request.app.state.web.processes_prefix}/jobs/{quote(job_id, safe='')}"
+    status, _ = await get_json(request, url, authorization=authorization)
+    return page(request, "job.html", {"job_id": job_id},
+                status_code=404 if status == 404 else 200)
 
 
 @router.get("/ui/jobs/{job_id}/prov")
