@@ -210,3 +210,16 @@ async def test_a_filter_of_an_integer_beyond_64_bits_is_answered(
     assert (posted.status_code, got.status_code) == (200, 200), posted.text
     assert (posted.json()["numberMatched"], posted.json()["features"]) == (
         got.json()["numberMatched"], got.json()["features"])
+
+
+async def test_an_operation_short_of_its_arguments_is_said_so(
+        alice_data: httpx.AsyncClient) -> None:
+    """pgstac formats each operation into SQL: `=` with one argument answered its "too
+    few arguments for format()"."""
+    for cql2, said in (({"op": "=", "args": [{"property": "id"}]}, "= takes 2 arguments, not 1"),
+                       ({"op": "between", "args": [{"property": "x"}, 1]},
+                        "between takes 3 arguments, not 2"),
+                       ({"op": "not", "args": []}, "not takes 1 argument, not 0")):
+        r = await alice_data.post("/data/search", json={"filter": cql2})
+        assert (r.status_code, r.json()) == (400, {
+            "code": "InvalidQueryParameter", "description": f"Invalid filter: {said}."})

@@ -106,10 +106,34 @@ def bounded_json(value: Any) -> None:
     while pending:
         node = pending.pop()
         if isinstance(node, dict):
-            operations += "op" in node
+            if "op" in node:
+                operations += 1
+                _takes_its_arguments(node)
             pending += node.values()
         elif isinstance(node, list):
             pending += node
     if operations > MAX_FILTER_OPERATIONS:
         raise InvalidQueryParameter(f"filter: at most {MAX_FILTER_OPERATIONS} operations "
                                     f"(this one has {operations}); split the search.")
+
+
+#: Operations that take exactly so many arguments (pgstac formats them into SQL: one short
+#: was its "too few arguments for format()").
+_ARITY = {**dict.fromkeys(("=", "<>", "<", ">", "<=", ">=", "like", "in"), 2),
+          "between": 3, "not": 1, "isnull": 1,
+          **dict.fromkeys(("s_intersects", "s_equals", "s_disjoint", "s_touches", "s_within",
+                           "s_overlaps", "s_crosses", "s_contains", "t_after", "t_before",
+                           "t_contains", "t_disjoint", "t_during", "t_equals",
+                           "t_finishedby", "t_finishes", "t_intersects", "t_meets",
+                           "t_metby", "t_overlappedby", "t_overlaps", "t_startedby",
+                           "t_starts", "a_equals", "a_contains", "a_containedby",
+                           "a_overlaps"), 2)}
+
+
+def _takes_its_arguments(operation: dict[str, Any]) -> None:
+    op, args = str(operation.get("op")).lower(), operation.get("args")
+    wanted = _ARITY.get(op)
+    if wanted is not None and (not isinstance(args, list) or len(args) != wanted):
+        given = len(args) if isinstance(args, list) else 0
+        raise InvalidQueryParameter(f"Invalid filter: {op} takes {wanted} argument"
+                                    f"{'s' if wanted > 1 else ''}, not {given}.")
