@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from process_api.processes.definitions import DefinitionError as DefinitionError
     from process_api.processes.definitions import load_definitions as load_definitions
     from process_api.processes.entry import load_entry as load_entry
+    from process_api.processes.failure import JobFailed as JobFailed
     from process_api.processes.outbound import OutboundPolicy as OutboundPolicy
     from process_api.processes.outbound import OutboundSettings as OutboundSettings
     from process_api.processes.outbound import TargetRefused as TargetRefused
@@ -105,6 +106,7 @@ _EXPORTS = {
     "OutboundSettings": "process_api.processes.outbound",
     "Engine": "process_api.jobs.engine",
     "load_entry": "process_api.processes.entry",
+    "JobFailed": "process_api.processes.failure",
     "Catalog": "process_api.data.file_inputs",
     "JOB_ENVIRONMENT": "process_api.runner.isolation",
     "ImageRefused": "process_api.runner.containers",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from process_api.processes.entry import load_entry
+from process_api.processes.failure import JobFailed
 from process_api.processes.resources import quantity
 from process_api.runner.command import CommandFailed, run_command
 from process_api.runner.protocol import MAX_LINE_BYTES, Protocol, relayed_output
@@ -134,7 +135,7 @@ def _run(request: dict[str, Any], protocol: Protocol,
             result = entry(request["inputs"], Context(protocol, request.get("job") or {}))
     except MemoryError:
         return {"error": "memory"}, EXIT_MEMORY
-    except CommandFailed as e:  # its own words
+    except (CommandFailed, JobFailed) as e:  # its own words
         return {"error": f"{e}{tmp_full(limits)}"}, EXIT_ERROR
     except Exception as e:  # the job's failure, reported to its record
         return {"error": f"{type(e).__name__}: {e}{tmp_full(limits)}"}, EXIT_ERROR

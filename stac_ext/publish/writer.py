@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from catalogs_ext import CatalogRefused, catalog_for_items, link_items
+from process_api import JobFailed
 from stac_ext.data_api import queries
 from stac_ext.data_api.item_rules import ItemRuleError, ItemRules
 from stac_ext.data_api.item_writers import ItemWriter, locked_items
@@ -22,8 +23,8 @@ from stac_ext.governance.proposals import new_collection as proposed_collection
 from stac_ext.platform.access import visibility_problem
 
 
-class PublishError(RuntimeError):
-    """The whole job cannot go on; the message is for the user."""
+class PublishError(JobFailed):
+    """The whole job cannot go on; the message is for the user (the job's, as it is)."""
 
 
 @dataclass

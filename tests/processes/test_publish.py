@@ -103,7 +103,7 @@ async def test_publish_private_items(alice_processes, alice_data, anon, s3_endpo
     r = await execute(alice_processes, "publish-dataset", inputs)
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
     assert (job["status"], job["message"]) == (
-        "failed", "PublishError: visibility `project` shares the items with the job's "
+        "failed", "visibility `project` shares the items with the job's "
                   "project: run the job in a project (`metadata.project`).")
     result = await publish(alice_processes, {**inputs, "visibility": "private"})
     [item] = result["created"]
@@ -189,7 +189,7 @@ async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3
     assert job["status"] == "failed"
     if case in ("not my catalog", "no catalog"):
         assert job["message"] == (
-            f"PublishError: The target catalog {other} is not one of yours: items can only "
+            f"The target catalog {other} is not one of yours: items can only "
             "be linked into a catalog you own, or one of the job's project."), job["message"]
     else:
         expected = {"unreachable": "Cannot reach the object storage",
