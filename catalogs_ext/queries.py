@@ -102,7 +102,16 @@ SET title = $2, description = $3, extra = $4::text::jsonb,
 WHERE pk = $1
 """
 
-DELETE_LINKS = "DELETE FROM catalogs.links WHERE catalog_pk = $1"
+#: A catalog's links that reader $2 sees, removed (links to items it cannot read stay: it
+#: was never shown them, and its replacement cannot mean them).
+DELETE_SEEN_LINKS = """
+DELETE FROM catalogs.links l
+WHERE l.catalog_pk = $1
+  AND NOT EXISTS (SELECT 1 FROM geocatalog.search_items i
+                  WHERE l.item_id IS NOT NULL
+                    AND i.collection = l.collection_id AND i.id = l.item_id
+                    AND NOT geocatalog.may_read(i.content->'properties', $2::text::jsonb))
+"""
 
 INSERT_LINKS = """
 INSERT INTO catalogs.links (catalog_pk, position, collection_id, item_id, title)

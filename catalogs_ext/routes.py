@@ -149,7 +149,7 @@ def _add_changes(router: APIRouter, paths: DataPaths, access: CatalogAccess,
                                         "leave `links` out to update other fields.")
                 refs = await store.check_targets(targets, path, reader,
                                                  await store.child_ids(row["pk"]))
-                await store.replace_links(row["pk"], refs)
+                await store.replace_links(row["pk"], refs, reader)
             await store.update_fields(row["pk"], body,
                                       others if body.links is not None else None)
             return catalog_document(get_base_url(request), await store.read(path, reader),

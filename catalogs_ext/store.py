@@ -96,13 +96,15 @@ class CatalogStore:
                 _json(extra_links), body.visibility or "public")
         except asyncpg.UniqueViolationError as e:
             raise ConflictError(f"A catalog {body.id} already exists at {path}.") from e
-        await self.replace_links(pk, refs, delete_first=False)
+        await self.replace_links(pk, refs)
         return path
 
     async def replace_links(self, pk: int, refs: Sequence[Target],
-                            delete_first: bool = True) -> None:
-        if delete_first:
-            await self.conn.execute(queries.DELETE_LINKS, pk)
+                            reader: str | None = None) -> None:
+        """The catalog's collection and item links replaced by `refs`, as `reader` sees
+        them (links to items it cannot read stay); None: `refs` added."""
+        if reader is not None:
+            await self.conn.execute(queries.DELETE_SEEN_LINKS, pk, reader)
         if refs:
             await self.conn.execute(queries.INSERT_LINKS, pk, [t.collection for t in refs],
                                     [t.item for t in refs], [t.title for t in refs])

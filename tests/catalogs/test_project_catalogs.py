@@ -127,6 +127,39 @@ async def test_a_forced_delete_neither_removes_nor_names_what_the_caller_cannot_
     assert (r.status_code, r.json()) == (200, {"deleted": [top, f"{top}/hidden"]})
 
 
+async def test_replacing_links_keeps_those_to_items_the_caller_cannot_read(
+        dana_data, carol_data, admin_data) -> None:
+    """dana's private item is linked into a project catalog (by an administrator); carol
+    (a member, who does not read it) replaces the catalog's links: dana's link went with
+    hers, unseen. Now what carol sees is replaced, dana's link stays."""
+    top, collection = unique("lab-"), unique("test_conv-links_")
+    assert (await admin_data.post("/data/collections", json=make_collection(collection))
+            ).status_code == 201
+    for owner, item_id, visibility in ((dana_data, "danas", "private"),
+                                       (carol_data, "shared", "public")):
+        item = make_item(item_id)
+        item["properties"]["visibility"] = visibility
+        r = await owner.post(f"/data/collections/{collection}/items", json=item)
+        assert r.status_code == 201, r.text
+    assert (await dana_data.post("/data/catalogs", json=catalog(
+        top, project=PROJECT))).status_code == 201
+    href = f"http://testserver/data/collections/{collection}/items"
+    r = await admin_data.put(f"/data/catalogs/{top}?_force=true", json=catalog(
+        top, links=[{"rel": "item", "href": f"{href}/danas"}]))
+    assert r.status_code == 200, r.text
+    r = await carol_data.put(f"/data/catalogs/{top}?_force=true", json=catalog(
+        top, links=[{"rel": "item", "href": f"{href}/shared"}]))
+    assert r.status_code == 200, r.text
+
+    def items(doc: dict) -> list[str]:
+        return sorted(link["href"].rsplit("/", 1)[1] for link in doc["links"]
+                      if link["rel"] == "item")
+
+    assert items(r.json()) == ["shared"]
+    assert items((await dana_data.get(f"/data/catalogs/{top}")).json()) == [
+        "danas", "shared"]
+
+
 async def test_a_project_needs_membership(bob_editor_data, anon) -> None:
     top = unique("not-mine-")
     r = await bob_editor_data.post("/data/catalogs", json=catalog(top, project=PROJECT))
