@@ -41,7 +41,7 @@ from stac_ext.data_api.search.filter_bounds import (
     cql2_json,
 )
 from stac_ext.data_api.search.free_text import bounded_words
-from stac_ext.data_api.search.literals import readable_literals
+from stac_ext.data_api.search.literals import NOTHING, readable_literals
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
 from stac_ext.data_api.search.text_filter import fold_text_filter
@@ -156,8 +156,10 @@ class CoreClient(CoreCrudClient):
         a 400 (stock's collection search wrote into it: a 500). The collections listing's
         (`listing`, from `all_collections`) names its caller, the `reader`."""
         if filter_query:
-            base_args = {**base_args, "filter": cql2_json(filter_query, filter_lang),
-                         "filter_lang": "cql2-json"}
+            parsed = cql2_json(filter_query, filter_lang)
+            if parsed is not True:  # TRUE: every item, as no filter (the model takes no bool)
+                base_args = {**base_args, "filter_lang": "cql2-json",
+                             "filter": NOTHING if parsed is False else parsed}
         if (query := base_args.get("query")) is not None:
             if not isinstance(query, dict):
                 raise InvalidQueryParameter("query: a JSON object of properties and their "

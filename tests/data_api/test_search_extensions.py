@@ -188,3 +188,18 @@ async def test_dates_boxes_and_instants_in_filters(alice_data: httpx.AsyncClient
         for r in (got, posted):
             assert (r.status_code, sorted(f["id"] for f in r.json()["features"])) == (
                 200, expected), (text, r.text)
+
+
+async def test_true_and_false_are_filters(alice_data: httpx.AsyncClient,
+                                          collection: str) -> None:
+    """`filter=TRUE` (CQL2 allows a bare boolean) answered the model's "Input should be a
+    valid dictionary"; now TRUE finds every item and FALSE none."""
+    await _seed(alice_data, collection)
+    found = {}
+    for text in ("TRUE", "FALSE", "true AND id <> 'q1'"):
+        r = await alice_data.get("/data/search", params={
+            "collections": collection, "filter": text, "filter-lang": "cql2-text"})
+        assert r.status_code == 200, r.text
+        found[text] = sorted(f["id"] for f in r.json()["features"])
+    assert found == {"TRUE": ["q1", "q2", "q3", "q4"], "FALSE": [],
+                     "true AND id <> 'q1'": ["q2", "q3", "q4"]}
