@@ -16,6 +16,8 @@ from fastapi.responses import JSONResponse
 
 from process_api import OutboundPolicy, TargetRefused
 from stac_ext.data_api.search.filter_bounds import bounded_json, cql2_json
+from stac_ext.data_api.search.literals import readable_literals
+from stac_ext.data_api.search.world_bounds import footprint
 from stac_ext.data_api.urls import api_root
 from stac_ext.platform.access import Caller, Resource, require
 from stac_ext.platform.auth.principal import Principal
@@ -105,6 +107,12 @@ async def _checked_search(request: Request, search: SavedSearch, caller: Caller,
     elif search.filter is not None:
         bounded_json(search.filter)
         search = search.model_copy(update={"filter_lang": "cql2-json"})
+    # saved as the matcher's SQL reads it, as a search reads it: a bbox with heights by
+    # its footprint (its solid stopped every subscription's matching), DATE and BBOX
+    # literals written as pgstac reads them (a date never matched)
+    search = search.model_copy(update={
+        "bbox": footprint(search.bbox), "filter": None if search.filter is None
+        else readable_literals(search.filter)})
     body = search.as_search()
     if search.collections:  # a typo would never match: said now (collections are public)
         async with request.app.state.get_connection(request, "r") as conn:

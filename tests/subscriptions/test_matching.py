@@ -45,6 +45,12 @@ SEARCHES: list[dict[str, Any]] = [
     {"owner": "bob"},
     {"owner": "alice", "collections": [COLLECTIONS[1]]},
     {"catalog": "match-tree"},
+    # a bbox with heights (its solid stopped every subscription's matching), DATE and BBOX
+    # literals (a date never matched; a box was refused)
+    {"bbox": [-20, -10, -100, 30, 40, 100]},
+    {"filter": {"op": ">", "args": [{"property": "datetime"}, {"date": "2021-06-01"}]},
+     "filter-lang": "cql2-json"},
+    {"filter": "S_INTERSECTS(geometry, BBOX(-60, -30, 0, 30))", "filter-lang": "cql2-text"},
 ]
 
 
