@@ -21,6 +21,7 @@ from catalogs_ext.linking import (
     CatalogRefused,
     catalog_for_items,
     link_items,
+    link_refusal,
     may_link,
     not_yours,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "SubtreeSearch",
     "catalog_for_items",
     "link_items",
+    "link_refusal",
     "may_link",
     "not_yours",
 ]

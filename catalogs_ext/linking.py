@@ -4,7 +4,9 @@ caller's transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+from urllib.parse import quote
 
 import asyncpg
 
@@ -33,6 +35,18 @@ def may_link(owner: str | None, catalog_project: str | None, username: str,
     """Whether a job of `username`, acting in `project`, links items into a catalog of
     `owner` and `catalog_project`: its owner's job, or a job of its project."""
     return owner == username or (project is not None and catalog_project == project)
+
+
+async def link_refusal(read: Callable[[str], Awaitable[Any]], path: str, username: str,
+                       project: str | None) -> str | None:
+    """Why a job of `username` (in `project`) may not link its results into the catalog at
+    `path`, or None; `read`: the catalog's document at a path under the data API, as the
+    user reads it (None: not a 200). Asked when the job is submitted or saved."""
+    found = await read(f"catalogs/{quote(path, safe='/')}")
+    if not isinstance(found, dict) or not may_link(found.get("owner"), found.get("project"),
+                                                    username, project):
+        return not_yours(path)
+    return None
 
 
 def not_yours(path: str) -> str:

@@ -3,10 +3,10 @@ job is submitted, by the rule the publisher links by (it refused once the job ha
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
-from urllib.parse import quote
 
-from catalogs_ext import may_link, not_yours
+from catalogs_ext import link_refusal
 from stac_ext.data_api.caller_reads import CallerReads
 
 
@@ -18,8 +18,5 @@ class PublishingReads(CallerReads):
                               service_url: str) -> str | None:
         """Why the results may not be linked into the catalog at `path` (it is hidden from
         the caller, missing, or neither theirs nor of the job's `project`), or None."""
-        found = await self.read(f"catalogs/{quote(path, safe='/')}", caller, service_url)
-        if not isinstance(found, dict) or not may_link(
-                found.get("owner"), found.get("project"), caller.username, project):
-            return not_yours(path)
-        return None
+        return await link_refusal(partial(self.read, caller=caller, service_url=service_url),
+                                  path, caller.username, project)

@@ -14,6 +14,7 @@ import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from catalogs_ext import link_refusal
 from process_api import OutboundPolicy, TargetRefused
 from stac_ext.data_api.search.filter_bounds import bounded_json, cql2_json
 from stac_ext.data_api.search.literals import readable_literals
@@ -195,6 +196,7 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
         # its runs are shared with its project as its owner's jobs would be (403 here,
         # not a failure at every window)
         require(caller, "share", Resource("job", project=job.project))
+        await _publishable(request, job, caller)
         processes = config.processes()
         if processes is None:
             raise HTTPException(status_code=400, detail="job: this service runs no "
@@ -205,6 +207,25 @@ def subscriptions_router(prefix: str, config: SubscriptionsConfig) -> APIRouter:
             return processes.checked(job, description)
         except JobRefused as e:
             raise HTTPException(status_code=400, detail=str(e)) from None
+
+    async def _publishable(request: Request, job: StandingJob, caller: Caller) -> None:
+        """Its results' `publish` section as the process API checks a job's when it is
+        submitted (400 here, not a failure at every window)."""
+        publish = job.publish or {}
+        if publish.get("visibility") == "project" and job.project is None:
+            raise HTTPException(status_code=400, detail=(
+                "job.publish.visibility: project shares the results with the job's project: "
+                "name one of yours in job.project."))
+        if not isinstance(target := publish.get("catalog"), str):
+            return
+        async with as_user(request.app, str(request.base_url), caller.reader) as client:
+            async def read(path: str) -> Any:
+                answer = await client.get(f"{config.data_prefix.rstrip('/')}/{path}")
+                return answer.json() if answer.status_code == 200 else None
+
+            refused = await link_refusal(read, target, caller.username or "", job.project)
+        if refused is not None:
+            raise HTTPException(status_code=400, detail=f"job.publish.catalog: {refused}")
 
     @router.get("/asyncapi", summary="The subscriptions' channels (AsyncAPI 3.0)",
                 description="How events reach a subscriber: her webhook (each event "

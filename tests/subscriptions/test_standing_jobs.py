@@ -182,3 +182,23 @@ async def test_a_standing_job_for_a_project_not_the_owners_is_refused_when_saved
         "code": "Forbidden", "description": "You are not a member of the project "
         "'ocean-lab': only its members share jobs with it."})
     assert (await data.get("/data/subscriptions")).json() == before
+
+
+async def test_a_standing_jobs_publish_section_is_checked_when_saved(clients) -> None:
+    """Publishing for a project without one, or into a catalog not hers, was saved (201),
+    then failed at every window; refused now, as a job's submission is."""
+    data = clients["data"]
+    before = (await data.get("/data/subscriptions")).json()
+    for publish, detail in (
+            ({"visibility": "project"},
+             "job.publish.visibility: project shares the results with the job's project: "
+             "name one of yours in job.project."),
+            ({"catalog": "nope/nada"},
+             "job.publish.catalog: The target catalog nope/nada is not one of yours: items "
+             "can only be linked into a catalog you own, or one of the job's project.")):
+        r = await data.post("/data/subscriptions", json={
+            "search": {}, "job": {"window": {"items": 1}, "process": "echo",
+                                  "itemsInput": "files", "publish": publish}})
+        assert (r.status_code, r.json()) == (400, {"code": "BadRequest",
+                                                   "description": detail})
+    assert (await data.get("/data/subscriptions")).json() == before
