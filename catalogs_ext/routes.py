@@ -36,12 +36,14 @@ def read_router(prefix: str, paths: DataPaths, access: CatalogAccess) -> APIRout
         generated = [{"id": FAMILIES_ID, "title": families}] if families else []
         return root_document(get_base_url(request), [*generated, *rows])
 
-    @router.get("/", include_in_schema=False)
-    async def get_root_slashed(request: Request) -> RedirectResponse:
-        """The root with a trailing slash, redirected as every other address of the API
-        (it was a 400: the empty catalog path)."""
+    async def slashed(request: Request) -> RedirectResponse:
+        """A catalog's address (or the root's) with a trailing slash, redirected as every
+        other address of the API (it was a 400: no catalog path ends with `/`)."""
         return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")),
                                 status_code=307)
+
+    for where in ("/", "/{path:path}/"):
+        router.add_api_route(where, slashed, methods=["GET"], include_in_schema=False)
 
     @router.get("/{path:path}/_subtree", summary="The paths of a catalog's sub-catalogs, at "
                 "every depth", description="Those the caller reads, level by level and by id "

@@ -334,10 +334,14 @@ async def test_the_landing_page_links_the_catalogs_tree(anon: httpx.AsyncClient)
 
 
 async def test_the_root_with_a_slash_is_redirected(anon) -> None:
-    """`/data/catalogs/` was a 400 (the empty catalog path; pystac-client failed to open
-    it), where `/data/collections/` is redirected: now it is too."""
+    """`/data/catalogs/` and every catalog's address with a slash were a 400 (pystac-client
+    failed to open them), where `/data/collections/` is redirected: now they are too."""
+    for slashed in ("/data/catalogs/", "/data/catalogs/variables/",
+                    "/data/catalogs/variables/ocean-physics/", "/data/catalogs/a/b//"):
+        r = await anon.get(slashed)
+        assert (r.status_code, r.headers["location"]) == (
+            307, f"http://testserver{slashed.rstrip('/')}"), slashed
     r = await anon.get("/data/catalogs/")
-    assert (r.status_code, r.headers["location"]) == (307, "http://testserver/data/catalogs")
     root = (await anon.get(r.headers["location"])).json()
     assert (root["id"], root["conformsTo"]) == (
         "catalogs", ["https://api.stacspec.org/v1.0.0/core"])
