@@ -528,3 +528,14 @@ async def test_a_job_page_of_no_job_is_a_404(alice_processes: httpx.AsyncClient)
     job = r.json()["jobID"]
     r = await alice_processes.get(f"/processes/jobs/{job}", headers=HTML)
     assert (r.status_code, f'data-job="{job}"' in r.text) == (200, True)
+
+
+async def test_a_process_page_of_no_process_is_a_404(alice_processes: httpx.AsyncClient
+                                                     ) -> None:
+    """As a job's: it answered 200, its script saying there is no such process."""
+    for path, status in (("/processes/processes/nope", 404), ("/ui/processes/nope", 404),
+                         ("/processes/processes/echo", 200)):
+        r = await alice_processes.get(path, headers=HTML)
+        assert (r.status_code, r.headers["content-type"]) == (
+            status, "text/html; charset=utf-8"), path
+        assert 'data-fragment="http://testserver/ui/fragments/processes/' in r.text, path

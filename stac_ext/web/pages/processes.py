@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, Header, Path, Request
 from fastapi.responses import HTMLResponse
 
@@ -61,11 +63,14 @@ async def process_list_fragment(request: Request,
 
 
 @router.get("/ui/processes/{process_id}")
-async def process_page(request: Request,
-                       process_id: str = Path(max_length=200)) -> HTMLResponse:
-    """A shell: describing a process takes the user's token, which only the browser holds;
-    its script fetches the fragment below with it."""
-    return page(request, "process.html", {"process_id": process_id})
+async def process_page(request: Request, process_id: str = Path(max_length=200),
+                       authorization: str | None = Header(default=None)) -> HTMLResponse:
+    """A shell its script fills with the fragment below; a 404, as the API answers, for a
+    process there is not for the caller (it answered 200, its script saying so)."""
+    url = f"{_mount(request)}/processes/{quote(process_id, safe='')}"
+    status, _ = await get_json(request, url, authorization=authorization)
+    return page(request, "process.html", {"process_id": process_id},
+                status_code=404 if status == 404 else 200)
 
 
 @router.get("/ui/fragments/processes/{process_id}")
