@@ -1,8 +1,8 @@
 """Subscriptions in a browser (Debian's Chromium, Playwright), against a real uvicorn and a
 real webhook receiver on loopback: alice saves a search page's search with "Notify me",
 an item arrives, and her subscriptions page shows its delivery; she pauses, resumes and
-deletes it. "Process new data" with a process that takes no file says why, in the API's
-words."""
+deletes it. "Process new data" with a process that takes no file says so once chosen, and
+the API's words when sent."""
 
 from __future__ import annotations
 
@@ -108,6 +108,8 @@ def test_notify_me_saves_the_search_and_its_page_shows_a_delivery(
         follow = page.locator("#follow")
         expect(follow).to_be_visible()
         follow.get_by_label("Process", exact=True).select_option("echo")
+        expect(page.locator("#follow-process-files")).to_have_text(
+            "This process takes no files: choose one with a file input.")
         follow.get_by_role("button", name="Process new data").click()
         expect(page.locator("#follow-error")).to_contain_text(
             "job.itemsInput: the process echo has no file input 'files'")

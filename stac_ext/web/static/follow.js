@@ -43,6 +43,32 @@
     save(job);
   });
 
+  // A file input (or an array of them) takes the window's items: one of its forms is a
+  // collection input, as the API reads a process's inputs.
+  function takesFiles(schema) {
+    const one = schema.type === "array" && schema.items ? schema.items : schema;
+    return (one.oneOf || []).some((form) => form && form.properties && form.properties.collection);
+  }
+
+  // The chosen process's file inputs: the first offered as the one the items go to, or a
+  // word that it takes none (the API would refuse it when saved)
+  async function describe() {
+    const hint = document.getElementById("follow-process-files");
+    hint.textContent = "";
+    if (!processes.value) return;
+    const found = await api(settings.processes + "processes/" + encodeURIComponent(processes.value));
+    if (!found.ok) return;
+    // its inputs are one JSON Schema, an object of them
+    const files = Object.entries((found.body.inputs || {}).properties || {})
+      .filter(([, schema]) => takesFiles(schema || {})).map(([name]) => name);
+    if (!files.length) {
+      hint.textContent = "This process takes no files: choose one with a file input.";
+    } else if (!files.includes(field("items-input"))) {
+      form.elements["items-input"].value = files[0];
+    }
+  }
+  processes.addEventListener("change", describe);
+
   ready.then(async (signedIn) => {
     if (!signedIn) return;
     const offered = await api(settings.processes + "processes");
@@ -53,5 +79,6 @@
       option.textContent = process.title ? process.title + " (" + process.id + ")" : process.id;
       processes.append(option);
     }
+    describe();
   });
 })();
