@@ -5,7 +5,6 @@ text (docs/performance.md)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, cast
 from urllib.parse import unquote_plus
 
@@ -34,32 +33,25 @@ from stac_ext.data_api.item_reads import decoded, hydrated
 from stac_ext.data_api.policy import reader_of, reader_text
 from stac_ext.data_api.rendered_items import RenderedItems
 from stac_ext.data_api.search.antimeridian import crosses, fold_antimeridian, halves
+from stac_ext.data_api.search.checked import checked
 from stac_ext.data_api.search.filter_bounds import (
     MAX_FILTER_DEPTH,
     bounded,
-    bounded_json,
     cql2_json,
 )
-from stac_ext.data_api.search.free_text import bounded_words
-from stac_ext.data_api.search.literals import NOTHING, readable_literals
+from stac_ext.data_api.search.literals import NOTHING
 from stac_ext.data_api.search.owner import fold_owner
 from stac_ext.data_api.search.query_operators import fold_query
-from stac_ext.data_api.search.text_filter import fold_text_filter
 from stac_ext.data_api.search.world_bounds import (
     crs84_only,
     footprint,
-    within_world,
     world_box,
 )
-from stac_ext.data_api.sortables import sortable_field
 from stac_ext.data_api.spec_pages import absolute
 from stac_ext.data_api.urls import request_root
 from stac_ext.platform.service.client_gone import unless_client_leaves
 from stac_ext.platform.service.json_body import depth
 from stac_ext.platform.service.openapi import OPENAPI_MEDIA_TYPE
-
-GEOJSON_TYPES = {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon",
-                 "MultiPolygon", "GeometryCollection"}
 
 
 class GeoJSON(Response):
@@ -196,36 +188,10 @@ class CoreClient(CoreCrudClient):
 
     def search_body(self, search_request: PgstacSearch, request: Request) -> str:
         """The search as pgstac's search functions take it (JSON text), once checked and
-        bounded: `intersects` a geometry, `limit` within MAX_PAGE_SIZE, `filter`, `q` and
-        `bbox` bounded, `sortby` sortable; `owner` and the Query extension's operators folded into
+        bounded (`search.checked`); `owner` and the Query extension's operators folded into
         the filter; a `bbox` across the antimeridian searched as its two halves."""
-        intersects = getattr(search_request, "intersects", None)
-        if intersects is not None and getattr(intersects, "type", None) not in GEOJSON_TYPES:
-            raise InvalidQueryParameter("`intersects` must be a GeoJSON geometry: one of "
-                                        + ", ".join(sorted(GEOJSON_TYPES)))
-        if intersects is not None:
-            within_world(intersects)
-        crs84_only(getattr(search_request, "filter_crs", None))
         settings = request.app.state.settings
-        limit = getattr(search_request, "limit", None)
-        if limit is not None and limit > settings.max_page_size:
-            # a page holds MAX_PAGE_SIZE items at most, as stock crops GET's `limit`
-            # (to 10,000): POST bodies too, whatever they ask
-            search_request = search_request.model_copy(
-                update={"limit": settings.max_page_size})
-        search_request = fold_text_filter(search_request)
-        if (expression := getattr(search_request, "filter_expr", None)) is not None:
-            bounded_json(expression)
-            search_request = search_request.model_copy(
-                update={"filter_expr": readable_literals(expression)})
-        bounded_words(getattr(search_request, "q", None))
-        for sort in getattr(search_request, "sortby", None) or ():
-            sortable_field(sort.field)
-        bbox = getattr(search_request, "bbox", None)
-        if bbox is not None and not all(math.isfinite(float(v)) for v in bbox):
-            raise InvalidQueryParameter("bbox: the coordinates must be finite numbers.")
-        if bbox is not None and len(bbox) == 6:
-            search_request = search_request.model_copy(update={"bbox": footprint(bbox)})
+        search_request = checked(search_request, settings.max_page_size)
         search_request = fold_query(fold_owner(fold_antimeridian(search_request)))
         api_hydrate = settings.use_api_hydrate
         search_request.conf = {**(search_request.conf or {}), "nohydrate": api_hydrate,
