@@ -11,6 +11,8 @@ from stac_pydantic.item_collection import ItemCollection
 from stac_pydantic.links import Links
 from stac_pydantic.version import STAC_VERSION
 
+from stac_ext.data_api.search.world_bounds import on_the_world
+
 
 def _positions(coordinates: Any) -> Iterator[Sequence[float]]:
     if (
@@ -80,11 +82,8 @@ def _checked_item(values: Any) -> None:
                              f"as 2021-01-01T00:00:00Z), not {properties[name]!r}")
     bbox = values.get("bbox")
     if isinstance(bbox, list) and len(bbox) in (4, 6) and \
-            all(isinstance(v, int | float) for v in bbox):
-        half = len(bbox) // 2
-        if not all(-180 <= bbox[i] <= 180 for i in (0, half)) or \
-                not all(-90 <= bbox[i] <= 90 for i in (1, half + 1)):
-            raise ValueError("bbox: longitudes within -180 to 180, latitudes within -90 to "
+            all(isinstance(v, int | float) for v in bbox) and not on_the_world(bbox):
+        raise ValueError("bbox: longitudes within -180 to 180, latitudes within -90 to "
                              "90 (WGS 84 degrees, as the geometry's)")
 
 

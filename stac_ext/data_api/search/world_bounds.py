@@ -40,14 +40,21 @@ def world_box(bbox: Sequence[float] | None) -> None:
     east: across 180°)."""
     if bbox is None:
         return
-    half = len(bbox) // 2
-    west, south, east, north = bbox[0], bbox[1], bbox[half], bbox[half + 1]
-    if not all(-180 <= x <= 180 for x in (west, east)) or \
-            not all(-90 <= y <= 90 for y in (south, north)):
+    if not on_the_world(bbox):
         raise InvalidQueryParameter(f"bbox: Bounding box {_OUTSIDE}")
+    half = len(bbox) // 2
+    south, north = bbox[1], bbox[half + 1]
     if south > north:
         raise InvalidQueryParameter(f"bbox: Maximum latitude ({north}) must be greater than "
                                     f"minimum latitude ({south})")
+
+
+def on_the_world(bbox: Sequence[float]) -> bool:
+    """Whether a bbox (four numbers, or six with heights) has its longitudes within -180 to
+    180 and its latitudes within -90 to 90."""
+    half = len(bbox) // 2
+    return all(-180 <= bbox[i] <= 180 for i in (0, half)) and \
+        all(-90 <= bbox[i] <= 90 for i in (1, half + 1))
 
 
 def crs84_only(filter_crs: str | None) -> None:
