@@ -27,11 +27,22 @@ def halves(bbox: Sequence[float]) -> dict[str, Any]:
     """The two boxes west and east of 180° that `bbox` (across it) covers, as GeoJSON."""
     west, south = bbox[0], bbox[1]
     east, north = bbox[len(bbox) // 2], bbox[len(bbox) // 2 + 1]
+    return {"type": "MultiPolygon", "coordinates": [_ring(west, south, 180.0, north),
+                                                    _ring(-180.0, south, east, north)]}
 
-    def box(w: float, e: float) -> list[list[list[float]]]:
-        return [[[w, south], [e, south], [e, north], [w, north], [w, south]]]
 
-    return {"type": "MultiPolygon", "coordinates": [box(west, 180.0), box(-180.0, east)]}
+def polygon(bbox: Sequence[float]) -> dict[str, Any]:
+    """`bbox` (2D or 3D) as GeoJSON: its footprint's polygon, or its two halves when it
+    crosses 180°."""
+    if crosses(bbox):
+        return halves(bbox)
+    west, south = bbox[0], bbox[1]
+    east, north = bbox[len(bbox) // 2], bbox[len(bbox) // 2 + 1]
+    return {"type": "Polygon", "coordinates": _ring(west, south, east, north)}
+
+
+def _ring(west: float, south: float, east: float, north: float) -> list[list[list[float]]]:
+    return [[[west, south], [east, south], [east, north], [west, north], [west, south]]]
 
 
 def fold_antimeridian(search: Search) -> Search:

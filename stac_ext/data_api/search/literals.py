@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stac_ext.data_api.search.antimeridian import halves
-from stac_ext.data_api.search.world_bounds import footprint
+from stac_ext.data_api.search.antimeridian import polygon
 
 #: CQL2's FALSE and TRUE as pgstac reads a condition (it reads a bare boolean as text):
 #: no item has no id.
@@ -36,13 +35,5 @@ def readable_literals(expression: Any) -> Any:
     box = expression.get("bbox") if len(expression) == 1 else None
     if isinstance(box, list) and len(box) in (4, 6) and \
             all(isinstance(v, int | float) for v in box):
-        return _polygon(footprint(box) or box)
+        return polygon(box)
     return {key: readable_literals(value) for key, value in expression.items()}
-
-
-def _polygon(box: list[float]) -> dict[str, Any]:
-    west, south, east, north = box
-    if west > east:  # across 180°: its two halves
-        return halves(box)
-    return {"type": "Polygon", "coordinates": [[[west, south], [east, south], [east, north],
-                                                [west, north], [west, south]]]}
