@@ -248,6 +248,7 @@ def data_extensions(settings: Settings, auth: AuthDependencies,
         policy=policy,
         owner_search=settings.owner_search, on_item_delete=[catalogs_ext.UNLINK_ITEM],
         aggregation_properties=settings.aggregation_properties,
+        aggregate_exact_up_to=settings.aggregate_exact_up_to,
         collection_rule=CollectionRule(settings.require_vocabulary),
     )
     # a catalog's `_search` is the data API's search with the subtree's statement

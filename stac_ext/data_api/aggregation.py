@@ -1,6 +1,7 @@
 """The Aggregation extension (`/aggregate`, `/aggregations`, and per collection): counts and
 extents of a search's matches, with every search parameter as the filter (facets follow the
-search), computed exactly over the search index in one pass (`geocatalog.aggregate`).
+search), computed over the search index in one pass (`geocatalog.aggregate`): exactly, or for
+a search of many matches from the index's sample, each aggregation then marked approximate.
 
 Stock's extension gives the routes; its request models are widened here to the search's own
 (free text, filter, query, owner...), and its client answers from the database.
@@ -60,12 +61,13 @@ class AggregationClient(AsyncBaseAggregationClient):
     """Answers the routes from `geocatalog.aggregate`, the search taken as `reader` takes
     it (the same checks and folding as `/search`)."""
 
-    def __init__(self, reader: CoreClient, properties: list[str]) -> None:
+    def __init__(self, reader: CoreClient, properties: list[str], exact_up_to: int) -> None:
         for name in properties:
             if not PROPERTY_NAME.fullmatch(name):
                 raise ValueError(f"AGGREGATION_PROPERTIES: {name!r} is no property name")
         self.reader = reader
         self.offered = offered(properties)
+        self.exact_up_to = exact_up_to
 
     def _names(self, collection_id: str | None) -> dict[str, str]:
         if collection_id is None:
@@ -125,7 +127,8 @@ class AggregationClient(AsyncBaseAggregationClient):
         async def read() -> Any:
             async with request.app.state.get_connection(request, "r") as conn:
                 await self._known(conn, collection_id)
-                return await conn.fetchval(queries.AGGREGATE, body, asked, MAX_BUCKETS)
+                return await conn.fetchval(queries.AGGREGATE, body, asked, MAX_BUCKETS,
+                                          self.exact_up_to)
 
         try:
             found = await unless_client_leaves(request, read())
@@ -161,11 +164,12 @@ class Aggregations(AggregationExtension):
 
 
 def aggregation_extension(search: list[ApiExtension], post_model: type[PgstacSearch],
-                          properties: list[str]) -> AggregationExtension:
+                          properties: list[str], exact_up_to: int) -> AggregationExtension:
     """Our routes of stock's extension, its GET and POST models those of the search
-    (`search`'s extensions, `post_model`) with `aggregations`."""
+    (`search`'s extensions, `post_model`) with `aggregations`; an aggregation with criteria
+    reads about `exact_up_to` rows at most (beyond, a sample's counts)."""
     extension = Aggregations(client=AggregationClient(
-        CoreClient(pgstac_search_model=post_model), properties))
+        CoreClient(pgstac_search_model=post_model), properties, exact_up_to))
     extension.GET = cast(type[APIRequest], create_request_model(
         "AggregateGetRequest", base_model=AggregationExtensionGetRequest, extensions=search,
         request_type="GET"))

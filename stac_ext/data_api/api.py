@@ -71,6 +71,8 @@ class DataExtensions(Extensions):
     owner_search: bool = True
     #: properties counted by value in `/aggregate`
     aggregation_properties: list[str] = field(default_factory=list)
+    #: rows an aggregation with criteria reads at most, about (beyond: a sample's counts)
+    aggregate_exact_up_to: int = 2_000
     #: SQL run in an item delete's transaction with ($1 collection, $2 item)
     on_item_delete: list[str] = field(default_factory=list)
     #: What a collection's creation or replacement must also satisfy (its vocabulary)
@@ -88,7 +90,8 @@ class DataExtensions(Extensions):
             self.search_map = {"owner": OwnerSearchExtension(), **self.search_map}
         super().__post_init__()
         self.extra_map = {"aggregation": aggregation_extension(
-            self.search, search_body(self.search), self.aggregation_properties),
+            self.search, search_body(self.search), self.aggregation_properties,
+            self.aggregate_exact_up_to),
             **self.extra_map}
 
     @property

@@ -92,4 +92,4 @@ FROM s
 
 #: The aggregations of a search (migration 008): $1 the search body as JSON text, $2 the
 #: aggregations' names, $3 term buckets at most; as JSON text.
-AGGREGATE = "SELECT geocatalog.aggregate($1::text::jsonb, $2::text[], $3)::text"
+AGGREGATE = "SELECT geocatalog.aggregate($1::text::jsonb, $2::text[], $3, $4)::text"

@@ -57,6 +57,10 @@ class DataApiSettings(PgstacApiSettings):
         default_factory=lambda: ["platform", "owner"])
     """Item properties counted by value in `/aggregate` (each `<property>_frequency`,
     beside the counts by collection and by time), comma-separated: the facets offered."""
+    aggregate_exact_up_to: int = Field(default=2_000, ge=0)
+    """Matches an aggregation with criteria counts exactly, about: a search matching more
+    is counted from a sample of the search index (one item in 10, 100 or 1,000), each of
+    its aggregations marked `"approximate": true`."""
     max_page_size: int = 10_000
     """Items per page at most: a larger `limit` is cropped to it."""
 

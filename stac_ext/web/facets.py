@@ -37,12 +37,13 @@ def facets(body: Any, criteria: Sequence[tuple[str, str]] = ()
            ) -> dict[str, list[dict[str, Any]]]:
     """Each facet's top buckets of an `/aggregate` answer, each with the search page's
     address of `criteria` (as the person typed them) narrowed to it: that criterion set to
-    the bucket's."""
-    found = {a.get("name"): a.get("buckets") or []
-             for a in (body or {}).get("aggregations", []) if isinstance(a, dict)}
+    the bucket's, and whether its count is an estimate (a search of many matches)."""
+    found = {a.get("name"): a for a in (body or {}).get("aggregations", [])
+             if isinstance(a, dict)}
     shown: dict[str, list[dict[str, Any]]] = {}
     for name, criterion in FACETS.items():
-        buckets = found.get(name, [])[:TOP]
+        buckets = (found.get(name, {}).get("buckets") or [])[:TOP]
+        approximate = bool(found.get(name, {}).get("approximate"))
         if criterion == "datetime":  # a year, as the search page takes it
             rows = [(b["key"][:4], b["key"][:4], b["key"][:4], b["frequency"])
                     for b in reversed(buckets)]
@@ -51,6 +52,7 @@ def facets(body: Any, criteria: Sequence[tuple[str, str]] = ()
                     for b in buckets]
         kept = [(k, v) for k, v in criteria if k not in (criterion, "token")]
         shown[name] = [{"label": label, "key": key, "count": count,
+                        "approximate": approximate,
                         "href": "ui/search?" + urlencode([*kept, (criterion, value)])}
                        for label, key, value, count in rows]
     return shown

@@ -1,9 +1,11 @@
-"""Counts kept ahead of reads (`geocatalog.item_counts`): an aggregation of no criteria but
-collections (the landing page's facets, a collection's) sums them instead of counting
-every item. Its answers are compared whole with the same aggregation read from the rows
-(a bbox around the whole world: a criterion, so the rows are read), for every kind of
-caller and collections, after random writes, deletes, visibility and time changes, bulk
-writes, concurrent writes and summing of the counts."""
+"""What is kept ahead of reads beside the search index: its counts (`geocatalog.item_counts`)
+and its sample (`geocatalog.search_sample`). An aggregation of no criteria but collections
+(the landing page's facets, a collection's) sums the counts instead of counting every item:
+its answers are compared whole with the same aggregation read from the rows (a bbox around
+the whole world: a criterion, so the rows are read), for every kind of caller and
+collections, after random writes, deletes, visibility and time changes, bulk writes,
+concurrent writes and summing of the counts. The sample is compared whole, column by
+column, with the index's rows of tier 1 and up after the same writes."""
 
 from __future__ import annotations
 
@@ -85,6 +87,20 @@ async def _every_answer_equals_the_rows(callers: dict[str, httpx.AsyncClient]) -
             assert kept == await _aggregate(client, collections, rows=True), (name, collections)
 
 
+def _sample_is_the_index_sampled(database: str) -> int:
+    """The sample's rows (asserted equal to the index's of tier 1 and up)."""
+    with psycopg.connect(database) as conn:
+        kept, resampled = (conn.execute(
+            f"SELECT coalesce(array_agg(to_jsonb(r) ORDER BY r.collection, r.id), '{{}}') "
+            f"FROM ({query}) r").fetchone() for query in (
+                "SELECT * FROM geocatalog.search_sample",
+                "SELECT s.*, t.tier FROM geocatalog.search_items s, "
+                "geocatalog.sample_tier(s.id, s.collection) t(tier) WHERE t.tier > 0"))
+    assert kept is not None and resampled is not None
+    assert kept == resampled
+    return len(kept[0])
+
+
 def _recount(database: str) -> int:
     with psycopg.connect(database) as conn:
         row = conn.execute("SELECT count(*) FROM geocatalog.search_items WHERE collection "
@@ -138,6 +154,7 @@ async def test_kept_counts_answer_as_the_rows_after_every_kind_of_write(
             if round_ % 2:  # the deltas summed now and then, as writes do by chance
                 conn.execute("SELECT geocatalog.compact_counts(%s)", (COLLECTIONS,))
         await _every_answer_equals_the_rows(callers)
+        _sample_is_the_index_sampled(database)
     total = (await _aggregate(callers["root"], COLLECTIONS, rows=False))[0]
     assert total == {"name": "total_count", "data_type": "integer", "value": len(live)}
     assert _recount(database) == len(live)
@@ -155,6 +172,7 @@ async def test_kept_counts_answer_as_the_rows_after_every_kind_of_write(
     everything = await _aggregate(callers["root"], None, rows=False)
     assert everything == await _aggregate(callers["root"], None, rows=True)
     assert gone not in {b["key"] for b in everything[1]["buckets"]}
+    assert _sample_is_the_index_sampled(database) > 0  # the test's items left some sampled
 
 
 async def test_concurrent_writes_and_sums_keep_counts_exact(
@@ -181,6 +199,7 @@ async def test_concurrent_writes_and_sums_keep_counts_exact(
     await summing
     assert _recount(database) == before + 90
     await _every_answer_equals_the_rows(callers)
+    _sample_is_the_index_sampled(database)
 
 
 async def test_the_answers_come_from_the_kept_counts(

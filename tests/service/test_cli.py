@@ -34,7 +34,7 @@ def test_migrate_is_idempotent(db_env: dict[str, str]) -> None:
     assert out.stdout.splitlines() == [
         "pgstac 0.10.0 (up to date)",
         f"procrastinate: procrastinate {procrastinate.__version__} schema (up to date)",
-        "geocatalog 023 (up to date)", "catalogs 005 (up to date)",
+        "geocatalog 024 (up to date)", "catalogs 005 (up to date)",
         "processes 010 (up to date)", "sessions 001 (up to date)",
         "governance 002 (up to date)", "subscriptions 003 (up to date)",
         "vocabulary climate_forecast 93 (up to date)",

@@ -34,7 +34,16 @@ $$;
 -- checked again: at 10 million items, 6 times the pages read). Where the kept counts answer
 -- (`counts_answer`: no criteria but collections; counts by collection and year) the same
 -- pass sums them instead (`item_counts`: a row per collection, readers and year).
-CREATE OR REPLACE FUNCTION geocatalog.aggregate(_search jsonb, _names text[], _buckets int DEFAULT 1000)
+-- Otherwise the pass reads about `_exact_up_to` matching rows at most, whatever the items:
+-- it counts the sample's matches from its coarsest tier down (`search_sample`: one row in
+-- 1,000, then 100, then 10) and answers from the first tier whose next would read more
+-- than `_exact_up_to` rows, each count scaled by the tier's rate and each aggregation
+-- marked `"approximate": true`; when even the one-in-10 tier's matches times 10 are within
+-- `_exact_up_to`, every match is read and the answer is exact.
+DROP FUNCTION IF EXISTS geocatalog.aggregate(jsonb, text[], int);
+CREATE OR REPLACE FUNCTION geocatalog.aggregate(_search jsonb, _names text[],
+                                                _buckets int DEFAULT 1000,
+                                                _exact_up_to int DEFAULT 2000)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path TO pgstac, public SET work_mem TO '32MB' AS $$
 DECLARE
@@ -47,17 +56,19 @@ DECLARE
     key_columns text;  -- ', <term 1> AS k1, ..'
     key_sets text;  -- ', (k1), ..': a grouping set per key
     whole int;  -- GROUPING(k1, .., kN) of the row of all matches: every key's bit set
-    totals text := 'count(*) AS n';
+    totals text := 'count(*) * $1 AS n, count(*) AS matched';  -- $1: the rows' rate
     parts text[] := '{}';
     name text;
     nth int;
     in_time boolean;
     part text;
+    statement text;
     answers jsonb;
+    matched bigint;
 BEGIN
     IF kept THEN  -- the same conditions as search_where's over the counts' columns
         source := 'geocatalog.item_counts';
-        totals := 'coalesce(sum(n), 0) AS n';
+        totals := 'coalesce(sum(n), 0) AS n, 0 AS matched';
         _where := format('%s AND %s', CASE WHEN _search ? 'collections'
                          THEN format('collection = ANY (%L)', _collections) ELSE 'TRUE' END,
                          geocatalog.readable(_search->'reader'));
@@ -117,14 +128,27 @@ BEGIN
         parts := parts || format('(SELECT jsonb_build_object(''name'', %L, ''data_type'', '
                                  '%s) FROM g WHERE g.mask = %s)', name, part, whole);
     END LOOP;
-    EXECUTE format(
-        'WITH g AS (SELECT %s AS mask, %s FROM (SELECT *%s FROM %s '
-        'WHERE %s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s)',
+    -- %1$s the rows read, %2$s their condition (the names and keys hold no `%`: the API
+    -- offers aggregations of property names of [A-Za-z0-9_:.-] only)
+    statement := format(
+        'WITH g AS (SELECT %s AS mask, %s FROM (SELECT *%s FROM %%1$s '
+        'WHERE %%2$s) s GROUP BY GROUPING SETS (()%s)) SELECT jsonb_build_array(%s), '
+        '(SELECT matched FROM g WHERE g.mask = %s)',
         CASE WHEN keys IS NULL THEN '0' ELSE format('GROUPING(%s)', keys) END,
-        concat_ws(', ', totals, keys),
-        key_columns, source, _where, key_sets,
-        array_to_string(parts, ', '))
-        INTO answers;
+        concat_ws(', ', totals, keys), key_columns, key_sets,
+        array_to_string(parts, ', '), whole);
+    IF NOT kept THEN
+        FOR tier IN REVERSE 3..1 LOOP
+            EXECUTE format(statement, 'geocatalog.search_sample',
+                           format('(%s) AND tier >= %s', _where, tier))
+                INTO answers, matched USING (10 ^ tier)::bigint;
+            IF matched * 10 > _exact_up_to THEN  -- the next tier would read more
+                RETURN (SELECT jsonb_agg(a || '{"approximate": true}' ORDER BY i)
+                        FROM jsonb_array_elements(answers) WITH ORDINALITY e(a, i));
+            END IF;
+        END LOOP;
+    END IF;
+    EXECUTE format(statement, source, _where) INTO answers USING 1::bigint;
     RETURN answers;
 END;
 $$;

@@ -1,4 +1,4 @@
--- The planner's statistics of the search index, kept fresh by the writes that grow it. A
+-- The planner's statistics of the search index (and its sample), kept fresh by the writes that grow it. A
 -- statement that leaves the index half as large again as at its last ANALYZE (or past a
 -- few pages, never analyzed) analyzes it, in its own transaction, unless another session
 -- is analyzing or vacuuming it. Autovacuum does the same within a minute or so; until then
@@ -21,6 +21,7 @@ BEGIN
     BEGIN
         LOCK TABLE geocatalog.search_items IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
         ANALYZE geocatalog.search_items;
+        ANALYZE geocatalog.search_sample;  -- grown with it (a tenth of its rows)
     EXCEPTION WHEN lock_not_available THEN
         NULL;  -- analyzed or vacuumed by another session now
     END;

@@ -11,8 +11,9 @@ from __future__ import annotations
 import psycopg
 
 #: The tables filled in bulk: the search index (by `migrate`'s steps, and by the triggers
-#: of every item a load writes) and its kept counts (by the index's triggers).
-BULK_TABLES = ("geocatalog.search_items", "geocatalog.item_counts")
+#: of every item a load writes), its kept counts and its sample (by the index's triggers).
+BULK_TABLES = ("geocatalog.search_items", "geocatalog.item_counts",
+               "geocatalog.search_sample")
 #: Those of them the database has (an earlier release's has no kept counts).
 PRESENT = "SELECT t FROM unnest(%s::text[]) t WHERE to_regclass(t) IS NOT NULL"
 
