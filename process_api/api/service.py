@@ -126,20 +126,41 @@ class ProcessService:
             if publish is not None and self.data.publisher is None:
                 raise OgcError(400, "invalid-input", "publish: this service publishes no "
                                "results.")
-            if publish is not None and (refused := publish_refusal(
+            if publish is not None:
+                await self._publishing(
                     publish.get("visibility") or ("project" if project else "private"),
-                    project, staging)) is not None:
-                raise OgcError(400, "invalid-input", refused)
-            # the catalog the results are linked into, as the publisher will link them
-            if publish is not None and publish.get("catalog") and self.catalog is not None \
-                    and (refused := await self.catalog.publish_refusal(
-                        publish["catalog"], caller, project,
-                        record.get("service_url") or "/")) is not None:
-                raise OgcError(400, "invalid-input", f"publish.catalog: {refused}")
+                    publish.get("catalog"), ("publish.visibility", "publish.catalog"),
+                    staging, caller, project, record.get("service_url") or "/")
+        elif process.publishes:
+            named = process.publishes
+            defaults = {name: schema.get("default") for name, schema in (
+                process.inputs.get("properties") or {}).items() if isinstance(schema, dict)}
+            visibility = inputs.get(named.get("visibility", "")) or \
+                defaults.get(named.get("visibility", ""))
+            await self._publishing(
+                visibility if isinstance(visibility, str) else None,
+                inputs.get(named.get("catalog", "")),
+                (named.get("visibility", ""), named.get("catalog", "")),
+                [], caller, project, record.get("service_url") or "/")
         stored, secrets = split_secrets(inputs, process.inputs)
         return await self.submissions.submit(
             process.id, caller.username, project, stored, self.box.seal(secrets),
             inputs.get("resources"), process_revision=revision, staging=staging, **record)
+
+    async def _publishing(self, visibility: str | None, catalog: object,
+                          names: tuple[str, str], staging: list[dict[str, Any]],
+                          caller: Caller, project: str | None, service_url: str) -> None:
+        """A job's results published for `visibility` into `catalog` (each given by the
+        input `names` says), refused (400) now where publishing them would be after the
+        job ran: items no wider than the staged inputs, the catalog the caller's to link
+        into, as the publisher will link them."""
+        if visibility is not None and (refused := publish_refusal(
+                visibility, project, staging, where=names[0])) is not None:
+            raise OgcError(400, "invalid-input", refused)
+        if isinstance(catalog, str) and catalog and self.catalog is not None and (
+                refused := await self.catalog.publish_refusal(
+                    catalog, caller, project, service_url)) is not None:
+            raise OgcError(400, "invalid-input", f"{names[1]}: {refused}")
 
     async def _stored_inputs(self, staging: list[dict[str, Any]], caller: Caller,
                              api_url: str) -> None:

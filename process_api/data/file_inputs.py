@@ -149,19 +149,19 @@ def _within(visibility: str, project: str | None, read: dict[str, Any]) -> bool:
         visibility == "project" and seen == "project" and read.get("project") == project)
 
 
-def publish_refusal(visibility: str, project: str | None,
-                    staging: list[dict[str, Any]]) -> str | None:
+def publish_refusal(visibility: str, project: str | None, staging: list[dict[str, Any]],
+                    where: str = "publish.visibility") -> str | None:
     """Why items published for `visibility` (`project`) from these staged inputs would show
     them to readers who may not read an input (a catalog item of narrower visibility), or
     None. A result is published no wider than its inputs: its lineage names them. (Items
     for a project need the job's: the publisher refused them once the job had run.)"""
     if visibility == "project" and project is None:
-        return ("publish.visibility: project shares the results with the job's project: "
-                "name one of yours in metadata.project.")
+        return (f"{where}: project shares the results with the job's project: name one "
+                "of yours in metadata.project.")
     for entry in staging:
         for file in entry["files"]:
             if "item" in file and not _within(visibility, project, file):
-                return (f"publish.visibility: {visibility} would show the result to readers "
+                return (f"{where}: {visibility} would show the result to readers "
                         f"who may not read its input {file['item']} "
                         f"({file.get('visibility')}): publish it no wider than its inputs.")
     return None

@@ -81,6 +81,10 @@ class Process:
     # Its package is a CWL Workflow: on Slurm each of its containers is a Slurm job of its
     # own (its steps spread over the nodes: `slurm_step`)
     workflow: bool = False
+    # Its inputs naming where its results are published (`visibility`, `catalog`: the
+    # input's name), checked when a job is submitted as a deployed process's `publish`
+    # section is, so that a job that could only fail there is refused
+    publishes: Mapping[str, str] = field(default_factory=dict)
 
     # Made once per process (a cached property writes the instance's __dict__, which a
     # frozen dataclass allows): building a validator checks the schema itself, which cost

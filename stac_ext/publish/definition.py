@@ -54,6 +54,7 @@ PUBLISH_DATASET = Process(
         },
     },
     entry="stac_ext.publish.run:publish", database=True, network=True,
+    publishes={"visibility": "visibility", "catalog": "catalog"},
 )
 
 #: What publishes a deployed process's job's files, when its request asks (`publish`): run

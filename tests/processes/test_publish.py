@@ -97,14 +97,13 @@ async def test_publish_end_to_end(app, alice_processes, alice_data, admin_data, 
 async def test_publish_private_items(alice_processes, alice_data, anon, s3_endpoint,
                                     user_data, published_collections) -> None:
     """`visibility: private`: the items are alice's to read; `project` needs the job's
-    project (a job of none fails saying so, nothing written)."""
+    project (a job of none is refused when submitted, saying so: nothing written)."""
     inputs = {"source": f"s3://{user_data}/campaign/sst.nc", "s3": s3_inputs(s3_endpoint),
               "visibility": "project"}
     r = await execute(alice_processes, "publish-dataset", inputs)
-    job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed")
-    assert (job["status"], job["message"]) == (
-        "failed", "visibility `project` shares the items with the job's "
-                  "project: run the job in a project (`metadata.project`).")
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        "visibility: project shares the results with the job's project: name one of yours "
+        "in metadata.project.")), r.text
     result = await publish(alice_processes, {**inputs, "visibility": "private"})
     [item] = result["created"]
     assert (await anon.get(item["url"])).status_code == 404
@@ -184,19 +183,21 @@ async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3
         inputs["catalog"] = other
     before = await item_count(app)
     r = await execute(alice_processes, "publish-dataset", inputs)
+    if case in ("not my catalog", "no catalog"):  # refused when submitted: no job
+        assert (r.status_code, r.json()["detail"]) == (400, (
+            f"catalog: The target catalog {other} is not one of yours: items can only "
+            "be linked into a catalog you own, or one of the job's project.")), r.text
+        assert await item_count(app) == before
+        return
     job = await wait_for(alice_processes, r.headers["Location"], "successful", "failed",
                          seconds=120)
     assert job["status"] == "failed"
-    if case in ("not my catalog", "no catalog"):
-        assert job["message"] == (
-            f"The target catalog {other} is not one of yours: items can only "
-            "be linked into a catalog you own, or one of the job's project."), job["message"]
-    else:
-        expected = {"unreachable": "Cannot reach the object storage",
-                    "empty": "No object under"}[case]
-        assert expected in job["message"], job["message"]
+    expected = {"unreachable": "Cannot reach the object storage",
+                "empty": "No object under"}[case]
+    assert expected in job["message"], job["message"]
     assert SECRET not in job["message"]
     assert await item_count(app) == before
+
 
 
 async def test_publish_with_wrong_keys(app, alice_processes, secured_s3) -> None:
