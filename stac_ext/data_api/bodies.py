@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 from stac_pydantic import Item
 from stac_pydantic.item_collection import ItemCollection
 from stac_pydantic.links import Links
@@ -91,3 +91,17 @@ class ItemCollectionIn(ItemCollection):
     """A FeatureCollection of items to create at once."""
 
     features: Sequence[ItemIn]
+
+
+def _kind(body: Any) -> Any:
+    """What a POSTed body says it is (its `type`)."""
+    return body.get("type") if isinstance(body, dict) else getattr(body, "type", None)
+
+
+#: An item, or a FeatureCollection of items to create at once, read as what its `type` says
+#: it is: a body's errors are those of that reading only (both readings' errors were said,
+#: an item's refusal beside "type: Input should be 'FeatureCollection'").
+ItemOrItems = Annotated[
+    Annotated[ItemIn, Tag("Feature")] | Annotated[ItemCollectionIn, Tag("FeatureCollection")],
+    Discriminator(_kind, custom_error_type="invalid_type", custom_error_message=(
+        "type: Feature (an item) or FeatureCollection (items to create at once)"))]

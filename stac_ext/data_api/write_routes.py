@@ -12,7 +12,7 @@ from stac_pydantic import Collection, Item
 from stac_pydantic.shared import MimeTypes
 from starlette.responses import Response
 
-from stac_ext.data_api.bodies import ItemCollectionIn, ItemIn
+from stac_ext.data_api.bodies import ItemIn, ItemOrItems
 from stac_ext.data_api.stock import create_async_endpoint
 
 
@@ -20,7 +20,7 @@ from stac_ext.data_api.stock import create_async_endpoint
 class PostItem(CollectionUri):
     """Create an item (or a FeatureCollection of items) in a collection."""
 
-    item: Annotated[ItemIn | ItemCollectionIn, Body()] = attr.ib(default=None)
+    item: Annotated[ItemOrItems, Body()] = attr.ib(default=None)
 
 
 @attr.s

@@ -1,6 +1,7 @@
 """Bad input: a 4xx with the STAC error body (`code`, `description`), never a 500."""
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -412,13 +413,27 @@ async def test_an_item_keeps_what_it_says(alice_data: httpx.AsyncClient, collect
     url = f"/data/collections/{collection}/items"
     item = {**make_item("kept"), **change}
     r = await alice_data.post(url, json=item)
-    # the body may be an item or a collection of them: both readings are said
+    # the body is read as what its `type` says: an item's refusal only
+    assert (r.status_code, r.json()) == (400, {"code": "InvalidRequest",
+                                               "description": f"Feature: {description}"}), r.text
+    # in a FeatureCollection, where among its features
+    r = await alice_data.post(url, json={"type": "FeatureCollection",
+                                         "features": [make_item("fine"), item]})
     assert (r.status_code, r.json()) == (400, {"code": "InvalidRequest", "description": (
-        f"ItemIn: {description}; ItemCollectionIn.type: Input should be "
-        "'FeatureCollection'; ItemCollectionIn.features: Field required")}), r.text
+        f"FeatureCollection.features.1: {description}")}), r.text
+    assert (await alice_data.get(f"{url}/fine")).status_code == 404
     assert (await alice_data.get(f"{url}/kept")).status_code == 404
     assert (await alice_data.post(url, json=make_item("kept"))).status_code == 201
     r = await alice_data.put(f"{url}/kept", json=item)
     assert r.status_code == 400, r.text
     stored = (await alice_data.get(f"{url}/kept")).json()
     assert stored["properties"]["datetime"] == "2021-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("body", [{"type": "Catalog", "id": "x"}, {"id": "no-type"}])
+async def test_a_posted_body_says_what_it_is(alice_data: httpx.AsyncClient, collection: str,
+                                             body: Any) -> None:
+    """Neither an item nor items (by its `type`): a 400 naming the two it may be."""
+    r = await alice_data.post(f"/data/collections/{collection}/items", json=body)
+    assert (r.status_code, r.json()) == (400, {"code": "InvalidRequest", "description": (
+        "body: type: Feature (an item) or FeatureCollection (items to create at once)")})
