@@ -15,7 +15,8 @@ from stac_ext.data_api.urls import api_root
 from stac_ext.publish.demo_files import campaign
 from stac_ext.publish.run import report
 from stac_ext.publish.writer import Outcome
-from tests.support.http import free_port
+from tests.support.http import free_port, http_client
+from tests.support.issuer import TestIssuer
 from tests.support.jobs import execute, wait_for
 from tests.support.s3 import KEY_ID, SECRET, s3_client
 from tests.support.stac import unique
@@ -109,6 +110,32 @@ async def test_publish_private_items(alice_processes, alice_data, anon, s3_endpo
     assert (await anon.get(item["url"])).status_code == 404
     r = await alice_data.get(item["url"])
     assert (r.status_code, r.json()["properties"]["visibility"]) == (200, "private")
+
+
+async def test_publish_into_catalogs_of_mine_no_one_else_reads(
+        app, alice_processes, issuer: TestIssuer, s3_endpoint, user_data,
+        published_collections) -> None:
+    """alice's private catalog, and one of her project's (the job in that project): the
+    submission's check reads them as she does (it read them as no one: "not one of yours",
+    400), and the items are linked into them."""
+    async with http_client(app, issuer.token("alice", groups=["ocean-lab"])) as alice_data:
+        mine, ours = unique("mine-"), unique("ours-")
+        for body in ({"id": mine, "visibility": "private"},
+                     {"id": ours, "visibility": "project", "project": "ocean-lab"}):
+            r = await alice_data.post("/data/catalogs", json={
+                **body, "type": "Catalog", "description": "not public"})
+            assert r.status_code == 201, r.text
+        for catalog, project in ((mine, None), (ours, "ocean-lab")):
+            inputs = {"source": f"s3://{user_data}/campaign/sst.nc", "catalog": catalog,
+                      "s3": s3_inputs(s3_endpoint), "visibility": "private"}
+            metadata = {"metadata": {"project": project}} if project else {}
+            r = await execute(alice_processes, "publish-dataset", inputs, **metadata)
+            assert r.status_code == 201, r.text
+            job = await wait_for(alice_processes, r.headers["Location"], "successful",
+                                 "failed", seconds=120)
+            assert job["status"] == "successful", job["message"]
+            tree = (await alice_data.get(f"/data/catalogs/{catalog}")).json()
+            assert [link["rel"] for link in tree["links"]].count("item") == 1, tree
 
 
 async def publish(client: httpx.AsyncClient, inputs: dict) -> dict:

@@ -202,3 +202,23 @@ async def test_a_standing_jobs_publish_section_is_checked_when_saved(clients) ->
         assert (r.status_code, r.json()) == (400, {"code": "BadRequest",
                                                    "description": detail})
     assert (await data.get("/data/subscriptions")).json() == before
+
+
+async def test_a_standing_job_publishes_into_a_private_catalog_of_its_owner(clients) -> None:
+    """alice's own private catalog: the save's check reads it as she does (it read it as no
+    one: "not one of yours", 400)."""
+    data, run = clients["data"], uuid.uuid4().hex[:8]
+    process, catalog = f"sst-mean-{run}", f"mine-{run}"
+    await clients["admin"].post("/data/collections", json=make_collection(SST))  # or 409
+    r = await clients["processes"].post("/processes/processes", content=cdo_mean(process),
+                                        headers=CWL_YAML)
+    assert r.status_code == 201, r.text
+    r = await data.post("/data/catalogs", json={
+        "id": catalog, "type": "Catalog", "description": "mine", "visibility": "private"})
+    assert r.status_code == 201, r.text
+    r = await data.post("/data/subscriptions", json={
+        "search": {"collections": [SST]}, "job": {
+            "window": {"items": 1}, "process": process, "itemsInput": "files",
+            "publish": {"catalog": catalog, "visibility": "private"}}})
+    assert r.status_code == 201, r.text
+    assert r.json()["job"]["publish"] == {"catalog": catalog, "visibility": "private"}
