@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
@@ -64,9 +66,11 @@ class ItemIn(Item):
         return values
 
 
-#: The properties that are instants: RFC 3339 text (a number was read as seconds since
-#: 1970 and stored as such).
+#: The properties that are instants: RFC 3339 text (a number, or text of digits, was read
+#: as seconds since 1970 and stored as such).
 INSTANTS = ("datetime", "start_datetime", "end_datetime", "created", "updated")
+#: How an instant's text starts: its date (the parser then reads the rest strictly)
+DATE_FIRST = re.compile(r"\d{4}-\d{2}-\d{2}(?![0-9])")
 
 
 def _checked_item(values: Any) -> None:
@@ -77,9 +81,10 @@ def _checked_item(values: Any) -> None:
     properties = values.get("properties")
     properties = properties if isinstance(properties, dict) else {}
     for name in INSTANTS:
-        if properties.get(name) is not None and not isinstance(properties[name], str):
+        value = properties.get(name)
+        if value is not None and not (isinstance(value, str) and DATE_FIRST.match(value)):
             raise ValueError(f"properties.{name}: an RFC 3339 date and time as text (such "
-                             f"as 2021-01-01T00:00:00Z), not {properties[name]!r}")
+                             f"as 2021-01-01T00:00:00Z), not {json.dumps(value)}")
     bbox = values.get("bbox")
     if isinstance(bbox, list) and len(bbox) in (4, 6) and \
             all(isinstance(v, int | float) for v in bbox) and not on_the_world(bbox):

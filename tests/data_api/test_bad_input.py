@@ -402,14 +402,20 @@ async def test_a_bbox_with_heights_is_searched_by_its_footprint(
     ({"properties": {"datetime": "2021-01-01T00:00:00Z", "updated": 1.5}},
      "properties.updated: an RFC 3339 date and time as text (such as "
      "2021-01-01T00:00:00Z), not 1.5"),
+    ({"properties": {"datetime": "12345"}},
+     "properties.datetime: an RFC 3339 date and time as text (such as "
+     "2021-01-01T00:00:00Z), not \"12345\""),
+    ({"properties": {"datetime": True}},
+     "properties.datetime: an RFC 3339 date and time as text (such as "
+     "2021-01-01T00:00:00Z), not true"),
     ({"bbox": [1.2e59, 0, 1, 1]},
      "bbox: longitudes within -180 to 180, latitudes within -90 to 90 (WGS 84 degrees, as "
      "the geometry's)"),
 ])
 async def test_an_item_keeps_what_it_says(alice_data: httpx.AsyncClient, collection: str,
                                           change: dict, description: str) -> None:
-    """A number as `datetime` was stored as seconds since 1970 (201), a bbox of 1.2e59 as
-    sent: each a 400 now, and nothing stored (POST, PUT)."""
+    """A number as `datetime` (or text of digits) was stored as seconds since 1970 (201), a
+    bbox of 1.2e59 as sent: each a 400 now, and nothing stored (POST, PUT)."""
     url = f"/data/collections/{collection}/items"
     item = {**make_item("kept"), **change}
     r = await alice_data.post(url, json=item)
