@@ -42,6 +42,8 @@ async def link_refusal(read: Callable[[str], Awaitable[Any]], path: str, usernam
     """Why a job of `username` (in `project`) may not link its results into the catalog at
     `path`, or None; `read`: the catalog's document at a path under the data API, as the
     user reads it (None: not a 200). Asked when the job is submitted or saved."""
+    if {".", ".."} & set(path.split("/")):  # an address would resolve them; the writer not
+        return not_yours(path)
     found = await read(f"catalogs/{quote(path, safe='/')}")
     if not isinstance(found, dict) or not may_link(found.get("owner"), found.get("project"),
                                                     username, project):

@@ -136,6 +136,13 @@ async def test_publish_into_catalogs_of_mine_no_one_else_reads(
             assert job["status"] == "successful", job["message"]
             tree = (await alice_data.get(f"/data/catalogs/{catalog}")).json()
             assert [link["rel"] for link in tree["links"]].count("item") == 1, tree
+        # a path through `..` reads as hers over HTTP; the publisher refuses it: so now
+        # does the submission
+        r = await execute(alice_processes, "publish-dataset", {
+            "source": f"s3://{user_data}/campaign/sst.nc", "catalog": f"elsewhere/../{mine}"})
+        assert (r.status_code, r.json()["detail"]) == (400, (
+            f"catalog: The target catalog elsewhere/../{mine} is not one of yours: items can "
+            "only be linked into a catalog you own, or one of the job's project.")), r.text
 
 
 async def publish(client: httpx.AsyncClient, inputs: dict) -> dict:
