@@ -132,16 +132,13 @@ class ProcessService:
                     publish.get("catalog"), ("publish.visibility", "publish.catalog"),
                     staging, caller, project, record.get("service_url") or "/")
         elif process.publishes:
-            named = process.publishes
-            defaults = {name: schema.get("default") for name, schema in (
-                process.inputs.get("properties") or {}).items() if isinstance(schema, dict)}
-            visibility = inputs.get(named.get("visibility", "")) or \
-                defaults.get(named.get("visibility", ""))
+            names = (process.publishes.get("visibility", ""),
+                     process.publishes.get("catalog", ""))
+            schema = (process.inputs.get("properties") or {}).get(names[0]) or {}
+            visibility = inputs.get(names[0], schema.get("default"))
             await self._publishing(
-                visibility if isinstance(visibility, str) else None,
-                inputs.get(named.get("catalog", "")),
-                (named.get("visibility", ""), named.get("catalog", "")),
-                [], caller, project, record.get("service_url") or "/")
+                visibility if isinstance(visibility, str) else None, inputs.get(names[1]),
+                names, [], caller, project, record.get("service_url") or "/")
         stored, secrets = split_secrets(inputs, process.inputs)
         return await self.submissions.submit(
             process.id, caller.username, project, stored, self.box.seal(secrets),
