@@ -77,8 +77,8 @@ class ProcessSettings(OutboundSettings):
     `worker` refuse to start."""
     job_warm_sandboxes: int = Field(default=2, ge=0, le=64)
     """Sandboxes each worker keeps started ahead for jobs of deployed processes, once it has
-    run one, each with cwltool and the CWL schemas loaded (about a second of a core, and
-    60 MB, each): a job without containers takes one and starts at once, and another is
+    run one, each with cwltool and the CWL schemas loaded (a quarter of a second of a core,
+    and 60 MB, each): a job without containers takes one and starts at once, and another is
     started in its place. Each serves one job, as a sandbox started for it would. 0: each
     job's sandbox starts with it."""
     job_containers: Literal["podman", "none"] = "podman"

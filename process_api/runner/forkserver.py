@@ -27,6 +27,7 @@ what each of its runs would load first, loaded once).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -129,12 +130,19 @@ def _isolated(keep: tuple[int, ...] = ()) -> None:
 
 
 def _preloaded(modules: list[str]) -> None:
-    """What every job would import (and load first): once, here."""
-    for module in modules:
-        with contextlib.suppress(Exception):  # a job of it fails then, saying why
-            warm = getattr(importlib.import_module(module), "warm", None)
-            if callable(warm):
-                warm()
+    """What every job would import (and load first): once, here. The objects loaded are
+    not garbage: the cyclic collector neither scans them while they load (a sixth of the
+    loading's CPU) nor in the forked jobs (which would copy their pages)."""
+    gc.disable()
+    try:
+        for module in modules:
+            with contextlib.suppress(Exception):  # a job of it fails then, saying why
+                warm = getattr(importlib.import_module(module), "warm", None)
+                if callable(warm):
+                    warm()
+        gc.freeze()
+    finally:
+        gc.enable()
 
 
 def serve(fd: int, modules: list[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,3 +29,16 @@ async def test_a_killed_workers_folder_is_removed_by_the_next_fork_server() -> N
         await server.stop()
         alive.rmdir()
     assert not folder.exists()
+
+
+def test_what_a_fork_server_loads_is_kept_out_of_its_jobs_garbage_collection() -> None:
+    """The modules loaded before the jobs are frozen (no job's collection scans or copies
+    them), and every job runs with the cyclic collector on."""
+    seen = subprocess.run(
+        [sys.executable, "-c",
+         "import gc, sys; from process_api.runner.forkserver import _preloaded; "
+         "before = gc.get_freeze_count(); _preloaded(['json', 'no_such_module']); "
+         "print(gc.isenabled(), before, gc.get_freeze_count() > 10_000, "
+         "'json' in sys.modules)"],
+        capture_output=True, text=True, check=True)
+    assert seen.stdout == "True 0 True True\n"
