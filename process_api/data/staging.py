@@ -88,10 +88,25 @@ def storage_failure(error: Exception) -> Failure | None:
     return None
 
 
+def _wrapped(error: BaseException) -> BaseException:
+    """The failure fsspec's HTTP files wrap: they say FileNotFoundError for any (a 403, a
+    500, a refused connection)."""
+    while isinstance(error, FileNotFoundError) and error.__cause__ is not None:
+        error = error.__cause__
+    return error
+
+
 def _storage_error(error: Exception, href: str) -> StagingError:
-    if isinstance(error, TargetRefused):
-        return StagingError(f"{href}: {error}")
-    failure = storage_failure(error)
+    cause = _wrapped(error)
+    if isinstance(cause, TargetRefused):
+        return StagingError(f"{href}: {cause}")
+    status = getattr(cause, "status", None)  # an HTTP server's answer (aiohttp's error)
+    if not href.startswith("s3://") and isinstance(status, int) and status != 404:
+        if status in (401, 403):
+            return StagingError(f"The server of {href} refused access (HTTP {status}): a "
+                                "job reads a URL as anyone would, without credentials.")
+        return StagingError(f"{href} could not be read: its server answered HTTP {status}.")
+    failure = storage_failure(cause if isinstance(cause, Exception) else error)
     if failure == "refused":
         return StagingError(f"The object storage refused access to {href}: check "
                             "s3.accessKeyId and s3.secretAccessKey (and sessionToken).")

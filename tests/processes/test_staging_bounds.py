@@ -171,3 +171,20 @@ def test_a_killed_workers_job_folders_go_with_the_next_worker(
     assert gone(lambda: [f for f in job_folders(product) if f.name.startswith(mine)]), \
         job_folders(product)
     assert job_ended(client, url)["status"] == "failed"
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    (403, "The server of {href} refused access (HTTP 403): a job reads a URL as anyone "
+          "would, without credentials."),
+    (401, "The server of {href} refused access (HTTP 401): a job reads a URL as anyone "
+          "would, without credentials."),
+    (404, "{href} does not exist."),
+    (500, "{href} could not be read: its server answered HTTP 500."),
+])
+def test_a_source_that_answers_an_error_fails_the_job_saying_which(
+        product: Product, sources: LyingSources, alice, status: int, message: str) -> None:
+    """fsspec says "not found" for any failed answer: a 403 read as a missing file."""
+    client, _ = alice
+    href = sources.url(f"/status/{status}/sst.nc")
+    job = job_ended(client, submit(alice, href))
+    assert (job["status"], job["message"]) == ("failed", message.format(href=href))

@@ -23,6 +23,7 @@ _CHUNK = b"x" * (64 * 2**10)
 #: `/trickle/<name>`: 1000 bytes announced, one byte a second;
 #: `/stall/<name>`: 1000 bytes announced, 10 sent, then nothing;
 #: `/page/<name>`: an HTML page (what a browser's address bar shows);
+#: `/status/<code>/<name>`: that HTTP status, to HEAD and GET;
 #: `/lying/<key>`: an S3 bucket `lying` (path-style): HeadObject says 10 bytes, GetObject
 #: sends a chunked body of FLOOD_BYTES.
 
@@ -58,6 +59,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         kind = self.path.split("/")[1]
+        if kind == "status":
+            self.send_error(int(self.path.split("/")[2]))
+            return
         self.send_response(200)
         if kind in ("understated", "lying"):
             self.send_header("Content-Length", "10")
@@ -87,6 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write(record, b"x" * 10)
                 while not self.server.stopping.wait(1):
                     pass
+            elif kind == "status":
+                self.send_error(int(self.path.split("/")[2]))
             elif kind == "page":
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
