@@ -31,8 +31,7 @@ from process_api.data.job_sections import JOB_SECTIONS
 from process_api.deployment import cwl_schemas
 from process_api.deployment.cwl import FILE_NAME, TARGET_NAME
 from process_api.runner.command import CommandFailed, message_tail, output_tail
-from process_api.runner.container_broker import SOCKET_VARIABLE
-from process_api.runner.container_client import write_script
+from process_api.runner.container_client import SOCKET_VARIABLE, write_script
 
 if TYPE_CHECKING:  # a type only: its module's imports (jsonschema) would cost each spare
     from process_api.processes.definition import Context

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from process_api.runner.cgroups import Cgroups
+from process_api.runner.container_client import REFUSED
 from process_api.runner.container_run import (
-    REFUSED,
     ContainerJob,
     caller_gone,
     run_container,
@@ -46,8 +46,6 @@ logger = logging.getLogger("geocatalog.jobs")
 WORKSPACE_PREFIX = "geocatalog-container-job-"
 #: The broker's socket, in its control folder.
 SOCKET_NAME = "containers.sock"
-#: The variable naming the socket, in the job's environment.
-SOCKET_VARIABLE = "GEOCATALOG_CONTAINERS"
 #: The most bytes one request holds (the tool's command line and its folders).
 MAX_REQUEST = 1 << 16
 #: The most containers one job starts.

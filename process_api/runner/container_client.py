@@ -2,7 +2,8 @@
 `--user-space-docker-cmd`, run in the job's sandbox as `CLIENT run [options] IMAGE
 COMMAND...`. It passes its stdin, stdout and stderr (the tool's, as cwltool opened them)
 and exits with the tool's status; the worker's message, when there is one, goes to its
-stderr (the job's log).
+stderr (the job's log). It imports nothing else of the service: every tool's container
+starts a Python for it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import socket
 import sys
 from pathlib import Path
 
-from process_api.runner.container_broker import SOCKET_VARIABLE
-from process_api.runner.container_run import REFUSED
+#: The variable naming the worker's socket, in the job's environment.
+SOCKET_VARIABLE = "GEOCATALOG_CONTAINERS"
+#: What a request that cannot run exits with (as `podman run` itself: 125).
+REFUSED = 125
 
 #: The client as a program cwltool starts (written into the job's folder).
 SCRIPT = """#!{python}

@@ -20,13 +20,12 @@ from typing import Any
 
 from process_api.processes.resources import quantity
 from process_api.runner.cgroups import Cgroups, JobCgroup
+from process_api.runner.container_client import REFUSED
 from process_api.runner.containers import ImageRefused, Podman, ToolRun
 from process_api.runner.mounts import mount_problem
 
 logger = logging.getLogger("geocatalog.jobs")
 
-#: What a request that cannot run exits with (as `podman run` itself: 125).
-REFUSED = 125
 #: The exit status of a process killed by SIGKILL.
 KILLED = 128 + 9
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from process_api.runner.cgroups import Cgroups
 from process_api.runner.container_broker import (
     SOCKET_NAME,
-    SOCKET_VARIABLE,
     Broker,
     Steps,
     forget_dead_workspaces,
     made_folders,
 )
+from process_api.runner.container_client import SOCKET_VARIABLE
 from process_api.runner.container_run import ContainerJob
 from process_api.runner.containers import Podman
 from process_api.runner.executor import ContainersUnavailable, End, Handle, JobRun, ended

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from process_api.runner.cgroups import Cgroups
+from process_api.runner.container_client import REFUSED
 from process_api.runner.container_run import (
     KILLED,
-    REFUSED,
     ContainerJob,
     caller_gone,
     run_container,

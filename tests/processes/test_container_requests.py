@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -138,3 +139,14 @@ def test_the_job_folders_of_dead_workers_are_removed() -> None:
     finally:
         shutil.rmtree(alive, ignore_errors=True)
         shutil.rmtree(gone, ignore_errors=True)
+
+
+def test_the_client_a_tool_starts_loads_nothing_of_the_workers() -> None:
+    """Each tool's container request starts a Python for the client: it loaded the broker
+    (asyncio, the cgroups, podman's commands), 80 ms of each tool's start."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys; from process_api.runner.container_client import "
+         "main; print(sorted(m for m in sys.modules if m.startswith('process_api')), "
+         "'asyncio' in sys.modules)"], capture_output=True, text=True, check=True).stdout
+    assert loaded == ("['process_api', 'process_api.runner', "
+                      "'process_api.runner.container_client'] False\n")
