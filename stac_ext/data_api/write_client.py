@@ -10,6 +10,7 @@ without `_force`.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ import jsonpatch
 import jsonpointer
 from asyncpg import Connection, PostgresError
 from fastapi import HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from json_merge_patch import merge
 from pydantic import ValidationError
 from stac_fastapi.extensions.bulk_transactions import BulkTransactionMethod, Items
@@ -123,6 +125,19 @@ async def _create_posted(request: Request, collection_id: str,
     return [await _create_items(request, collection_id, features)] * len(features)
 
 
+def _repeated_id(features: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Items posted together each with an id of its own: else the error of the one that
+    repeats another's (the database's refusal would say the id exists already, which it
+    does not)."""
+    first: dict[str, int] = {}
+    for n, feature in enumerate(features):
+        if (seen := first.setdefault(feature["id"], n)) != n:
+            return {"loc": ("body", "FeatureCollection", "features", n, "id"),
+                    "msg": f"{json.dumps(feature['id'])} is features.{seen}'s id too; items "
+                           "posted together have ids of their own"}
+    return None
+
+
 @attr.s
 class TransactionsClient(StockTransactionsClient):
     # `type: ignore[override]` below: our bodies (minimal items: `ItemIn`) and answers
@@ -180,6 +195,8 @@ class TransactionsClient(StockTransactionsClient):
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
+        if problem := _repeated_id(features):
+            raise RequestValidationError([problem])
         written = (await _create_items(request, collection_id, features) if many
                    else await self.posts.add(
                        collection_id, features[0],

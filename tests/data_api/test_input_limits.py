@@ -131,6 +131,21 @@ async def test_a_duplicate_says_so(alice_data: httpx.AsyncClient, collection: st
         "code": "ConflictError", "description": "An object with this id exists already."})
 
 
+async def test_items_posted_together_with_one_id_say_which(alice_data: httpx.AsyncClient,
+                                                          collection: str) -> None:
+    """Two features of one FeatureCollection with one id were refused as existing already
+    (409), though neither did: a 400 naming both, and nothing stored."""
+    url = f"/data/collections/{collection}/items"
+    r = await alice_data.post(url, json={"type": "FeatureCollection", "features": [
+        make_item("one"), make_item("two"), make_item("one")]})
+    assert (r.status_code, r.json()) == (400, {
+        "code": "InvalidRequest", "description": (
+            'FeatureCollection.features.2.id: "one" is features.0\'s id too; items posted '
+            "together have ids of their own")}), r.text
+    assert [(await alice_data.get(f"{url}/{i}")).status_code for i in ("one", "two")] == \
+        [404, 404]
+
+
 @pytest.fixture
 async def linked_item(alice_data: httpx.AsyncClient, collection: str) -> tuple[str, str, str]:
     """(collection, item, catalog): a catalog of alice's and an item of hers."""
