@@ -436,6 +436,21 @@ async def test_an_item_keeps_what_it_says(alice_data: httpx.AsyncClient, collect
     assert stored["properties"]["datetime"] == "2021-01-01T00:00:00Z"
 
 
+@pytest.mark.parametrize(("body", "description"), [
+    ('{"type": "Feature",', "body: not valid JSON (Expecting property name enclosed in "
+                            "double quotes, at character 19)"),
+    ("nul", "body: not valid JSON (Expecting value, at character 0)"),
+])
+async def test_a_body_that_is_not_json_says_where(alice_data: httpx.AsyncClient,
+                                                  collection: str, body: str,
+                                                  description: str) -> None:
+    """Broken JSON was "1: JSON decode error" (FastAPI's words, its offset as a field)."""
+    r = await alice_data.post(f"/data/collections/{collection}/items", content=body,
+                              headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {"code": "InvalidRequest",
+                                               "description": description}), r.text
+
+
 @pytest.mark.parametrize("body", [{"type": "Catalog", "id": "x"}, {"id": "no-type"}])
 async def test_a_posted_body_says_what_it_is(alice_data: httpx.AsyncClient, collection: str,
                                              body: Any) -> None:

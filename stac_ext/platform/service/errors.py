@@ -116,6 +116,9 @@ def describe_errors(errors: Sequence[Mapping[str, Any]], first_only: bool = Fals
         where = ".".join(str(p) for p in err.get("loc", ())
                          if p != "body" and not (isinstance(p, str) and "[" in p)) or "body"
         what = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if err.get("type") == "json_invalid":  # its location is the character's offset
+            at = f", at character {where}" if where.isdigit() else ""
+            where, what = "body", f"not valid JSON ({err.get('ctx', {}).get('error')}{at})"
         if (part := f"{where}: {what}") not in parts:
             parts.append(part)
     return "; ".join(parts) or "invalid request"
