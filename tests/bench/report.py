@@ -107,14 +107,14 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"sync jobs one at a time, {ran['pause_s']} s apart, alternated, "
                      f"JOB_WARM_SANDBOXES={warm}: " + "; ".join(
                          _times(kind, ran[kind]) for kind in ("built-in echo", "deployed CWL")) +
-                     (f"; deployed CWL back to back: {_times('', ran['burst'])}"
-                      if "burst" in ran else ""))
+                     (f"; deployed CWL back to back: {_times('', ran['burst'])} (target "
+                      "p50 200 ms, p95 400 ms)" if "burst" in ran else ""))
     if boxed := results.get("containers"):
         lines.append("a deployed CDO tool, sync, alternated: " + "; ".join(
             f"{kind} p50 {boxed[kind]['p50_ms']} ms, p95 {boxed[kind]['p95_ms']} ms "
             f"({boxed[kind]['jobs']} jobs, {boxed[kind]['errors']} errors)"
             for kind in ("bubblewrap", "container")) +
-            f"; container/bubblewrap p50 {boxed.get('ratio_p50')}")
+            f"; container/bubblewrap p50 {boxed.get('ratio_p50')} (target 1.3x)")
     if batch := results.get("slurm"):
         short = batch["short_jobs"]
         lines.append("echo jobs, sync, one at a time: " + "; ".join(
