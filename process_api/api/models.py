@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from process_api.processes.outbound import CREDENTIALS_REFUSED, has_credentials
 
 
 class Metadata(BaseModel):
@@ -15,7 +18,17 @@ class Metadata(BaseModel):
                                 "the personal project.")
 
 
-_URL = Field(default=None, max_length=2048, pattern=r"^https?://[^\s]+$")
+def _callback_url(url: str | None) -> str | None:
+    """An http(s) URL, without credentials (the job's record keeps it)."""
+    if url is not None and not re.fullmatch(r"https?://\S+", url):
+        raise ValueError("an http(s) URL")
+    if url is not None and has_credentials(url):
+        raise ValueError(CREDENTIALS_REFUSED)
+    return url
+
+
+_URL = Field(default=None, max_length=2048)
+CallbackUrl = Annotated[str | None, AfterValidator(_callback_url)]
 
 
 class Subscriber(BaseModel):
@@ -23,9 +36,9 @@ class Subscriber(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    successUri: str | None = _URL
-    inProgressUri: str | None = _URL
-    failedUri: str | None = _URL
+    successUri: CallbackUrl = _URL
+    inProgressUri: CallbackUrl = _URL
+    failedUri: CallbackUrl = _URL
 
 
 class ExecuteRequest(BaseModel):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
+from process_api.processes.outbound import CREDENTIALS_REFUSED, has_credentials
+
 
 class InputRefused(Exception):
     """A reference that cannot be read, answered with its status (400; 404 for data the
@@ -104,6 +106,9 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
     total = 0
     for name, index, reference in references(inputs, schema):
         where = f"processInputs.{name}" + (f"[{index}]" if index is not None else "")
+        if any(isinstance(url, str) and has_credentials(url)
+               for url in (reference.get("href"), reference.get("collection"))):
+            raise InputRefused(400, "invalid-input", f"{where}: {CREDENTIALS_REFUSED}.")
         try:
             files = None if catalog is None else \
                 await catalog.files(reference, caller, service_url, max_files - total)

@@ -39,6 +39,21 @@ REFUSED = ("The address cannot be reached from here: give a public http(s) or S3
            "(the service's OUTBOUND_ALLOW names the private networks it may reach).")
 
 
+#: Why a URL with a user name or password is refused wherever a request names one.
+CREDENTIALS_REFUSED = ("the URL holds a user name or password, which the service never "
+                       "sends nor keeps in a job's record: give a URL that needs none (S3 "
+                       "keys go in the request's `s3` section)")
+
+
+def has_credentials(url: str) -> bool:
+    """Whether `url` holds a user name or password (`scheme://user:password@host`)."""
+    try:
+        found = urlsplit(url)
+    except ValueError:  # no URL: the fetch says so
+        return False
+    return found.username is not None or found.password is not None
+
+
 class TargetRefused(ValueError):
     def __init__(self) -> None:
         super().__init__(REFUSED)

@@ -20,8 +20,11 @@ PUBLISH_DATASET = Process(
     inputs={
         "type": "object", "additionalProperties": False, "required": ["source"],
         "properties": {
-            "source": {"type": "string", "pattern": "^(s3://[^/]+(/.*)?|https?://.+)$",
-                       "description": "s3://bucket/prefix, or an https URL of one file"},
+            # no user name or password: the job's record and the items keep the source
+            "source": {"type": "string", "pattern": "^(s3://[^/@]+(/.*)?|https?://[^/?#@]+"
+                                                    "([/?#].*)?)$",
+                       "description": "s3://bucket/prefix, or an https URL of one file; "
+                                      "without a user name or password"},
             "catalog": {"type": "string", "pattern": CATALOG_PATH,
                         "description": "path of a catalog of yours to link the items into"},
             "visibility": {"type": "string", "enum": list(VISIBILITIES),

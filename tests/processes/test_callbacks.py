@@ -137,6 +137,24 @@ async def test_a_subscriber_must_be_http_urls(alice_processes: httpx.AsyncClient
     r = await execute(alice_processes, "echo", {}, subscriber={"successUri": "file:///etc/passwd"})
     assert r.status_code == 400
     assert r.json()["type"].endswith("/invalid-input")
+    assert r.json()["detail"] == "subscriber.successUri: an http(s) URL"
+
+
+async def test_a_subscriber_url_with_a_password_is_refused(alice_processes: httpx.AsyncClient,
+                                                           receiver: Receiver) -> None:
+    """It was kept in the job's record (which its project reads) and sent as Basic auth:
+    a 400 that does not repeat it, and no job."""
+    before = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    url = receiver.url.replace("://", "://hook:s3cret@") + "/x"
+    r = await execute(alice_processes, "echo", {"message": "hush"},
+                      subscriber={"successUri": url})
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        "subscriber.successUri: the URL holds a user name or password, which the service "
+        "never sends nor keeps in a job's record: give a URL that needs none (S3 keys go in "
+        "the request's `s3` section)")), r.text
+    assert "s3cret" not in r.text
+    after = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
+    assert [j["jobID"] for j in after["jobs"]] == [j["jobID"] for j in before["jobs"]]
 
 
 class Silent:

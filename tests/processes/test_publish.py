@@ -233,6 +233,16 @@ async def test_publish_failures_write_nothing(app, alice_processes, bob_data, s3
     assert await item_count(app) == before
 
 
+@pytest.mark.parametrize("source", ["https://user:s3cret@example.org/sst.nc",
+                                    "s3://key:s3cret@bucket/campaign"])
+async def test_a_source_with_a_password_is_refused(alice_processes, source: str) -> None:
+    """The job's record and every published asset would keep it: a 400 at submission."""
+    r = await execute(alice_processes, "publish-dataset", {"source": source})
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        "processInputs do not match the process's inputs schema: source: is not in the form "
+        "expected (s3://bucket/prefix, or an https URL of one file; without a user name or "
+        "password)")), r.text
+
 
 async def test_publish_with_wrong_keys(app, alice_processes, secured_s3) -> None:
     _, wrong = secured_s3

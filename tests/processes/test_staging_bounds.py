@@ -188,3 +188,24 @@ def test_a_source_that_answers_an_error_fails_the_job_saying_which(
     href = sources.url(f"/status/{status}/sst.nc")
     job = job_ended(client, submit(alice, href))
     assert (job["status"], job["message"]) == ("failed", message.format(href=href))
+
+
+@pytest.mark.parametrize("key", ["href", "collection"])
+def test_a_url_with_a_password_is_refused_at_submission(
+        product: Product, sources: LyingSources, alice, key: str) -> None:
+    """It was sent (as Basic auth) and shown in the job's message, its log line and its
+    provenance: a 400 that does not repeat it, no job, and nothing asked of the source."""
+    client, process = alice
+    before = [j["jobID"] for j in client.get("/processes/jobs",
+                                              params={"limit": 1000}).json()["jobs"]]
+    href = sources.url("/status/403/secret.nc").replace("://", "://user:s3cret@")
+    r = client.post(f"/processes/processes/{process}/execution",
+                    json={"processInputs": {"data": {key: href}}})
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        "processInputs.data: the URL holds a user name or password, which the service never "
+        "sends nor keeps in a job's record: give a URL that needs none (S3 keys go in the "
+        "request's `s3` section).")), r.text
+    assert "s3cret" not in r.text
+    assert [j["jobID"] for j in client.get("/processes/jobs", params={"limit": 1000})
+            .json()["jobs"]] == before
+    assert sources.sent_to("/status/403/secret.nc") == []
