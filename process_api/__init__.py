@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from process_api.processes.outbound import OutboundSettings as OutboundSettings
     from process_api.processes.outbound import TargetRefused as TargetRefused
     from process_api.processes.outbound import allowed_http_client as allowed_http_client
+    from process_api.processes.outbound import has_credentials as has_credentials
     from process_api.processes.registry import Registry as Registry
     from process_api.processes.resources import MEMORY_PATTERN as MEMORY_PATTERN
     from process_api.processes.resources import Ceilings as Ceilings
@@ -119,6 +120,7 @@ _EXPORTS = {
     "openapi30": "process_api.api.openapi30",
     "OutboundPolicy": "process_api.processes.outbound",
     "TargetRefused": "process_api.processes.outbound",
+    "has_credentials": "process_api.processes.outbound",
     "allowed_http_client": "process_api.processes.outbound",
     "s3_filesystem": "process_api.processes.s3_manifest",
     "MEMORY_PATTERN": "process_api.processes.resources",

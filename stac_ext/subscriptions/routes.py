@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from catalogs_ext import link_refusal
-from process_api import OutboundPolicy, TargetRefused
+from process_api import OutboundPolicy, TargetRefused, has_credentials
 from stac_ext.data_api.search.filter_bounds import bounded_json, cql2_json
 from stac_ext.data_api.search.literals import readable_literals
 from stac_ext.data_api.search.world_bounds import footprint
@@ -137,6 +137,11 @@ async def _checked_webhook(url: str | None) -> None:
     sending: an address can change)."""
     if url is None:
         return
+    if has_credentials(url):  # kept in the subscription, and sent with every delivery
+        raise HTTPException(status_code=400, detail=(
+            "webhook: the URL holds a user name or password, which the service never sends "
+            "nor keeps: each delivery is signed (`webhook-signature`, with the subscription's "
+            "secret) for its receiver to check"))
     try:
         await asyncio.to_thread(OutboundPolicy.from_env().check, url)
     except TargetRefused as e:

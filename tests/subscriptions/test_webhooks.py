@@ -291,6 +291,10 @@ async def test_subscriptions_are_hers_to_read_change_and_delete(clients, receive
     ({"search": {"catalog": "no-such-catalog"}}, 404, "search: "),
     ({"search": {}, "webhook": "http://169.254.169.254/latest"}, 400,
      "webhook: The address cannot be reached"),
+    ({"search": {}, "webhook": "https://hook:s3cret@example.org/in"}, 400,
+     "webhook: the URL holds a user name or password, which the service never sends nor "
+     "keeps: each delivery is signed (`webhook-signature`, with the subscription's secret) "
+     "for its receiver to check"),
     ({"search": {}, "kinds": ["made"]}, 400, "kinds"),
     ({"search": {}, "surprise": 1}, 400, "surprise"),
 ])
