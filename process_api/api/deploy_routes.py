@@ -188,6 +188,10 @@ class DeployRoutes(RouteFactory):
             placed = _placement(visibility, project, self.service.as_caller(caller))
             package, about, kind, body = await _package(request, w, self.service)
             process_id = str(about.get("id") or package.id)
+            if not process_id:
+                raise OgcError(400, "invalid-input", "The CWL document has no `id` (nor its "
+                               "application package a `processDescription.id`): it names "
+                               "the process.")
             if problem := id_problem(process_id):
                 raise OgcError(400, "invalid-input", f"{problem}.")
             if self.service.is_builtin(process_id):
@@ -226,10 +230,13 @@ class DeployRoutes(RouteFactory):
                 project = project or found.project
             placed = _placement(seen_by, project, self.service.as_caller(caller))
             package, about, kind, body = await _package(request, w, self.service)
-            if str(about.get("id") or process_id) != process_id:
+            if about.get("id") and str(about["id"]) != process_id:
                 raise OgcError(400, "invalid-input", "processDescription.id "
                                f"{about.get('id')!r} is not {process_id!r}: a replacement "
                                "keeps the id.")
+            if kind in CWL_TYPES and package.id != process_id:  # bare CWL: its id names it
+                raise OgcError(400, "invalid-input", f"The CWL document's id {package.id!r} "
+                               f"is not {process_id!r}: a replacement keeps the id.")
             try:
                 await self.service.deploy(_described(package, about), process_id,
                                           str(about.get("version") or found.process.version),
@@ -264,5 +271,6 @@ class DeployRoutes(RouteFactory):
 def _described(package: CwlProcess, about: dict[str, Any]) -> CwlProcess:
     """The package's process as its application package's description names it."""
     title, text = about.get("title"), about.get("description")
-    return replace(package, title=str(title) if title else package.title,
+    return replace(package, title=str(title) if title else package.title or
+                   str(about.get("id") or ""),
                    description=str(text) if text else package.description)

@@ -159,9 +159,7 @@ def _target(document: dict[str, Any], chosen: str | None) -> str:
         own = str(document.get("id") or "").lstrip("#")
         if chosen and chosen != own:
             raise PackageError(f"The package holds no process {chosen!r}.")
-        if not own:
-            raise PackageError("The CWL document has no `id`: it names the process.")
-        return own
+        return own  # "": the document itself (its application package names it)
     if not isinstance(graph, list):
         raise PackageError("`$graph` is not a list.")
     ids = [str(entry.get("id") or "").lstrip("#") for entry in graph if isinstance(entry, dict)]
@@ -200,7 +198,7 @@ def _load(text: str, target: str) -> Any:
     context = LoadingContext({"fetcher_constructor": PackageOnly, "do_update": True})
     context.construct_tool_object = default_make_tool
     try:
-        return load_tool(f"{URI}#{target}", context)
+        return load_tool(f"{URI}#{target}" if target else URI, context)
     except PackageError:
         raise
     except (SchemaSaladException, ValueError, KeyError, TypeError) as e:

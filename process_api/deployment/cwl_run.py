@@ -146,7 +146,8 @@ def run(inputs: dict[str, Any], context: Context) -> dict[str, Any]:
         # names, and a link is refused
         code = cwltool([*containers, "--disable-color", "--leave-outputs", "--leave-tmpdir",
                         "--tmpdir-prefix", "tmp/", "--tmp-outdir-prefix", "tmp/",
-                        f"{FILE_NAME}#{target}", "job.json"], stdout=out,
+                        f"{FILE_NAME}#{target}" if target else FILE_NAME, "job.json"],
+                       stdout=out,
                        logger_handler=log, custom_schema_callback=_standard_schemas)
     if code != 0 and log.error:  # the job's message: cwltool's error
         raise CommandFailed(log.error)

@@ -193,6 +193,29 @@ async def test_a_two_step_workflow_from_an_application_package(service) -> None:
     assert (await admin.delete(f"/processes/processes/{name}")).status_code == 204
 
 
+async def test_an_application_package_names_a_cwl_document_without_an_id(service) -> None:
+    """`processDescription.id` names the process, as the docs say: it was refused when the
+    CWL had no `id` of its own. A replacement by bare CWL keeps the id its CWL names."""
+    dora = service["dora"]
+    name = unique("unnamed")
+    cwl = shout_tool(name).replace(f"id: {name}\n", "").replace("label: Shout\n", "")
+    r = await dora.post("/processes/processes", content=application_package(name, cwl),
+                        headers=PACKAGE)
+    assert (r.status_code, r.json()["id"], r.json()["title"]) == (201, name, name), r.text
+    r = await execute(dora, name, {"message": "hi", "times": 1, "seconds": 0},
+                      headers={"Prefer": "respond-sync"})
+    assert (r.status_code, r.json()["shouted"]["contents"]) == (200, "HI \n"), r.text
+    r = await dora.put(f"/processes/processes/{name}", content=shout_tool("renamed"),
+                       headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        f"The CWL document's id 'renamed' is not {name!r}: a replacement keeps the id.")), r.text
+    assert (await dora.get(f"/processes/processes/{name}")).json()["title"] == name
+    r = await dora.put(f"/processes/processes/{name}", content=shout_tool(name, "!"),
+                       headers=CWL_YAML)
+    assert r.status_code == 204, r.text
+    assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
+
+
 async def test_dismissing_a_deployed_job_ends_its_processes(service) -> None:
     dora = service["dora"]
     name = unique("shout")
@@ -330,6 +353,9 @@ async def test_a_tool_that_fails_says_in_the_message_what_it_said(service) -> No
      "application/json", 400, "This is CWL, sent as an OGC application package "
      "(application/json): send it as application/cwl+json"),
     ("<xml/>", "application/xml", 415, "A package is application/ogcapppkg+json or CWL"),
+    ("cwlVersion: v1.2\nclass: CommandLineTool\ninputs: {}\noutputs: {}\nbaseCommand: echo\n",
+     "application/cwl+yaml", 400, "The CWL document has no `id` (nor its application "
+     "package a `processDescription.id`): it names the process."),
     # what cwltool reads only as it runs a tool: its parameter references
     (REFERENCING.format(argument="$(inputs.message[)"), "application/cwl+yaml", 400,
      "Invalid CWL: package.cwl:9:5: syntax error in the parameter reference "
