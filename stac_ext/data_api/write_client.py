@@ -125,6 +125,23 @@ async def _create_posted(request: Request, collection_id: str,
     return [await _create_items(request, collection_id, features)] * len(features)
 
 
+async def _clash(request: Request, collection_id: str, features: list[dict[str, Any]]
+                 ) -> str:
+    """Which of the items posted exist already (none by now: pgstac's words)."""
+    ids = [f["id"] for f in features]
+    async with request.app.state.get_connection(request, "w") as conn:  # as it was written
+        found = {r["id"] for r in await conn.fetch(queries.ITEM_OWNERS, collection_id, ids)}
+    existing = [json.dumps(i) for i in ids if i in found]
+    if not existing:
+        return "An object with this id exists already."
+    if len(ids) == 1:
+        return (f"An item {existing[0]} exists already in collection {collection_id}: "
+                "replace it (PUT), or give another id.")
+    more = f" and {len(existing) - 10} more" if len(existing) > 10 else ""
+    return (f"Items exist already in collection {collection_id}: "
+            f"{', '.join(existing[:10])}{more}; none of the {len(ids)} was written.")
+
+
 def _repeated_id(features: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Items posted together each with an id of its own: else the error of the one that
     repeats another's (the database's refusal would say the id exists already, which it
@@ -197,10 +214,13 @@ class TransactionsClient(StockTransactionsClient):
         features = [self._prepare(request, f, collection_id, owner) for f in posted]
         if problem := _repeated_id(features):
             raise RequestValidationError([problem])
-        written = (await _create_items(request, collection_id, features) if many
-                   else await self.posts.add(
-                       collection_id, features[0],
-                       functools.partial(_create_posted, request, collection_id)))
+        try:
+            written = (await _create_items(request, collection_id, features) if many
+                       else await self.posts.add(
+                           collection_id, features[0],
+                           functools.partial(_create_posted, request, collection_id)))
+        except ConflictError:  # pgstac's says no more
+            raise ConflictError(await _clash(request, collection_id, features)) from None
         if not written:
             raise NotFoundError(f"Collection {collection_id} does not exist.")
         if many:

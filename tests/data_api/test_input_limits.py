@@ -128,7 +128,18 @@ async def test_a_duplicate_says_so(alice_data: httpx.AsyncClient, collection: st
                                   json=make_item("twice"))).status_code == 201
     r = await alice_data.post(f"/data/collections/{collection}/items", json=make_item("twice"))
     assert (r.status_code, r.json()) == (409, {
-        "code": "ConflictError", "description": "An object with this id exists already."})
+        "code": "ConflictError", "description": (
+            f'An item "twice" exists already in collection {collection}: replace it (PUT), '
+            "or give another id.")})
+    # among items posted together, which (pgstac's error says no more); nothing written
+    r = await alice_data.post(f"/data/collections/{collection}/items", json={
+        "type": "FeatureCollection", "features": [make_item("once"), make_item("twice")]})
+    assert (r.status_code, r.json()) == (409, {
+        "code": "ConflictError", "description": (
+            f'Items exist already in collection {collection}: "twice"; none of the 2 was '
+            "written.")})
+    assert (await alice_data.get(f"/data/collections/{collection}/items/once")).status_code \
+        == 404
 
 
 async def test_items_posted_together_with_one_id_say_which(alice_data: httpx.AsyncClient,
