@@ -207,11 +207,23 @@ class DeployRoutes(RouteFactory):
                     str(about.get("version") or "1.0.0"), caller.username, placed,
                     visibility, kind, body)
             except DuplicateProcess:
-                raise OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} "
-                               "(or one whose id differs only in case) is deployed already; "
-                               "replace it (PUT) instead.", headers=location) from None
+                raise await self._duplicate(process_id, caller, base) from None
             return JSONResponse(summary(found.process, base), status_code=201,
                                 headers=location)
+
+    async def _duplicate(self, process_id: str, caller: Caller, base: str) -> OgcError:
+        """The 409 of a deployment whose id is taken: naming the process that has it, as
+        deployed (its id may differ in case), when the caller sees it."""
+        twin = await self.service.processes.deployed.twin(process_id) or process_id
+        try:
+            await self.service.deployment(twin, caller)
+        except OgcError:  # not theirs to see: the id they gave
+            return OgcError(409, OGC2 + "duplicated-process", f"A process {process_id!r} "
+                            "(or one whose id differs only in case) is deployed already.")
+        cased = "" if twin == process_id else " (ids are unique without regard to case)"
+        return OgcError(409, OGC2 + "duplicated-process", f"A process {twin!r} is deployed "
+                        f"already{cased}; replace it (PUT) instead.",
+                        headers={"Location": f"{base}processes/{twin}"})
 
     def register_replace(self) -> None:
         @self._package_route(

@@ -90,6 +90,12 @@ class Deployed:
             return known
         return await self._refresh(process_id)
 
+    async def twin(self, process_id: str) -> str | None:
+        """The id, as it was deployed, of the process this id names without regard to
+        case."""
+        row = await self._one(queries.DEPLOYED_ID_WITHOUT_CASE, id=process_id)
+        return None if row is None else str(row["id"])
+
     async def revision(self, process_id: str, revision: int) -> Deployment | None:
         """A given revision (a job runs the one it was submitted with), retired or not."""
         known = self._current.get(process_id)

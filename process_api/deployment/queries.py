@@ -5,6 +5,12 @@ CURRENT_DEPLOYED = "SELECT * FROM processes.deployed WHERE retired IS NULL"
 
 DEPLOYED_NOW = "SELECT * FROM processes.deployed WHERE id = %(id)s AND retired IS NULL"
 
+#: The id of the deployed process whose id is this one without regard to case (ids are
+#: unique so: `deployed_current_without_case`).
+DEPLOYED_ID_WITHOUT_CASE = """
+SELECT id FROM processes.deployed WHERE lower(id) = lower(%(id)s) AND retired IS NULL
+"""
+
 DEPLOYED_REVISION = """
 SELECT * FROM processes.deployed WHERE id = %(id)s AND revision = %(revision)s
 """

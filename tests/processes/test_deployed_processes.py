@@ -535,6 +535,15 @@ async def test_process_ids_are_unique_without_regard_to_case(service) -> None:
     assert r.status_code == 201, r.text
     r = await dora.post("/processes/processes", content=shout_tool(name.upper()),
                         headers=CWL_YAML)
+    # it names the process that has the id, as deployed, and leads to it
+    assert (r.status_code, r.json()["detail"]) == (409, (
+        f"A process {name!r} is deployed already (ids are unique without regard to case); "
+        "replace it (PUT) instead."))
+    assert r.headers["Location"].endswith(f"/processes/processes/{name}")
+    # one that is not the caller's to see: named as the caller gave it, and not led to
+    r = await service["carol"].post("/processes/processes", content=shout_tool(name.upper()),
+                                    headers=CWL_YAML)
     assert (r.status_code, r.json()["detail"]) == (409, (
         f"A process {name.upper()!r} (or one whose id differs only in case) is deployed "
-        "already; replace it (PUT) instead."))
+        "already.")), r.text
+    assert "Location" not in r.headers
