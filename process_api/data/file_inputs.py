@@ -38,7 +38,10 @@ BY_CONTENTS = {
 BY_HREF = {
     "type": "object", "required": ["href"], "additionalProperties": False,
     "description": "An item or a search of this catalog (its URL), or a file's URL.",
-    "properties": {"href": _URL, "assets": _ASSETS}}
+    # OGC's link form (`type`, `rel`, `title`, `hreflang`) as clients send it: read, unused
+    "properties": {"href": _URL, "assets": _ASSETS,
+                   **{name: {"type": "string", "maxLength": 256}
+                      for name in ("type", "rel", "title", "hreflang")}}}
 BY_COLLECTION = {
     "type": "object", "required": ["collection"], "additionalProperties": False,
     "description": "A collection of this catalog and which of its items (OGC API Processes "

@@ -354,3 +354,16 @@ def test_inputs_that_fail_the_schema_are_said_in_words(inputs: dict, detail: str
     schema = {"type": "object", "properties": {"files": {"type": "array", "items": FILE_INPUT}}}
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(inputs))
     assert [in_words(e) for e in errors] == [detail]
+
+
+@pytest.mark.unit
+def test_a_file_given_as_an_ogc_link_is_a_reference() -> None:
+    """OGC's clients give a reference as a link, with its media type: it was refused
+    ("'type' was unexpected")."""
+    import jsonschema
+
+    from process_api.data.file_inputs import FILE_INPUT
+
+    link = {"href": "https://example.org/sst.nc", "type": "application/netcdf",
+            "rel": "data", "title": "SST"}
+    assert list(jsonschema.Draft202012Validator(FILE_INPUT).iter_errors(link)) == []
