@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from process_api.processes.outbound import CREDENTIALS_REFUSED, has_credentials
+from process_api.processes.outbound import (
+    CREDENTIALS_REFUSED,
+    TargetRefused,
+    check_reachable,
+    has_credentials,
+)
 
 
 class InputRefused(Exception):
@@ -124,6 +129,11 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
                 raise InputRefused(400, "invalid-input", f"{where}: a collection input names a "
                                "collection of this catalog.")
             files = [{"href": reference["href"]}]
+            if reference["href"].startswith(("http://", "https://")):
+                try:  # said now, as a callback's is, not when the job stages it
+                    await check_reachable(reference["href"])
+                except TargetRefused as e:
+                    raise InputRefused(400, "invalid-input", f"{where}: {e}") from None
         if not files:
             raise InputRefused(400, "invalid-input", f"{where}: the reference gives no file.")
         if stores := [f["href"] for f in files if _is_store(f)]:

@@ -32,6 +32,7 @@ from tests.support.cwl import (
     application_package,
     many_steps,
     prober,
+    python_tool,
     scripted,
     secretive,
     shout_tool,
@@ -213,6 +214,28 @@ async def test_an_application_package_names_a_cwl_document_without_an_id(service
     r = await dora.put(f"/processes/processes/{name}", content=shout_tool(name, "!"),
                        headers=CWL_YAML)
     assert r.status_code == 204, r.text
+    assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
+
+
+async def test_a_file_url_the_service_may_not_reach_is_refused_at_submission(
+        service, monkeypatch) -> None:
+    """It made a job that failed when it staged the file; a callback's was refused at
+    submission already. The one policy text, no job."""
+    monkeypatch.setenv("OUTBOUND_ALLOW", "")
+    dora = service["dora"]
+    name = unique("size-of")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        name, "import os, sys\nprint(os.path.getsize(sys.argv[1]))", {"data": "File"},
+        {"size": "stdout"}))
+    assert r.status_code == 201, r.text
+    before = [j["jobID"] for j in (await dora.get("/processes/jobs")).json()["jobs"]]
+    for href in ("http://10.1.2.3/x.nc", "http://127.0.0.1:9/x.nc"):
+        r = await execute(dora, name, {"data": {"href": href}})
+        assert (r.status_code, r.json()["detail"]) == (400, (
+            "processInputs.data: The address cannot be reached from here: give a public "
+            "http(s) or S3 address (the service's OUTBOUND_ALLOW names the private networks "
+            "it may reach).")), r.text
+    assert [j["jobID"] for j in (await dora.get("/processes/jobs")).json()["jobs"]] == before
     assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
 
 
