@@ -208,6 +208,10 @@ class TransactionsClient(StockTransactionsClient):
     async def create_item(  # type: ignore[override]
         self, collection_id: str, item: ItemIn | ItemCollectionIn, request: Request, **kwargs: Any
     ) -> Response:
+        if item is None:  # no body at all (`null` is refused before: not an object)
+            raise HTTPException(status_code=400, detail=(
+                "The request body is empty: it must be a JSON object (an item, or a "
+                "FeatureCollection of items to create at once)."))
         owner = self.policy.principal(request).username
         many = isinstance(item, ItemCollectionIn)
         posted = item.features if isinstance(item, ItemCollectionIn) else [item]

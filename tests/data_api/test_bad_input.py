@@ -451,6 +451,20 @@ async def test_a_body_that_is_not_json_says_where(alice_data: httpx.AsyncClient,
                                                "description": description}), r.text
 
 
+async def test_an_empty_body_says_so(alice_data: httpx.AsyncClient, collection: str) -> None:
+    """It was "Invalid item: body: Input should be a valid dictionary or instance of
+    ItemIn" (pydantic's words, a class of ours); `null` says it is no object."""
+    url = f"/data/collections/{collection}/items"
+    json_type = {"Content-Type": "application/json"}
+    r = await alice_data.post(url, content=b"", headers=json_type)
+    assert (r.status_code, r.json()) == (400, {"code": "BadRequest", "description": (
+        "The request body is empty: it must be a JSON object (an item, or a FeatureCollection "
+        "of items to create at once).")})
+    r = await alice_data.post(url, content=b"null", headers=json_type)
+    assert (r.status_code, r.json()) == (400, {
+        "code": "BadRequest", "description": "The request body must be a JSON object."})
+
+
 @pytest.mark.parametrize("body", [{"type": "Catalog", "id": "x"}, {"id": "no-type"}])
 async def test_a_posted_body_says_what_it_is(alice_data: httpx.AsyncClient, collection: str,
                                              body: Any) -> None:
