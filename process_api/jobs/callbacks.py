@@ -91,17 +91,19 @@ class Notifier:
             CALLBACKS.labels("refused").inc()
             return
         client = self._http()
+        last = "no answer"  # what the last attempt met
         for attempt in range(self.attempts):
             try:
                 response = await client.post(url, json=body)
+                last = f"answered {response.status_code}"
                 if response.status_code < 500 and response.status_code != 429:
                     if response.status_code >= 400:
                         logger.warning("callback to %s: %d", host, response.status_code)
                     CALLBACKS.labels("failed" if response.status_code >= 400 else "sent").inc()
                     return
             except httpx.HTTPError:
-                pass
+                last = "no answer"
             if attempt + 1 < self.attempts:
                 await asyncio.sleep(self.backoff * 2**attempt)
-        logger.warning("callback to %s: no answer after %d attempts", host, self.attempts)
+        logger.warning("callback to %s: %s after %d attempts", host, last, self.attempts)
         CALLBACKS.labels("failed").inc()

@@ -133,6 +133,19 @@ async def test_no_callback_to_an_address_forbidden_when_it_is_due(
     assert receiver.received == [] and "abc" not in caplog.text
 
 
+async def test_a_callback_that_keeps_failing_is_logged_with_its_answer(
+        receiver: Receiver, caplog) -> None:
+    """Its log said "no answer after 3 attempts" to a target that had answered each time."""
+    caplog.set_level(logging.WARNING, logger="geocatalog.jobs")
+    receiver.failing["/down/success"] = 3
+    notifier = Notifier(backoff=0.01)
+    notifier.send("job-1", {"successUri": f"{receiver.url}/down/success"}, "successUri",
+                  {"message": "hush"})
+    await notifier.drain()
+    assert receiver.paths() == ["/down/success"] * 3
+    assert "callback to 127.0.0.1: answered 500 after 3 attempts" in caplog.text
+
+
 async def test_a_subscriber_must_be_http_urls(alice_processes: httpx.AsyncClient) -> None:
     r = await execute(alice_processes, "echo", {}, subscriber={"successUri": "file:///etc/passwd"})
     assert r.status_code == 400
