@@ -488,6 +488,12 @@ async def test_a_search_opened_in_a_browser_shows_its_results(
     assert ('<dt>Time</dt><dd title="2021-01-02T00:00:00Z/2021-01-02T23:59:59Z">'
             "2021-01-02T00:00:00Z to 2021-01-02T23:59:59Z</dd>") in typed.text
     assert "<dt>Area</dt>" not in typed.text
+    # the Variables field shows the variable by the words it asks for (a facet gave its id),
+    # and they find the same variable again
+    field = typed.text.split('id="f-collections"')[1].split('value="')[1].split('"')[0]
+    assert field != collection and field.lower() == words.lower(), field
+    again = await anon.get("/ui/search", params={"collections": field, "datetime": "2021-01-02"})
+    assert "1 item matches; 1 on this page." in again.text
     assert [typed_datetime(v) for v in (
         "2021-01-01/2021-06-30", "../2021-06-30", "2021", "2024-02", "2020/2021-03", "2021/..",
         "2021-01-01T10:00:00Z/..", "2021-13", "yesterday")] == [

@@ -186,6 +186,18 @@ def variable_ids(value: str, variables: list[dict[str, str]]) -> tuple[str, list
     return ",".join(ids), unknown
 
 
+def in_field(value: str, variables: list[dict[str, str]]) -> str:
+    """The Variables field as the page shows it: each id as the words that name it (a
+    facet's link gives ids), where those words name that variable alone; else the id."""
+    words = {v["id"]: v["words"] for v in variables}
+    shown = []
+    for entry in (e.strip() for e in value.split(",")):
+        named = words.get(entry)
+        shown.append(named if named and variable_ids(named, variables)[0] == entry
+                     else entry)
+    return ", ".join(e for e in shown if e)
+
+
 def with_ids(typed: list[tuple[str, str]], variables: list[dict[str, str]]
               ) -> tuple[list[tuple[str, str]], list[str]]:
     """The criteria typed, the Variables field as ids; and the words that named none."""
@@ -219,8 +231,11 @@ async def search_page(request: Request,
     by_ids, unknown = with_ids(typed, variables)
     criteria = api_criteria(by_ids)
     results, status = await _results(request, by_ids, authorization)
+    form = dict(typed)
+    if "collections" in form:
+        form["collections"] = in_field(form["collections"], variables)
     return page(request, "search.html", {"criteria": _in_words(criteria),
-                                         "form": dict(typed), "variables": variables,
+                                         "form": form, "variables": variables,
                                          "unknown": unknown,
                                          "query": urlencode(criteria),
                                          "saved_search": saved_search(criteria), **results},
