@@ -87,7 +87,25 @@ class Catalog(Protocol):
 
 
 def _is_file(schema: Any) -> bool:
-    return isinstance(schema, Mapping) and schema.get("oneOf") == FILE_INPUT["oneOf"]
+    """A file input's schema, today's or one a process stored when it was deployed: by its
+    forms (one requires `contents`, one `href`)."""
+    forms = schema.get("oneOf") if isinstance(schema, Mapping) else None
+    required = {tuple(form.get("required") or ()) for form in forms or ()
+                if isinstance(form, Mapping)}
+    return {("contents",), ("href",)} <= required
+
+
+def current_file_inputs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An inputs schema with each file input's forms today's: they are the service's, not
+    the package's (a deployed process stored those of its day)."""
+    properties: dict[str, Any] = {}
+    for name, sub in (schema.get("properties") or {}).items():
+        if _is_file(sub):
+            sub = {**sub, "oneOf": FILE_INPUT["oneOf"]}
+        elif isinstance(sub, Mapping) and _is_file(sub.get("items")):
+            sub = {**sub, "items": {**sub["items"], "oneOf": FILE_INPUT["oneOf"]}}
+        properties[name] = sub
+    return {**schema, "properties": properties} if "properties" in schema else dict(schema)
 
 
 def references(inputs: Mapping[str, Any], schema: Mapping[str, Any]

@@ -22,6 +22,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from process_api.data.file_inputs import current_file_inputs
 from process_api.deployment import queries
 from process_api.deployment.cwl import FILE_NAME, RUN_ENTRY, TARGET_NAME, CwlProcess
 from process_api.processes.definition import Process, ProcessKind
@@ -61,7 +62,8 @@ def _deployment(row: dict[str, Any]) -> Deployment:
     about = row["description"]
     process = Process(
         id=row["id"], version=about["version"], title=about["title"],
-        description=about["description"], inputs=about["inputs"], outputs=about["outputs"],
+        description=about["description"], inputs=current_file_inputs(about["inputs"]),
+        outputs=about["outputs"],
         # run in the job's own process, folder and sandbox, the package beside it
         entry=RUN_ENTRY, files={FILE_NAME: row["cwl"], TARGET_NAME: about["target"]},
         sync=True, kind=ProcessKind.DEPLOYED,

@@ -367,3 +367,32 @@ def test_a_file_given_as_an_ogc_link_is_a_reference() -> None:
     link = {"href": "https://example.org/sst.nc", "type": "application/netcdf",
             "rel": "data", "title": "SST"}
     assert list(jsonschema.Draft202012Validator(FILE_INPUT).iter_errors(link)) == []
+
+
+@pytest.mark.unit
+def test_a_process_deployed_before_takes_todays_file_forms() -> None:
+    """A deployed process keeps the inputs schema of its day: its file inputs are
+    recognised by their forms and read with today's (an OGC link's `type` was refused)."""
+    import jsonschema
+
+    from process_api.data.file_inputs import (
+        BY_COLLECTION,
+        BY_CONTENTS,
+        FILE_INPUT,
+        current_file_inputs,
+        references,
+    )
+
+    then = {"type": "object", "required": ["href"], "additionalProperties": False,
+            "properties": {"href": {"type": "string"}}}
+    forms = {"oneOf": [BY_CONTENTS, then, BY_COLLECTION], "description": "its own"}
+    stored = {"type": "object", "properties": {
+        "one": forms, "many": {"type": "array", "items": forms}, "word": {"type": "string"}}}
+    now = current_file_inputs(stored)
+    assert now["properties"]["one"] == {**forms, "oneOf": FILE_INPUT["oneOf"]}
+    assert now["properties"]["many"]["items"]["oneOf"] == FILE_INPUT["oneOf"]
+    assert now["properties"]["word"] == {"type": "string"}
+    link = {"href": "https://example.org/sst.nc", "type": "application/netcdf"}
+    inputs = {"one": link, "many": [link, {"contents": "x"}], "word": "hi"}
+    assert list(jsonschema.Draft202012Validator(now).iter_errors(inputs)) == []
+    assert list(references(inputs, stored)) == [("one", None, link), ("many", 0, link)]
