@@ -28,6 +28,7 @@ from process_api.api.service import (
     Caller,
     OptionalCallerDependency,
 )
+from process_api.data.file_inputs import as_contents
 from process_api.jobs.job_status import JobStatus
 from process_api.jobs.quotas import RETRY_SECONDS, QueueFull
 from process_api.jobs.status import status_info
@@ -104,7 +105,7 @@ class ProcessRoutes(RouteFactory):
             message."""
             service = self.service
             process, revision = await service.find(process_id, caller)
-            inputs = body.process_inputs()
+            inputs = as_contents(body.process_inputs(), process.inputs)
             errors = sorted(process.inputs_validator.iter_errors(inputs),
                             key=lambda e: list(e.absolute_path))
             if errors:

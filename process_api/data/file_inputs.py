@@ -95,6 +95,31 @@ def _is_file(schema: Any) -> bool:
     return {("contents",), ("href",)} <= required
 
 
+#: OGC's qualified value (`{"value", "mediaType"}`): a file given by its text.
+_QUALIFIED = frozenset({"value", "mediaType", "schema"})
+
+
+def _by_contents(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("value"), str) and \
+            set(value) <= _QUALIFIED:
+        return {"contents": value["value"]}
+    return value
+
+
+def as_contents(inputs: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs with each file given as OGC's qualified value (`{"value": text,
+    "mediaType"}`, as OGC clients send a complex input) given by its `contents`."""
+    found = dict(inputs)
+    for name, sub in (schema.get("properties") or {}).items():
+        value = found.get(name)
+        if _is_file(sub):
+            found[name] = _by_contents(value)
+        elif isinstance(sub, Mapping) and _is_file(sub.get("items")) and \
+                isinstance(value, list):
+            found[name] = [_by_contents(each) for each in value]
+    return found
+
+
 def current_file_inputs(schema: Mapping[str, Any]) -> dict[str, Any]:
     """An inputs schema with each file input's forms today's: they are the service's, not
     the package's (a deployed process stored those of its day)."""

@@ -239,6 +239,22 @@ async def test_a_file_url_the_service_may_not_reach_is_refused_at_submission(
     assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
 
 
+async def test_a_file_given_as_an_ogc_qualified_value_is_its_contents(service) -> None:
+    """OGC's clients give a complex input by value as `{"value", "mediaType"}` in `inputs`:
+    it was refused ("must be given by `contents`, or `href`, or `collection`")."""
+    dora = service["dora"]
+    name = unique("size-of")
+    r = await dora.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        name, "import os, sys\nprint(os.path.getsize(sys.argv[1]))", {"data": "File"},
+        {"size": "stdout"}))
+    assert r.status_code == 201, r.text
+    r = await dora.post(f"/processes/processes/{name}/execution", headers={
+        "Prefer": "respond-sync"}, json={"inputs": {"data": {
+            "value": "one two", "mediaType": "text/plain"}}})
+    assert (r.status_code, r.json()["size"]["contents"]) == (200, "7\n"), r.text
+    assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
+
+
 async def test_dismissing_a_deployed_job_ends_its_processes(service) -> None:
     dora = service["dora"]
     name = unique("shout")
