@@ -247,8 +247,10 @@ class DeployRoutes(RouteFactory):
                                f"{about.get('id')!r} is not {process_id!r}: a replacement "
                                "keeps the id.")
             if kind in CWL_TYPES and package.id != process_id:  # bare CWL: its id names it
-                raise OgcError(400, "invalid-input", f"The CWL document's id {package.id!r} "
-                               f"is not {process_id!r}: a replacement keeps the id.")
+                raise OgcError(400, "invalid-input", (
+                    f"The CWL document's id {package.id!r} is not {process_id!r}"
+                    if package.id else "The CWL document has no `id`") +
+                    ": a replacement keeps the id.")
             try:
                 await self.service.deploy(_described(package, about), process_id,
                                           str(about.get("version") or found.process.version),

@@ -163,8 +163,7 @@ async def test_a_subscriber_url_with_a_password_is_refused(alice_processes: http
                       subscriber={"successUri": url})
     assert (r.status_code, r.json()["detail"]) == (400, (
         "subscriber.successUri: the URL holds a user name or password, which the service "
-        "never sends nor keeps in a job's record: give a URL that needs none (S3 keys go in "
-        "the request's `s3` section)")), r.text
+        "never sends nor keeps in a job's record: give a URL that needs none")), r.text
     assert "s3cret" not in r.text
     after = (await alice_processes.get("/processes/jobs", params={"limit": 1000})).json()
     assert [j["jobID"] for j in after["jobs"]] == [j["jobID"] for j in before["jobs"]]

@@ -210,6 +210,9 @@ async def test_an_application_package_names_a_cwl_document_without_an_id(service
                        headers=CWL_YAML)
     assert (r.status_code, r.json()["detail"]) == (400, (
         f"The CWL document's id 'renamed' is not {name!r}: a replacement keeps the id.")), r.text
+    r = await dora.put(f"/processes/processes/{name}", content=cwl, headers=CWL_YAML)
+    assert (r.status_code, r.json()["detail"]) == (400, (
+        "The CWL document has no `id`: a replacement keeps the id.")), r.text
     assert (await dora.get(f"/processes/processes/{name}")).json()["title"] == name
     r = await dora.put(f"/processes/processes/{name}", content=shout_tool(name, "!"),
                        headers=CWL_YAML)
