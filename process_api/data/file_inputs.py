@@ -111,7 +111,9 @@ def as_contents(inputs: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[st
     "mediaType"}`, as OGC clients send a complex input) given by its `contents`."""
     found = dict(inputs)
     for name, sub in (schema.get("properties") or {}).items():
-        value = found.get(name)
+        if name not in found:  # an optional one, not given
+            continue
+        value = found[name]
         if _is_file(sub):
             found[name] = _by_contents(value)
         elif isinstance(sub, Mapping) and _is_file(sub.get("items")) and \
@@ -172,7 +174,9 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
                 raise InputRefused(400, "invalid-input", f"{where}: a collection input names a "
                                "collection of this catalog.")
             files = [{"href": reference["href"]}]
-            if reference["href"].startswith(("http://", "https://")):
+            # the service's own (a job's file: read from its store) is no outbound target
+            if reference["href"].startswith(("http://", "https://")) and \
+                    not reference["href"].startswith(service_url):
                 try:  # said now, as a callback's is, not when the job stages it
                     await check_reachable(reference["href"])
                 except TargetRefused as e:

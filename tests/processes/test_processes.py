@@ -396,3 +396,19 @@ def test_a_process_deployed_before_takes_todays_file_forms() -> None:
     inputs = {"one": link, "many": [link, {"contents": "x"}], "word": "hi"}
     assert list(jsonschema.Draft202012Validator(now).iter_errors(inputs)) == []
     assert list(references(inputs, stored)) == [("one", None, link), ("many", 0, link)]
+
+
+@pytest.mark.unit
+def test_a_files_qualified_value_is_its_contents_and_nothing_is_added() -> None:
+    """OGC's `{"value", "mediaType"}` becomes `contents`; an optional file not given stays
+    absent (it became null, which no form takes)."""
+    from process_api.data.file_inputs import FILE_INPUT, as_contents
+
+    schema = {"type": "object", "properties": {
+        "one": FILE_INPUT, "many": {"type": "array", "items": FILE_INPUT}, "n": {}}}
+    given = {"value": "1,2\n", "mediaType": "text/csv"}
+    assert as_contents({"one": given, "many": [given, {"href": "s3://b/k"}], "n": given},
+                       schema) == {"one": {"contents": "1,2\n"},
+                                   "many": [{"contents": "1,2\n"}, {"href": "s3://b/k"}],
+                                   "n": given}
+    assert as_contents({}, schema) == {}
