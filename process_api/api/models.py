@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from process_api.processes.outbound import has_credentials
+from process_api.processes.outbound import CREDENTIALS_REFUSED, has_credentials
 
 
 class Metadata(BaseModel):
@@ -23,8 +23,7 @@ def _callback_url(url: str | None) -> str | None:
     if url is not None and not re.fullmatch(r"https?://\S+", url):
         raise ValueError("an http(s) URL")
     if url is not None and has_credentials(url):
-        raise ValueError("the URL holds a user name or password, which the service never "
-                         "sends nor keeps in a job's record: give a URL that needs none")
+        raise ValueError(CREDENTIALS_REFUSED)
     return url
 
 

@@ -95,6 +95,15 @@ def _is_file(schema: Any) -> bool:
     return {("contents",), ("href",)} <= required
 
 
+def _file_inputs(schema: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+    """(name, whether it is an array of files) of each file input of an inputs schema."""
+    for name, sub in (schema.get("properties") or {}).items():
+        if _is_file(sub):
+            yield name, False
+        elif isinstance(sub, Mapping) and _is_file(sub.get("items")):
+            yield name, True
+
+
 #: OGC's qualified value (`{"value", "mediaType"}`): a file given by its text.
 _QUALIFIED = frozenset({"value", "mediaType", "schema"})
 
@@ -110,14 +119,13 @@ def as_contents(inputs: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[st
     """The inputs with each file given as OGC's qualified value (`{"value": text,
     "mediaType"}`, as OGC clients send a complex input) given by its `contents`."""
     found = dict(inputs)
-    for name, sub in (schema.get("properties") or {}).items():
+    for name, many in _file_inputs(schema):
         if name not in found:  # an optional one, not given
             continue
         value = found[name]
-        if _is_file(sub):
+        if not many:
             found[name] = _by_contents(value)
-        elif isinstance(sub, Mapping) and _is_file(sub.get("items")) and \
-                isinstance(value, list):
+        elif isinstance(value, list):
             found[name] = [_by_contents(each) for each in value]
     return found
 
@@ -125,29 +133,27 @@ def as_contents(inputs: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[st
 def current_file_inputs(schema: Mapping[str, Any]) -> dict[str, Any]:
     """An inputs schema with each file input's forms today's: they are the service's, not
     the package's (a deployed process stored those of its day)."""
-    properties: dict[str, Any] = {}
-    for name, sub in (schema.get("properties") or {}).items():
-        if _is_file(sub):
-            sub = {**sub, "oneOf": FILE_INPUT["oneOf"]}
-        elif isinstance(sub, Mapping) and _is_file(sub.get("items")):
-            sub = {**sub, "items": {**sub["items"], "oneOf": FILE_INPUT["oneOf"]}}
-        properties[name] = sub
-    return {**schema, "properties": properties} if "properties" in schema else dict(schema)
+    if "properties" not in schema:
+        return dict(schema)
+    properties = dict(schema["properties"] or {})
+    for name, many in _file_inputs(schema):
+        sub = properties[name]
+        properties[name] = {**sub, "items": {**sub["items"], "oneOf": FILE_INPUT["oneOf"]}} \
+            if many else {**sub, "oneOf": FILE_INPUT["oneOf"]}
+    return {**schema, "properties": properties}
 
 
 def references(inputs: Mapping[str, Any], schema: Mapping[str, Any]
                ) -> Iterator[tuple[str, int | None, dict[str, Any]]]:
     """(input name, index in its array or None, reference) of every file given by
     reference."""
-    for name, sub in (schema.get("properties") or {}).items():
+    for name, many in _file_inputs(schema):
         value = inputs.get(name)
-        if _is_file(sub) and isinstance(value, dict) and "contents" not in value:
-            yield name, None, value
-        elif isinstance(sub, Mapping) and _is_file(sub.get("items")) and \
-                isinstance(value, list):
-            for index, each in enumerate(value):
-                if isinstance(each, dict) and "contents" not in each:
-                    yield name, index, each
+        given: list[tuple[int | None, Any]] = [(None, value)] if not many else \
+            list(enumerate(value)) if isinstance(value, list) else []
+        for index, each in given:
+            if isinstance(each, dict) and "contents" not in each:
+                yield name, index, each
 
 
 async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog: Catalog | None,
@@ -161,7 +167,8 @@ async def resolve(inputs: Mapping[str, Any], schema: Mapping[str, Any], catalog:
         where = f"processInputs.{name}" + (f"[{index}]" if index is not None else "")
         if any(isinstance(url, str) and has_credentials(url)
                for url in (reference.get("href"), reference.get("collection"))):
-            raise InputRefused(400, "invalid-input", f"{where}: {CREDENTIALS_REFUSED}.")
+            raise InputRefused(400, "invalid-input", f"{where}: {CREDENTIALS_REFUSED} (S3 keys "
+                               "go in the request's `s3` section).")
         try:
             files = None if catalog is None else \
                 await catalog.files(reference, caller, service_url, max_files - total)

@@ -41,8 +41,7 @@ REFUSED = ("The address cannot be reached from here: give a public http(s) or S3
 
 #: Why a URL with a user name or password is refused wherever a request names one.
 CREDENTIALS_REFUSED = ("the URL holds a user name or password, which the service never "
-                       "sends nor keeps in a job's record: give a URL that needs none (S3 "
-                       "keys go in the request's `s3` section)")
+                       "sends nor keeps in a job's record: give a URL that needs none")
 
 
 def has_credentials(url: str) -> bool:

@@ -220,17 +220,23 @@ async def test_an_application_package_names_a_cwl_document_without_an_id(service
     assert (await dora.delete(f"/processes/processes/{name}")).status_code == 204
 
 
+async def size_of(client: httpx.AsyncClient) -> str:
+    """A deployed process of the client's printing its file input's size (`size`)."""
+    name = unique("size-of")
+    r = await client.post("/processes/processes", headers=CWL_YAML, content=python_tool(
+        name, "import os, sys\nprint(os.path.getsize(sys.argv[1]))", {"data": "File"},
+        {"size": "stdout"}))
+    assert r.status_code == 201, r.text
+    return name
+
+
 async def test_a_file_url_the_service_may_not_reach_is_refused_at_submission(
         service, monkeypatch) -> None:
     """It made a job that failed when it staged the file; a callback's was refused at
     submission already. The one policy text, no job."""
     monkeypatch.setenv("OUTBOUND_ALLOW", "")
     dora = service["dora"]
-    name = unique("size-of")
-    r = await dora.post("/processes/processes", headers=CWL_YAML, content=python_tool(
-        name, "import os, sys\nprint(os.path.getsize(sys.argv[1]))", {"data": "File"},
-        {"size": "stdout"}))
-    assert r.status_code == 201, r.text
+    name = await size_of(dora)
     before = [j["jobID"] for j in (await dora.get("/processes/jobs")).json()["jobs"]]
     for href in ("http://10.1.2.3/x.nc", "http://127.0.0.1:9/x.nc"):
         r = await execute(dora, name, {"data": {"href": href}})
@@ -246,11 +252,7 @@ async def test_a_file_given_as_an_ogc_qualified_value_is_its_contents(service) -
     """OGC's clients give a complex input by value as `{"value", "mediaType"}` in `inputs`:
     it was refused ("must be given by `contents`, or `href`, or `collection`")."""
     dora = service["dora"]
-    name = unique("size-of")
-    r = await dora.post("/processes/processes", headers=CWL_YAML, content=python_tool(
-        name, "import os, sys\nprint(os.path.getsize(sys.argv[1]))", {"data": "File"},
-        {"size": "stdout"}))
-    assert r.status_code == 201, r.text
+    name = await size_of(dora)
     r = await dora.post(f"/processes/processes/{name}/execution", headers={
         "Prefer": "respond-sync"}, json={"inputs": {"data": {
             "value": "one two", "mediaType": "text/plain"}}})
